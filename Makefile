@@ -1,0 +1,166 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# xkv: top-level build. `make help` lists the targets.
+
+OUTPUT ?= .output
+ARCH := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
+CC ?= gcc
+CLANG ?= clang
+BPFTOOL ?= bpftool
+VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
+PYTHON ?= /usr/bin/python3
+
+ifeq ($(V),1)
+Q =
+msg =
+else
+Q = @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+.DELETE_ON_ERROR:
+.SECONDARY:
+.DEFAULT_GOAL := all
+
+WARN := -Wall -Wextra -Werror -Wno-unused-parameter
+BASE_CFLAGS := -std=gnu11 -D_GNU_SOURCE -pthread $(WARN) -I$(OUTPUT)/include -Idaemon -Ishared
+ifeq ($(DEBUG),1)
+OPT := -O0 -g -fsanitize=address,undefined -fno-omit-frame-pointer
+else
+OPT := -O2 -g
+endif
+CFLAGS ?= $(OPT)
+LIBS := -luring -lxxhash -lpthread -lm
+# jemalloc replaces malloc, but AddressSanitizer must own malloc itself.
+ifneq ($(DEBUG),1)
+LIBS += -ljemalloc
+BASE_CFLAGS += -DHAVE_JEMALLOC
+endif
+
+# ---- kernel side (Kbuild) -------------------------------------------------
+include Kbuild
+BPF_OBJS := $(addprefix $(OUTPUT)/bpf/,$(bpf-y))
+BPF_SKELS := $(patsubst $(OUTPUT)/bpf/%.bpf.o,$(OUTPUT)/include/%.skel.h,$(BPF_OBJS))
+BPF_CFLAGS := -g -O2 --target=bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
+	-I$(OUTPUT)/include -Ishared -Ibpf \
+	$(shell $(CLANG) -v -E - </dev/null 2>&1 | sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
+
+$(OUTPUT)/include/vmlinux.h: | $(OUTPUT)/include
+	$(call msg,GEN,$@)
+	$(Q)$(if $(VMLINUX_H),cp $(VMLINUX_H) $@,$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@)
+
+$(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c $(OUTPUT)/include/vmlinux.h $(wildcard shared/*.h bpf/lib/*.h) | $(OUTPUT)/bpf
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) $(CFLAGS_$(notdir $@)) -c $< -o $@.tmp.o
+	$(Q)$(BPFTOOL) gen object $@ $@.tmp.o && rm -f $@.tmp.o
+
+$(OUTPUT)/include/%.skel.h: $(OUTPUT)/bpf/%.bpf.o | $(OUTPUT)/include
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $* > $@
+
+bpf: $(OUTPUT)/include/vmlinux.h $(BPF_OBJS) $(BPF_SKELS)
+
+# ---- daemon -----------------------------------------------------------------
+DAEMON_SRCS := $(filter-out daemon/main.c,$(wildcard daemon/*.c daemon/cmd/*.c))
+DAEMON_HDRS := $(wildcard daemon/*.h daemon/*.def daemon/cmd/*.def shared/*.h)
+
+# objdir, cflags -> rules for one flavour of the daemon library.
+define daemon_flavour
+$(1)/%.o: %.c $(DAEMON_HDRS) $(BPF_SKELS)
+	$$(call msg,CC,$$@)
+	$$(Q)mkdir -p $$(dir $$@)
+	$$(Q)$$(CC) $(2) -c $$< -o $$@
+$(1)/libxkvd.a: $(patsubst %.c,$(1)/%.o,$(DAEMON_SRCS))
+	$$(call msg,AR,$$@)
+	$$(Q)rm -f $$@ && ar rcs $$@ $$^
+$(1)/xkvd: $(1)/daemon/main.o $(1)/libxkvd.a
+	$$(call msg,LINK,$$@)
+	$$(Q)$$(CC) $(2) -o $$@ $$^ $(3)
+endef
+
+$(eval $(call daemon_flavour,$(OUTPUT),$(BASE_CFLAGS) $(CFLAGS),$(LIBS)))
+ASAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+$(eval $(call daemon_flavour,$(OUTPUT)/asan,$(filter-out -DHAVE_JEMALLOC,$(BASE_CFLAGS)) $(ASAN_FLAGS),$(filter-out -ljemalloc,$(LIBS))))
+
+daemon: $(OUTPUT)/xkvd
+asan: $(OUTPUT)/asan/xkvd $(UNIT_ASAN_BINS)
+
+# ---- tools --------------------------------------------------------------------
+tools:
+
+# ---- tests ----------------------------------------------------------------------
+KSFT := $(OUTPUT)/include/kselftest
+UNIT_SRCS := $(wildcard tests/unit/*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/unit/%,$(UNIT_SRCS))
+UNIT_ASAN_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/asan/tests/unit/%,$(UNIT_SRCS))
+
+$(OUTPUT)/tests/unit/%: tests/unit/%.c $(OUTPUT)/libxkvd.a $(KSFT)/kselftest_harness.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -Wno-sign-compare -I$(KSFT) -o $@ $< $(OUTPUT)/libxkvd.a $(LIBS)
+
+$(OUTPUT)/asan/tests/unit/%: tests/unit/%.c $(OUTPUT)/asan/libxkvd.a $(KSFT)/kselftest_harness.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(filter-out -DHAVE_JEMALLOC,$(BASE_CFLAGS)) $(ASAN_FLAGS) -Wno-sign-compare -I$(KSFT) -o $@ $< \
+		$(OUTPUT)/asan/libxkvd.a $(filter-out -ljemalloc,$(LIBS))
+
+asan: $(OUTPUT)/asan/xkvd $(UNIT_ASAN_BINS)
+
+# The kselftest harness comes from Debian's linux-source package (GPL-2.0),
+# extracted at build time and never committed.
+LINUX_SRC_TAR ?= $(firstword $(wildcard /usr/src/linux-source-*.tar.xz))
+$(KSFT)/kselftest_harness.h:
+	$(call msg,EXTRACT,$(KSFT))
+	$(Q)test -n "$(LINUX_SRC_TAR)" || { echo "linux-source missing: run make deps" >&2; exit 1; }
+	$(Q)mkdir -p $(KSFT)
+	$(Q)tar -xJf $(LINUX_SRC_TAR) -C $(KSFT) --strip-components=4 --wildcards \
+		'*/tools/testing/selftests/kselftest.h' '*/tools/testing/selftests/kselftest_harness.h'
+
+test-unit: $(UNIT_BINS)
+test-build: all asan $(UNIT_BINS)
+
+test: deps
+	$(Q)$(MAKE) --no-print-directory test-build
+	$(Q)tests/run.sh
+
+# ---- the rest -------------------------------------------------------------------
+DEB_PACKAGES := clang llvm libbpf-dev bpftool liburing-dev libjemalloc-dev libxxhash-dev \
+	libxdp-dev libhiredis-dev pkg-config iproute2 redis-tools redis-server python3-redis \
+	linux-source-6.1 clang-format make gcc
+deps:
+	$(Q)missing=; for p in $(DEB_PACKAGES); do \
+		dpkg-query -W -f='$${db:Status-Abbrev}' $$p 2>/dev/null | grep -q '^ii' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		echo "  DEPS    installing:$$missing"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null || exit 1; \
+	fi
+	$(Q)$(MAKE) --no-print-directory $(KSFT)/kselftest_harness.h
+
+all: bpf daemon tools
+
+run: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(OUTPUT)/xkvd --bind 127.0.0.1 --port 6379
+
+format:
+	$(Q)clang-format -i $$(git ls-files '*.c' '*.h')
+
+format-check:
+	$(Q)clang-format --dry-run --Werror $$(git ls-files '*.c' '*.h')
+
+$(OUTPUT)/include $(OUTPUT)/bpf:
+	$(Q)mkdir -p $@
+
+clean:
+	$(Q)rm -rf $(OUTPUT)
+
+help:
+	@echo 'make [target] [V=1] [DEBUG=1] [OUTPUT=dir]'
+	@echo '  all          build the BPF objects, xkvd and the tools (default)'
+	@echo '  deps         install the Debian packages the build and tests need'
+	@echo '  run          install, build and run xkvd on 127.0.0.1:6379'
+	@echo '  test         install, build and run every test tier'
+	@echo '  bpf daemon tools asan test-unit format format-check clean'
+
+.PHONY: all bpf daemon tools asan test test-unit test-build deps run format format-check clean help

@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * Clients: buffers, the input loop, and the registry of all clients.
+ *
+ * The registry lock protects the registry list and the name/lib fields of
+ * every client (written by CLIENT SETNAME/SETINFO on the owner, read by CLIENT
+ * LIST on any worker). It is a leaf lock: nothing else is taken under it.
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "commands.h"
+#include "config.h"
+#include "log.h"
+#include "mem.h"
+#include "resp.h"
+#include "util.h"
+#include "worker.h"
+
+#define QBUF_MIN_ROOM (16 * 1024)
+
+__thread struct client *current_client;
+
+static pthread_mutex_t registry_mutex = PTHREAD_MUTEX_INITIALIZER;
+static struct client *registry_head;
+static uint64_t registry_n, connections_total;
+
+void registry_lock(void)
+{
+	pthread_mutex_lock(&registry_mutex);
+}
+
+void registry_unlock(void)
+{
+	pthread_mutex_unlock(&registry_mutex);
+}
+
+struct client *registry_first(void)
+{
+	return registry_head;
+}
+
+uint64_t registry_count(void)
+{
+	return __atomic_load_n(&registry_n, __ATOMIC_RELAXED);
+}
+
+uint64_t registry_total_connections(void)
+{
+	return __atomic_load_n(&connections_total, __ATOMIC_RELAXED);
+}
+
+static void format_addr(const struct sockaddr_storage *ss, char *out, size_t len)
+{
+	char ip[INET6_ADDRSTRLEN] = "?";
+	int port = 0;
+
+	if (ss->ss_family == AF_INET) {
+		const struct sockaddr_in *in = (const void *)ss;
+
+		inet_ntop(AF_INET, &in->sin_addr, ip, sizeof(ip));
+		port = ntohs(in->sin_port);
+	} else if (ss->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const void *)ss;
+
+		inet_ntop(AF_INET6, &in6->sin6_addr, ip, sizeof(ip));
+		port = ntohs(in6->sin6_port);
+	}
+	snprintf(out, len, "%s:%d", ip, port);
+}
+
+struct client *client_create(struct worker *w, int fd)
+{
+	struct client *c = xcalloc(1, sizeof(*c));
+	struct sockaddr_storage ss;
+	socklen_t slen = sizeof(ss);
+
+	c->id = __atomic_add_fetch(&server.next_client_id, 1, __ATOMIC_RELAXED);
+	c->fd = fd;
+	c->worker = w;
+	c->resp = 2;
+	c->authenticated = !config.requirepass[0];
+	c->mb_left = -1;
+	c->bulk_len = -1;
+	c->ctime_ms = c->last_ms = mono_ms();
+	c->last_cmd = "NULL";
+	if (getpeername(fd, (struct sockaddr *)&ss, &slen) == 0)
+		format_addr(&ss, c->addr, sizeof(c->addr));
+	slen = sizeof(ss);
+	if (getsockname(fd, (struct sockaddr *)&ss, &slen) == 0)
+		format_addr(&ss, c->laddr, sizeof(c->laddr));
+
+	registry_lock();
+	c->next_in_registry = registry_head;
+	if (registry_head)
+		registry_head->prev_in_registry = c;
+	registry_head = c;
+	registry_n++;
+	connections_total++;
+	registry_unlock();
+	return c;
+}
+
+void client_free(struct client *c)
+{
+	registry_lock();
+	if (c->prev_in_registry)
+		c->prev_in_registry->next_in_registry = c->next_in_registry;
+	else
+		registry_head = c->next_in_registry;
+	if (c->next_in_registry)
+		c->next_in_registry->prev_in_registry = c->prev_in_registry;
+	registry_n--;
+	registry_unlock();
+
+	if (c->fd >= 0)
+		close(c->fd);
+	while (c->reply_head) {
+		struct reply_block *b = c->reply_head;
+
+		c->reply_head = b->next;
+		xfree(b);
+	}
+	xfree(c->qbuf);
+	xfree(c->argv);
+	xfree(c->arg_off);
+	xfree(c->inline_buf);
+	xfree(c->name);
+	xfree(c->lib_name);
+	xfree(c->lib_ver);
+	xfree(c);
+}
+
+char *client_read_buffer(struct client *c, size_t *len)
+{
+	size_t wanted = resp_bytes_wanted(c),
+	       room = wanted > QBUF_MIN_ROOM ? wanted : QBUF_MIN_ROOM;
+
+	if (!c->req_type && c->qpos == c->qlen) {
+		c->qpos = c->qlen = 0;
+		/* Give back a buffer that a large request grew. */
+		if (c->qcap > 1024 * 1024) {
+			xfree(c->qbuf);
+			c->qbuf = NULL;
+			c->qcap = 0;
+		}
+	}
+	if (c->qcap - c->qlen < room) {
+		/* Keep only the request being parsed, at the buffer's start. */
+		size_t keep = c->req_type ? c->cmd_start : c->qpos;
+
+		if (keep) {
+			memmove(c->qbuf, c->qbuf + keep, c->qlen - keep);
+			c->qlen -= keep;
+			c->qpos -= keep;
+			for (int i = 0; i < c->argc; i++)
+				c->arg_off[i] -= keep;
+			c->cmd_start -= keep;
+		}
+		if (c->qcap - c->qlen < room) {
+			/* A big bulk gets exactly the room it needs, so it is read
+			 * in place; otherwise grow geometrically. */
+			size_t cap = wanted ? c->qlen + room : c->qcap * 2;
+
+			if (cap < c->qlen + room)
+				cap = c->qlen + room;
+			c->qbuf = xrealloc(c->qbuf, cap);
+			c->qcap = cap;
+		}
+	}
+	*len = c->qcap - c->qlen;
+	return c->qbuf + c->qlen;
+}
+
+void client_read_done(struct client *c, size_t n)
+{
+	c->qlen += n;
+}
+
+bool client_process_input(struct client *c)
+{
+	while (!(c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP))) {
+		const char *err = NULL;
+		int r = resp_parse_request(c, &err);
+
+		if (r == RESP_NEED_MORE)
+			break;
+		if (r == RESP_ERROR) {
+			log_verbose("Protocol error (%s) from client: id=%llu addr=%s", err,
+				    (unsigned long long)c->id, c->addr);
+			reply_error(c, err);
+			c->flags |= CLIENT_CLOSE_AFTER_REPLY;
+			break;
+		}
+		if (c->argc > 0)
+			command_dispatch(c);
+		resp_request_done(c);
+	}
+	if ((unsigned long long)(c->qlen - (c->req_type ? c->cmd_start : c->qpos)) >
+	    (unsigned long long)config.client_query_buffer_limit) {
+		log_warning("Closing client that reached max query buffer length: id=%llu addr=%s",
+			    (unsigned long long)c->id, c->addr);
+		c->flags |= CLIENT_CLOSE_ASAP;
+	}
+	return !(c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP));
+}
+
+int client_reply_iov(struct client *c, struct iovec *iov, int max)
+{
+	int n = 0;
+
+	for (struct reply_block *b = c->reply_head; b && n < max; b = b->next) {
+		if (b->used == b->sent)
+			continue;
+		iov[n].iov_base = b->data + b->sent;
+		iov[n].iov_len = b->used - b->sent;
+		n++;
+	}
+	return n;
+}
+
+void client_reply_sent(struct client *c, size_t n)
+{
+	c->reply_bytes -= n;
+	while (n && c->reply_head) {
+		struct reply_block *b = c->reply_head;
+		size_t left = b->used - b->sent, step = n < left ? n : left;
+
+		b->sent += step;
+		n -= step;
+		if (b->sent == b->used) {
+			/* Keep the last block for the next replies. */
+			if (!b->next) {
+				b->sent = b->used = 0;
+				if (b->size > 64 * 1024) {
+					c->reply_head = c->reply_tail = NULL;
+					xfree(b);
+				}
+				break;
+			}
+			c->reply_head = b->next;
+			xfree(b);
+		}
+	}
+}
+
+char *client_info_line(struct client *c)
+{
+	int64_t now = mono_ms();
+	char *line = xmalloc(1024);
+
+	snprintf(line, 1024,
+		 "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=N db=%d sub=0 "
+		 "psub=0 ssub=0 multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%zu "
+		 "rbp=0 obl=0 oll=0 omem=%zu tot-mem=%zu events=r cmd=%s user=default redir=-1 "
+		 "resp=%d lib-name=%s lib-ver=%s",
+		 (unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name ? c->name : "",
+		 (long long)(now - __atomic_load_n(&c->ctime_ms, __ATOMIC_RELAXED)) / 1000,
+		 (long long)(now - __atomic_load_n(&c->last_ms, __ATOMIC_RELAXED)) / 1000,
+		 __atomic_load_n(&c->db, __ATOMIC_RELAXED),
+		 __atomic_load_n(&c->qlen, __ATOMIC_RELAXED) -
+			 __atomic_load_n(&c->qpos, __ATOMIC_RELAXED),
+		 __atomic_load_n(&c->qcap, __ATOMIC_RELAXED) -
+			 __atomic_load_n(&c->qlen, __ATOMIC_RELAXED),
+		 __atomic_load_n(&c->qcap, __ATOMIC_RELAXED),
+		 __atomic_load_n(&c->reply_bytes, __ATOMIC_RELAXED),
+		 sizeof(*c) + __atomic_load_n(&c->qcap, __ATOMIC_RELAXED) +
+			 __atomic_load_n(&c->reply_bytes, __ATOMIC_RELAXED),
+		 __atomic_load_n(&c->last_cmd, __ATOMIC_RELAXED),
+		 __atomic_load_n(&c->resp, __ATOMIC_RELAXED), c->lib_name ? c->lib_name : "",
+		 c->lib_ver ? c->lib_ver : "");
+	return line;
+}

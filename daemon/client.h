@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * client: one connection's state: its parsed request, its pending replies,
+ * and what the connection has negotiated (database, protocol, auth, name).
+ *
+ * Ownership and threads. A client belongs to the worker that accepted it for
+ * its whole life: only that worker reads, writes, parses or frees it. Other
+ * threads see it only through the client registry (CLIENT LIST / KILL), under
+ * the registry lock, and read its statistics fields as relaxed atomics; they
+ * ask for changes by posting to the owner's mailbox (see worker.h).
+ */
+#ifndef XKV_CLIENT_H
+#define XKV_CLIENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+struct worker;
+struct command;
+
+struct arg {
+	char *p; /* NUL-terminated for convenience; may contain NULs */
+	size_t len;
+};
+
+/* A block of pending reply bytes; blocks form a FIFO. */
+struct reply_block {
+	struct reply_block *next;
+	size_t used, sent, size;
+	char data[];
+};
+
+enum client_flag {
+	CLIENT_CLOSE_AFTER_REPLY = 1 << 0, /* QUIT, protocol error, KILL of self */
+	CLIENT_CLOSE_ASAP = 1 << 1,	   /* killed: drop without flushing */
+	CLIENT_NO_MORE_INPUT = 1 << 2,	   /* stop parsing, flush and close */
+};
+
+struct client {
+	uint64_t id;
+	int fd;
+	struct worker *worker;
+	unsigned flags;
+
+	/* Negotiated state. */
+	int db;
+	int resp; /* 2 or 3 */
+	bool authenticated;
+	char *name;	/* CLIENT SETNAME, or NULL; guarded by the registry lock */
+	char *lib_name; /* CLIENT SETINFO, or NULL; guarded by the registry lock */
+	char *lib_ver;
+	char addr[64];	/* peer "ip:port" */
+	char laddr[64]; /* local "ip:port" */
+
+	/* Request parsing: bytes qbuf[qpos..qlen) are unparsed. */
+	char *qbuf;
+	size_t qlen, qpos, qcap;
+	int req_type;	    /* 0 none yet, '*' multibulk, 'i' inline */
+	long long mb_left;  /* multibulk: arguments still to read */
+	long long bulk_len; /* multibulk: length of the bulk being read, or -1 */
+	size_t cmd_start;   /* where the request being parsed starts */
+	int argc, argv_cap;
+	struct arg *argv;
+	size_t *arg_off;  /* while parsing, argument offsets into qbuf */
+	char *inline_buf; /* an inline request's unquoted arguments */
+
+	/* Replies. */
+	struct reply_block *reply_head, *reply_tail;
+	size_t reply_bytes;
+
+	/* Statistics, read by other threads through the registry. */
+	int64_t ctime_ms; /* connected at */
+	int64_t last_ms;  /* last command at */
+	const char *last_cmd;
+	uint64_t commands;
+
+	/* Owned by the worker's network engine. */
+	void *engine_data;
+	bool closing;		     /* being closed: no more input or replies */
+	struct client *next_closing; /* the engine's list of clients to free */
+
+	struct client *next_in_worker, *prev_in_worker;
+	struct client *next_in_registry, *prev_in_registry;
+};
+
+/* Creates a client for an accepted socket; registers it. */
+struct client *client_create(struct worker *w, int fd);
+/* Unregisters, closes the socket and frees everything. */
+void client_free(struct client *c);
+
+/* Where the engine may put up to *len fresh bytes (at least min_len of room
+ * is made), then client_read_done() with the count it stored. */
+char *client_read_buffer(struct client *c, size_t *len);
+void client_read_done(struct client *c, size_t n);
+/* Parses and runs every complete command in the query buffer. Returns false
+ * when the client must be closed once its replies are flushed. */
+bool client_process_input(struct client *c);
+
+/* Fills iov with the pending reply bytes; returns the count of entries. */
+int client_reply_iov(struct client *c, struct iovec *iov, int max);
+/* Marks n reply bytes as sent and frees finished blocks. */
+void client_reply_sent(struct client *c, size_t n);
+static inline bool client_has_replies(const struct client *c)
+{
+	return c->reply_bytes > 0;
+}
+
+/* Formats the CLIENT LIST / CLIENT INFO line of c (registry lock held, or c is
+ * the caller's own). Returns a heap string the caller frees. */
+char *client_info_line(struct client *c);
+
+/* The registry of every client on every worker. */
+void registry_lock(void);
+void registry_unlock(void);
+struct client *registry_first(void); /* then c->next_in_registry */
+uint64_t registry_count(void);
+/* Total number of connections accepted since start. */
+uint64_t registry_total_connections(void);
+
+/* The client whose command is running on this thread (NULL in workers'
+ * housekeeping). */
+extern __thread struct client *current_client;
+
+#endif

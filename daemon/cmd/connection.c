@@ -1,0 +1,495 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/* Connection commands: PING ECHO QUIT SELECT AUTH HELLO RESET CLIENT. */
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+#include "config.h"
+#include "mem.h"
+#include "util.h"
+#include "worker.h"
+
+/* What HELLO and INFO present, for clients that check the server version. */
+#define REDIS_COMPAT_VERSION "7.0.15"
+
+void cmd_ping(struct client *c)
+{
+	if (c->argc > 2) {
+		reply_errorf(c, "wrong number of arguments for '%s' command", "ping");
+		return;
+	}
+	if (c->argc == 2)
+		reply_bulk(c, c->argv[1].p, c->argv[1].len);
+	else
+		reply_status(c, "PONG");
+}
+
+void cmd_echo(struct client *c)
+{
+	reply_bulk(c, c->argv[1].p, c->argv[1].len);
+}
+
+void cmd_quit(struct client *c)
+{
+	reply_ok(c);
+	c->flags |= CLIENT_CLOSE_AFTER_REPLY;
+}
+
+void cmd_select(struct client *c)
+{
+	long long db;
+
+	if (!str_to_ll(c->argv[1].p, c->argv[1].len, &db)) {
+		reply_error(c, ERR_NOT_INT);
+		return;
+	}
+	if (db < 0 || db >= store.ndbs) {
+		reply_error(c, ERR_DB_INDEX);
+		return;
+	}
+	__atomic_store_n(&c->db, (int)db, __ATOMIC_RELAXED);
+	reply_ok(c);
+}
+
+/* Checks a username/password pair against the only user, "default". */
+static bool credentials_ok(const struct arg *user, const struct arg *pass)
+{
+	const char *want = config.requirepass;
+
+	if (user && !str_eq_nocase(user->p, user->len, "default"))
+		return false;
+	/* Without requirepass the default user takes any password. */
+	return !want[0] || (strlen(want) == pass->len && memcmp(want, pass->p, pass->len) == 0);
+}
+
+#define ERR_WRONGPASS "-WRONGPASS invalid username-password pair or user is disabled."
+
+void cmd_auth(struct client *c)
+{
+	if (c->argc > 3) {
+		reply_error(c, ERR_SYNTAX);
+		return;
+	}
+	if (c->argc == 2 && !config.requirepass[0]) {
+		reply_error(c, "AUTH <password> called without any password configured for the "
+			       "default user. Are you sure your configuration is correct?");
+		return;
+	}
+	if (!credentials_ok(c->argc == 3 ? &c->argv[1] : NULL, &c->argv[c->argc - 1])) {
+		reply_error(c, ERR_WRONGPASS);
+		return;
+	}
+	c->authenticated = true;
+	reply_ok(c);
+}
+
+/* Client names and library fields are printable ASCII without spaces. */
+static bool valid_name(const struct arg *a)
+{
+	for (size_t i = 0; i < a->len; i++)
+		if (a->p[i] < '!' || a->p[i] > '~')
+			return false;
+	return true;
+}
+
+static void set_field(char **field, const struct arg *a)
+{
+	char *value = a->len ? xstrndup(a->p, a->len) : NULL, *old;
+
+	registry_lock();
+	old = *field;
+	*field = value;
+	registry_unlock();
+	xfree(old);
+}
+
+void cmd_hello(struct client *c)
+{
+	long long ver = c->resp;
+	int i = 1;
+	const struct arg *setname = NULL;
+
+	if (c->argc >= 2) {
+		if (!str_to_ll(c->argv[1].p, c->argv[1].len, &ver)) {
+			reply_error(c, "Protocol version is not an integer or out of range");
+			return;
+		}
+		if (ver < 2 || ver > 3) {
+			reply_error(c, "-NOPROTO unsupported protocol version");
+			return;
+		}
+		i = 2;
+	}
+	for (; i < c->argc; i++) {
+		int left = c->argc - i - 1;
+
+		if (arg_is(c, i, "AUTH") && left >= 2) {
+			if (!credentials_ok(&c->argv[i + 1], &c->argv[i + 2])) {
+				reply_error(c, ERR_WRONGPASS);
+				return;
+			}
+			c->authenticated = true;
+			i += 2;
+		} else if (arg_is(c, i, "SETNAME") && left >= 1) {
+			setname = &c->argv[i + 1];
+			if (!valid_name(setname)) {
+				reply_error(c, "Client names cannot contain spaces, newlines or "
+					       "special characters.");
+				return;
+			}
+			i++;
+		} else {
+			reply_errorf(c, "Syntax error in HELLO option '%.128s'", c->argv[i].p);
+			return;
+		}
+	}
+	if (!c->authenticated) {
+		reply_error(c,
+			    "-NOAUTH HELLO must be called with the client already authenticated, "
+			    "otherwise the HELLO <proto> AUTH <user> <pass> option can be used to "
+			    "authenticate the client and select the RESP protocol version at the "
+			    "same time");
+		return;
+	}
+	if (setname)
+		set_field(&c->name, setname);
+	__atomic_store_n(&c->resp, (int)ver, __ATOMIC_RELAXED);
+
+	reply_map(c, 7);
+	reply_bulk_cstr(c, "server");
+	reply_bulk_cstr(c, "redis");
+	reply_bulk_cstr(c, "version");
+	reply_bulk_cstr(c, REDIS_COMPAT_VERSION);
+	reply_bulk_cstr(c, "proto");
+	reply_int(c, ver);
+	reply_bulk_cstr(c, "id");
+	reply_int(c, (long long)c->id);
+	reply_bulk_cstr(c, "mode");
+	reply_bulk_cstr(c, "standalone");
+	reply_bulk_cstr(c, "role");
+	reply_bulk_cstr(c, "master");
+	reply_bulk_cstr(c, "modules");
+	reply_array(c, 0);
+}
+
+void cmd_reset(struct client *c)
+{
+	static const struct arg none = { NULL, 0 };
+
+	__atomic_store_n(&c->db, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&c->resp, 2, __ATOMIC_RELAXED);
+	c->authenticated = !config.requirepass[0];
+	set_field(&c->name, &none);
+	reply_status(c, "RESET");
+}
+
+void cmd_client_id(struct client *c)
+{
+	reply_int(c, (long long)c->id);
+}
+
+void cmd_client_setname(struct client *c)
+{
+	if (!valid_name(&c->argv[2])) {
+		reply_error(c,
+			    "Client names cannot contain spaces, newlines or special characters.");
+		return;
+	}
+	set_field(&c->name, &c->argv[2]);
+	reply_ok(c);
+}
+
+void cmd_client_getname(struct client *c)
+{
+	if (c->name)
+		reply_bulk_cstr(c, c->name);
+	else
+		reply_null(c);
+}
+
+void cmd_client_setinfo(struct client *c)
+{
+	char **field;
+
+	if (arg_is(c, 2, "LIB-NAME"))
+		field = &c->lib_name;
+	else if (arg_is(c, 2, "LIB-VER"))
+		field = &c->lib_ver;
+	else {
+		reply_errorf(c, "Unrecognized option '%.128s'", c->argv[2].p);
+		return;
+	}
+	if (!valid_name(&c->argv[3])) {
+		reply_errorf(c, "%s cannot contain spaces, newlines or special characters.",
+			     field == &c->lib_name ? "lib-name" : "lib-ver");
+		return;
+	}
+	set_field(field, &c->argv[3]);
+	reply_ok(c);
+}
+
+void cmd_client_info(struct client *c)
+{
+	char *line;
+	size_t len;
+
+	registry_lock();
+	line = client_info_line(c);
+	registry_unlock();
+	len = strlen(line);
+	line = xrealloc(line, len + 2);
+	line[len++] = '\n';
+	reply_verbatim(c, line, len);
+	xfree(line);
+}
+
+/* A growing text buffer for CLIENT LIST. */
+struct text {
+	char *p;
+	size_t len, cap;
+};
+
+static void text_add(struct text *t, const char *s)
+{
+	size_t n = strlen(s);
+
+	if (t->len + n + 2 > t->cap) {
+		t->cap = (t->len + n + 2) * 2;
+		t->p = xrealloc(t->p, t->cap);
+	}
+	memcpy(t->p + t->len, s, n);
+	t->len += n;
+	t->p[t->len++] = '\n';
+}
+
+void cmd_client_list(struct client *c)
+{
+	struct text out = { 0 };
+	long long *ids = NULL;
+	int nids = 0, i = 2;
+
+	while (i < c->argc) {
+		if (arg_is(c, i, "TYPE") && i + 1 < c->argc) {
+			if (!arg_is(c, i + 1, "normal") && !arg_is(c, i + 1, "master") &&
+			    !arg_is(c, i + 1, "replica") && !arg_is(c, i + 1, "slave") &&
+			    !arg_is(c, i + 1, "pubsub")) {
+				reply_errorf(c, "Unknown client type '%.128s'", c->argv[i + 1].p);
+				goto out;
+			}
+			/* Every client here is a normal one. */
+			if (!arg_is(c, i + 1, "normal")) {
+				reply_verbatim(c, "", 0);
+				goto out;
+			}
+			i += 2;
+		} else if (arg_is(c, i, "ID") && i + 1 < c->argc) {
+			for (i++; i < c->argc; i++) {
+				long long id;
+
+				if (!str_to_ll(c->argv[i].p, c->argv[i].len, &id) || id <= 0) {
+					reply_error(c, "Invalid client ID");
+					goto out;
+				}
+				ids = xrealloc(ids, sizeof(*ids) * (nids + 1));
+				ids[nids++] = id;
+			}
+		} else {
+			reply_error(c, ERR_SYNTAX);
+			goto out;
+		}
+	}
+	registry_lock();
+	for (struct client *o = registry_first(); o; o = o->next_in_registry) {
+		bool wanted = !ids;
+		char *line;
+
+		for (int j = 0; j < nids; j++)
+			wanted |= (unsigned long long)ids[j] == o->id;
+		if (!wanted)
+			continue;
+		line = client_info_line(o);
+		text_add(&out, line);
+		xfree(line);
+	}
+	registry_unlock();
+	reply_verbatim(c, out.p ? out.p : "", out.len);
+out:
+	xfree(out.p);
+	xfree(ids);
+}
+
+struct kill_filter {
+	long long id; /* 0: any */
+	const struct arg *addr, *laddr;
+	bool skipme;
+	long long maxage; /* seconds, 0: any */
+	bool other_type;  /* TYPE other than normal: matches nobody */
+	bool other_user;  /* USER other than default: matches nobody */
+};
+
+static bool kill_matches(const struct kill_filter *f, struct client *self, struct client *o,
+			 int64_t now)
+{
+	if (f->other_type || f->other_user)
+		return false;
+	if (f->skipme && o == self)
+		return false;
+	if (f->id && (unsigned long long)f->id != o->id)
+		return false;
+	if (f->addr &&
+	    (strlen(o->addr) != f->addr->len || memcmp(o->addr, f->addr->p, f->addr->len)))
+		return false;
+	if (f->laddr &&
+	    (strlen(o->laddr) != f->laddr->len || memcmp(o->laddr, f->laddr->p, f->laddr->len)))
+		return false;
+	if (f->maxage && (now - o->ctime_ms) / 1000 < f->maxage)
+		return false;
+	return true;
+}
+
+void cmd_client_kill(struct client *c)
+{
+	struct kill_filter f = { .skipme = true };
+	struct {
+		struct worker *w;
+		uint64_t id;
+	} *victims = NULL;
+	int nvictims = 0;
+	bool old_form = c->argc == 3;
+	int64_t now = mono_ms();
+
+	if (old_form) {
+		f.addr = &c->argv[2];
+		f.skipme = false;
+	} else {
+		if (c->argc % 2 != 0) {
+			reply_error(c, ERR_SYNTAX);
+			return;
+		}
+		for (int i = 2; i < c->argc; i += 2) {
+			const struct arg *v = &c->argv[i + 1];
+			long long n;
+
+			if (arg_is(c, i, "ID")) {
+				if (!str_to_ll(v->p, v->len, &n) || n <= 0) {
+					reply_error(c, "client-id should be greater than 0");
+					return;
+				}
+				f.id = n;
+			} else if (arg_is(c, i, "ADDR")) {
+				f.addr = v;
+			} else if (arg_is(c, i, "LADDR")) {
+				f.laddr = v;
+			} else if (arg_is(c, i, "TYPE")) {
+				if (arg_is(c, i + 1, "normal"))
+					continue;
+				if (!arg_is(c, i + 1, "master") && !arg_is(c, i + 1, "replica") &&
+				    !arg_is(c, i + 1, "slave") && !arg_is(c, i + 1, "pubsub")) {
+					reply_errorf(c, "Unknown client type '%.128s'", v->p);
+					return;
+				}
+				f.other_type = true;
+			} else if (arg_is(c, i, "USER")) {
+				if (!str_eq_nocase(v->p, v->len, "default")) {
+					reply_errorf(c, "No such user '%.128s'", v->p);
+					return;
+				}
+			} else if (arg_is(c, i, "SKIPME")) {
+				if (arg_is(c, i + 1, "yes"))
+					f.skipme = true;
+				else if (arg_is(c, i + 1, "no"))
+					f.skipme = false;
+				else {
+					reply_error(c, ERR_SYNTAX);
+					return;
+				}
+			} else if (arg_is(c, i, "MAXAGE")) {
+				if (!str_to_ll(v->p, v->len, &n) || n <= 0) {
+					reply_error(c, ERR_SYNTAX);
+					return;
+				}
+				f.maxage = n;
+			} else {
+				reply_error(c, ERR_SYNTAX);
+				return;
+			}
+		}
+	}
+
+	registry_lock();
+	for (struct client *o = registry_first(); o; o = o->next_in_registry) {
+		if (!kill_matches(&f, c, o, now))
+			continue;
+		victims = xrealloc(victims, sizeof(*victims) * (nvictims + 1));
+		victims[nvictims].w = o->worker;
+		victims[nvictims].id = o->id;
+		nvictims++;
+	}
+	registry_unlock();
+
+	/* The owner of each victim closes it; killing oneself waits for the
+	 * reply to go out. */
+	for (int i = 0; i < nvictims; i++) {
+		if (victims[i].id == c->id)
+			c->flags |= CLIENT_CLOSE_AFTER_REPLY;
+		else
+			worker_post(victims[i].w, MAIL_KILL_CLIENT, victims[i].id);
+	}
+	xfree(victims);
+	if (old_form) {
+		if (nvictims == 0)
+			reply_error(c, "No such client");
+		else
+			reply_ok(c);
+	} else {
+		reply_int(c, nvictims);
+	}
+}
+
+void cmd_client_help(struct client *c)
+{
+	static const char *const help[] = {
+		"CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+		"GETNAME",
+		"    Return the name of the current connection.",
+		"ID",
+		"    Return the ID of the current connection.",
+		"INFO",
+		"    Return information about the current client connection.",
+		"KILL <ip:port>",
+		"    Kill connection made from <ip:port>.",
+		"KILL <option> <value> [<option> <value> [...]]",
+		"    Kill connections. Options are:",
+		"    * ADDR (<ip:port>|<unixsocket>:0)",
+		"      Kill connections made from the specified address",
+		"    * LADDR (<ip:port>|<unixsocket>:0)",
+		"      Kill connections made to specified local address",
+		"    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+		"      Kill connections by type.",
+		"    * USER <username>",
+		"      Kill connections authenticated by <username>.",
+		"    * SKIPME (YES|NO)",
+		"      Skip killing current connection (default: yes).",
+		"    * ID <client-id>",
+		"      Kill connections by client id.",
+		"    * MAXAGE <maxage>",
+		"      Kill connections older than the specified age.",
+		"LIST [options ...]",
+		"    Return information about client connections. Options:",
+		"    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+		"      Return clients of specified type.",
+		"    * ID <client-id> [<client-id> ...]",
+		"      Return clients of specified IDs only.",
+		"SETNAME <name>",
+		"    Assign the name <name> to the current connection.",
+		"SETINFO <option> <value>",
+		"    Set client meta attr. Options are:",
+		"    * LIB-NAME: the client lib name.",
+		"    * LIB-VER: the client lib version.",
+		"HELP",
+		"    Print this help.",
+		NULL,
+	};
+
+	reply_help(c, help);
+}

@@ -1,0 +1,758 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/* Server commands: COMMAND, INFO, TIME, CONFIG, DEBUG, SHUTDOWN. */
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "config.h"
+#include "log.h"
+#include "mem.h"
+#include "util.h"
+#include "worker.h"
+
+#define XKV_VERSION "0.1.0"
+#define REDIS_COMPAT_VERSION "7.0.15"
+
+/* ---- COMMAND ---------------------------------------------------------------- */
+
+static const struct {
+	uint32_t flag;
+	const char *name;
+} flag_names[] = {
+	{ CMD_WRITE, "write" },
+	{ CMD_READONLY, "readonly" },
+	{ CMD_DENYOOM, "denyoom" },
+	{ CMD_ADMIN, "admin" },
+	{ CMD_PUBSUB, "pubsub" },
+	{ CMD_NOSCRIPT, "noscript" },
+	{ CMD_BLOCKING, "blocking" },
+	{ CMD_LOADING, "loading" },
+	{ CMD_STALE, "stale" },
+	{ CMD_SKIP_MONITOR, "skip_monitor" },
+	{ CMD_SKIP_SLOWLOG, "skip_slowlog" },
+	{ CMD_FAST, "fast" },
+	{ CMD_NO_AUTH, "no_auth" },
+	{ CMD_NO_MULTI, "no_multi" },
+	{ CMD_ALLOW_BUSY, "allow_busy" },
+};
+
+/* ACL categories as Redis derives them from flags and the command group. */
+static int acl_categories(const struct command *cmd, const char **out)
+{
+	static const struct {
+		const char *group, *category;
+	} groups[] = {
+		{ "string", "@string" },
+		{ "generic", "@keyspace" },
+		{ "connection", "@connection" },
+		{ "list", "@list" },
+		{ "hash", "@hash" },
+		{ "set", "@set" },
+		{ "sorted-set", "@sortedset" },
+		{ "pubsub", "@pubsub" },
+	};
+	int n = 0;
+
+	if (cmd->flags & CMD_WRITE)
+		out[n++] = "@write";
+	if (cmd->flags & CMD_READONLY)
+		out[n++] = "@read";
+	if (cmd->flags & CMD_ADMIN) {
+		out[n++] = "@admin";
+		out[n++] = "@dangerous";
+	}
+	for (size_t i = 0; i < sizeof(groups) / sizeof(groups[0]); i++)
+		if (!strcmp(cmd->group, groups[i].group))
+			out[n++] = groups[i].category;
+	out[n++] = cmd->flags & CMD_FAST ? "@fast" : "@slow";
+	if (cmd->flags & CMD_BLOCKING)
+		out[n++] = "@blocking";
+	return n;
+}
+
+static void reply_key_specs(struct client *c, const struct command *cmd)
+{
+	if (cmd->first_key <= 0) {
+		reply_array(c, 0);
+		return;
+	}
+	reply_array(c, 1);
+	reply_map(c, 3);
+	reply_bulk_cstr(c, "flags");
+	reply_set(c, 2);
+	reply_status(c, cmd->flags & CMD_WRITE ? "RW" : "RO");
+	reply_status(c, cmd->flags & CMD_WRITE ? "UPDATE" : "ACCESS");
+	reply_bulk_cstr(c, "begin_search");
+	reply_map(c, 2);
+	reply_bulk_cstr(c, "type");
+	reply_bulk_cstr(c, "index");
+	reply_bulk_cstr(c, "spec");
+	reply_map(c, 1);
+	reply_bulk_cstr(c, "index");
+	reply_int(c, cmd->first_key);
+	reply_bulk_cstr(c, "find_keys");
+	reply_map(c, 2);
+	reply_bulk_cstr(c, "type");
+	reply_bulk_cstr(c, "range");
+	reply_bulk_cstr(c, "spec");
+	reply_map(c, 3);
+	reply_bulk_cstr(c, "lastkey");
+	reply_int(c, cmd->last_key < 0 ? cmd->last_key : cmd->last_key - cmd->first_key);
+	reply_bulk_cstr(c, "keystep");
+	reply_int(c, cmd->key_step);
+	reply_bulk_cstr(c, "limit");
+	reply_int(c, 0);
+}
+
+static void reply_command_info(struct client *c, const struct command *cmd)
+{
+	const char *cats[8];
+	int nflags = 0, ncats = acl_categories(cmd, cats);
+
+	for (size_t i = 0; i < sizeof(flag_names) / sizeof(flag_names[0]); i++)
+		nflags += !!(cmd->flags & flag_names[i].flag);
+	reply_array(c, 10);
+	reply_bulk_cstr(c, cmd->name);
+	reply_int(c, cmd->arity);
+	reply_set(c, nflags);
+	for (size_t i = 0; i < sizeof(flag_names) / sizeof(flag_names[0]); i++)
+		if (cmd->flags & flag_names[i].flag)
+			reply_status(c, flag_names[i].name);
+	reply_int(c, cmd->first_key);
+	reply_int(c, cmd->last_key);
+	reply_int(c, cmd->key_step);
+	reply_set(c, ncats);
+	for (int i = 0; i < ncats; i++)
+		reply_status(c, cats[i]);
+	reply_set(c, 0); /* tips */
+	reply_key_specs(c, cmd);
+	reply_array(c, cmd->nsubs);
+	for (unsigned i = 0; i < cmd->nsubs; i++)
+		reply_command_info(c, cmd->subs[i]);
+}
+
+static unsigned command_count(void)
+{
+	unsigned n = 0;
+
+	for (struct command **all = command_all(); *all; all++)
+		n++;
+	return n;
+}
+
+void cmd_command(struct client *c)
+{
+	reply_array(c, command_count());
+	for (struct command **all = command_all(); *all; all++)
+		reply_command_info(c, *all);
+}
+
+void cmd_command_count(struct client *c)
+{
+	reply_int(c, command_count());
+}
+
+/* A command or "container|sub" by name, for COMMAND INFO / DOCS. */
+static struct command *lookup_full_name(const struct arg *a)
+{
+	const char *bar = memchr(a->p, '|', a->len);
+	struct command *cmd = command_lookup(a->p, bar ? (size_t)(bar - a->p) : a->len);
+
+	if (!cmd || !bar)
+		return cmd;
+	for (unsigned i = 0; i < cmd->nsubs; i++)
+		if (str_eq_nocase(bar + 1, a->len - (size_t)(bar + 1 - a->p),
+				  cmd->subs[i]->sub_name))
+			return cmd->subs[i];
+	return NULL;
+}
+
+void cmd_command_info(struct client *c)
+{
+	if (c->argc == 2) {
+		cmd_command(c);
+		return;
+	}
+	reply_array(c, c->argc - 2);
+	for (int i = 2; i < c->argc; i++) {
+		struct command *cmd = lookup_full_name(&c->argv[i]);
+
+		if (cmd)
+			reply_command_info(c, cmd);
+		else
+			reply_null_array(c);
+	}
+}
+
+static void reply_command_docs(struct client *c, const struct command *cmd)
+{
+	reply_map(c, cmd->nsubs ? 5 : 4);
+	reply_bulk_cstr(c, "summary");
+	reply_bulk_cstr(c, cmd->summary);
+	reply_bulk_cstr(c, "since");
+	reply_bulk_cstr(c, cmd->since);
+	reply_bulk_cstr(c, "group");
+	reply_bulk_cstr(c, cmd->group);
+	reply_bulk_cstr(c, "arity");
+	reply_int(c, cmd->arity);
+	if (cmd->nsubs) {
+		reply_bulk_cstr(c, "subcommands");
+		reply_map(c, cmd->nsubs);
+		for (unsigned i = 0; i < cmd->nsubs; i++) {
+			reply_bulk_cstr(c, cmd->subs[i]->name);
+			reply_command_docs(c, cmd->subs[i]);
+		}
+	}
+}
+
+void cmd_command_docs(struct client *c)
+{
+	int found = 0;
+
+	if (c->argc == 2) {
+		reply_map(c, command_count());
+		for (struct command **all = command_all(); *all; all++) {
+			reply_bulk_cstr(c, (*all)->name);
+			reply_command_docs(c, *all);
+		}
+		return;
+	}
+	for (int i = 2; i < c->argc; i++)
+		found += lookup_full_name(&c->argv[i]) != NULL;
+	reply_map(c, found);
+	for (int i = 2; i < c->argc; i++) {
+		struct command *cmd = lookup_full_name(&c->argv[i]);
+
+		if (cmd) {
+			reply_bulk_cstr(c, cmd->name);
+			reply_command_docs(c, cmd);
+		}
+	}
+}
+
+void cmd_command_getkeys(struct client *c)
+{
+	struct command *cmd = command_lookup(c->argv[2].p, c->argv[2].len);
+	int argc = c->argc - 2, keys[1024], n;
+
+	if (cmd && cmd->subs && argc >= 2) {
+		for (unsigned i = 0; i < cmd->nsubs; i++)
+			if (str_eq_nocase(c->argv[3].p, c->argv[3].len, cmd->subs[i]->sub_name))
+				cmd = cmd->subs[i];
+	}
+	if (!cmd) {
+		reply_error(c, "Invalid command specified");
+		return;
+	}
+	if ((cmd->arity > 0 && argc != cmd->arity) || argc < -cmd->arity) {
+		reply_error(c, "Invalid number of arguments specified for command");
+		return;
+	}
+	n = command_key_indexes(cmd, argc, keys, 1024);
+	if (n == 0) {
+		reply_error(c, "The command has no key arguments");
+		return;
+	}
+	reply_array(c, n);
+	for (int i = 0; i < n; i++)
+		reply_bulk(c, c->argv[2 + keys[i]].p, c->argv[2 + keys[i]].len);
+}
+
+static bool list_filter(const struct client *c, const struct command *cmd)
+{
+	const char *cats[8];
+	int n;
+
+	if (c->argc < 5)
+		return true;
+	if (arg_is(c, 3, "PATTERN"))
+		return glob_match(c->argv[4].p, c->argv[4].len, cmd->name, strlen(cmd->name), true);
+	if (arg_is(c, 3, "ACLCAT")) {
+		n = acl_categories(cmd, cats);
+		for (int i = 0; i < n; i++)
+			if (str_eq_nocase(c->argv[4].p, c->argv[4].len, cats[i] + 1))
+				return true;
+		return false;
+	}
+	return false; /* MODULE: there are no modules */
+}
+
+void cmd_command_list(struct client *c)
+{
+	unsigned n = 0;
+
+	if (c->argc != 2 &&
+	    (c->argc != 5 || !arg_is(c, 2, "FILTERBY") ||
+	     !(arg_is(c, 3, "PATTERN") || arg_is(c, 3, "ACLCAT") || arg_is(c, 3, "MODULE")))) {
+		reply_error(c, ERR_SYNTAX);
+		return;
+	}
+	for (struct command **all = command_all(); *all; all++) {
+		n += list_filter(c, *all);
+		for (unsigned i = 0; i < (*all)->nsubs; i++)
+			n += list_filter(c, (*all)->subs[i]);
+	}
+	reply_array(c, n);
+	for (struct command **all = command_all(); *all; all++) {
+		if (list_filter(c, *all))
+			reply_bulk_cstr(c, (*all)->name);
+		for (unsigned i = 0; i < (*all)->nsubs; i++)
+			if (list_filter(c, (*all)->subs[i]))
+				reply_bulk_cstr(c, (*all)->subs[i]->name);
+	}
+}
+
+void cmd_command_help(struct client *c)
+{
+	static const char *const help[] = {
+		"COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+		"(no subcommand)",
+		"    Return details about all Redis commands.",
+		"COUNT",
+		"    Return the total number of commands in this Redis server.",
+		"LIST",
+		"    Return a list of all commands in this Redis server.",
+		"INFO [<command-name> ...]",
+		"    Return details about multiple Redis commands.",
+		"    If no command names are given, documentation details for all",
+		"    commands are returned.",
+		"DOCS [<command-name> ...]",
+		"    Return documentation details about multiple Redis commands.",
+		"    If no command names are given, documentation details for all",
+		"    commands are returned.",
+		"GETKEYS <full-command>",
+		"    Return the keys from a full Redis command.",
+		"HELP",
+		"    Print this help.",
+		NULL,
+	};
+
+	reply_help(c, help);
+}
+
+/* ---- INFO ------------------------------------------------------------------- */
+
+struct text {
+	char *p;
+	size_t len, cap;
+};
+
+static void text_printf(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void text_printf(struct text *t, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	for (;;) {
+		va_start(ap, fmt);
+		n = vsnprintf(t->p + t->len, t->cap - t->len, fmt, ap);
+		va_end(ap);
+		if (n >= 0 && t->len + (size_t)n < t->cap)
+			break;
+		t->cap = (t->cap + (size_t)n + 1) * 2;
+		t->p = xrealloc(t->p, t->cap);
+	}
+	t->len += (size_t)n;
+}
+
+/* "1.50M" style sizes, as Redis's bytesToHuman. */
+static void human_bytes(char *out, size_t len, double n)
+{
+	static const char units[] = "BKMGTP";
+	int u = 0;
+
+	while (n >= 1024 && u < 5) {
+		n /= 1024;
+		u++;
+	}
+	if (u == 0)
+		snprintf(out, len, "%lluB", (unsigned long long)n);
+	else
+		snprintf(out, len, "%.2f%c", n, units[u]);
+}
+
+#define STAT(field) server_stat(offsetof(struct worker, field))
+
+static void info_server(struct text *t)
+{
+	struct utsname un;
+	int64_t now = now_ms(), uptime = (now - server.start_ms) / 1000;
+
+	uname(&un);
+	text_printf(t,
+		    "# Server\r\n"
+		    "redis_version:%s\r\n"
+		    "xkv_version:%s\r\n"
+		    "redis_git_sha1:00000000\r\n"
+		    "redis_git_dirty:0\r\n"
+		    "redis_mode:standalone\r\n"
+		    "os:%s %s %s\r\n"
+		    "arch_bits:%d\r\n"
+		    "monotonic_clock:POSIX clock_gettime\r\n"
+		    "multiplexing_api:%s\r\n"
+		    "io_engine:%s\r\n"
+		    "io_threads:%u\r\n"
+		    "atomicvar_api:c11-builtin\r\n"
+		    "gcc_version:%d.%d.%d\r\n"
+		    "process_id:%d\r\n"
+		    "process_supervised:no\r\n"
+		    "run_id:%s\r\n"
+		    "tcp_port:%lld\r\n"
+		    "server_time_usec:%lld\r\n"
+		    "uptime_in_seconds:%lld\r\n"
+		    "uptime_in_days:%lld\r\n"
+		    "hz:%lld\r\n"
+		    "configured_hz:%lld\r\n"
+		    "lru_clock:%lld\r\n"
+		    "executable:%s\r\n"
+		    "config_file:%s\r\n"
+		    "io_threads_active:0\r\n",
+		    REDIS_COMPAT_VERSION, XKV_VERSION, un.sysname, un.release, un.machine,
+		    (int)(sizeof(long) * 8), server.engine->name, server.engine->name,
+		    server.nworkers, __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__, (int)getpid(),
+		    server.run_id, config.port, (long long)now_us(), (long long)uptime,
+		    (long long)uptime / 86400, config.hz, config.hz,
+		    (long long)(now / 1000) & ((1 << 24) - 1), server.executable,
+		    config.config_file ? config.config_file : "");
+}
+
+static void info_clients(struct text *t)
+{
+	text_printf(t,
+		    "# Clients\r\n"
+		    "connected_clients:%llu\r\n"
+		    "cluster_connections:0\r\n"
+		    "maxclients:%lld\r\n"
+		    "client_recent_max_input_buffer:0\r\n"
+		    "client_recent_max_output_buffer:0\r\n"
+		    "blocked_clients:0\r\n"
+		    "tracking_clients:0\r\n"
+		    "clients_in_timeout_table:0\r\n",
+		    (unsigned long long)registry_count(), config.maxclients);
+}
+
+static void info_memory(struct text *t)
+{
+	size_t used = mem_used(), rss = mem_rss(), peak = mem_peak();
+	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+	size_t total = pages > 0 && psize > 0 ? (size_t)pages * (size_t)psize : 0;
+	char h_used[32], h_rss[32], h_peak[32], h_total[32];
+
+	human_bytes(h_used, sizeof(h_used), (double)used);
+	human_bytes(h_rss, sizeof(h_rss), (double)rss);
+	human_bytes(h_peak, sizeof(h_peak), (double)peak);
+	human_bytes(h_total, sizeof(h_total), (double)total);
+	text_printf(t,
+		    "# Memory\r\n"
+		    "used_memory:%zu\r\n"
+		    "used_memory_human:%s\r\n"
+		    "used_memory_rss:%zu\r\n"
+		    "used_memory_rss_human:%s\r\n"
+		    "used_memory_peak:%zu\r\n"
+		    "used_memory_peak_human:%s\r\n"
+		    "used_memory_peak_perc:%.2f%%\r\n"
+		    "total_system_memory:%zu\r\n"
+		    "total_system_memory_human:%s\r\n"
+		    "maxmemory:0\r\n"
+		    "maxmemory_human:0B\r\n"
+		    "maxmemory_policy:noeviction\r\n"
+		    "mem_fragmentation_ratio:%.2f\r\n"
+		    "mem_allocator:%s\r\n",
+		    used, h_used, rss, h_rss, peak, h_peak,
+		    peak ? 100.0 * (double)used / (double)peak : 0, total, h_total,
+		    used ? (double)rss / (double)used : 0, mem_allocator());
+}
+
+static void info_stats(struct text *t)
+{
+	uint64_t hits = 0, misses = 0, expired = 0;
+
+	for (int db = 0; db < store.ndbs; db++) {
+		for (unsigned i = 0; i < STORE_SHARDS; i++) {
+			struct shard *s = store_shard(db, i);
+
+			hits += __atomic_load_n(&s->hits, __ATOMIC_RELAXED);
+			misses += __atomic_load_n(&s->misses, __ATOMIC_RELAXED);
+			expired += __atomic_load_n(&s->expired, __ATOMIC_RELAXED);
+		}
+	}
+	text_printf(t,
+		    "# Stats\r\n"
+		    "total_connections_received:%llu\r\n"
+		    "total_commands_processed:%llu\r\n"
+		    "instantaneous_ops_per_sec:%llu\r\n"
+		    "total_net_input_bytes:%llu\r\n"
+		    "total_net_output_bytes:%llu\r\n"
+		    "rejected_connections:%llu\r\n"
+		    "expired_keys:%llu\r\n"
+		    "evicted_keys:0\r\n"
+		    "keyspace_hits:%llu\r\n"
+		    "keyspace_misses:%llu\r\n"
+		    "total_error_replies:%llu\r\n",
+		    (unsigned long long)STAT(stat_connections),
+		    (unsigned long long)STAT(stat_commands),
+		    (unsigned long long)server_ops_per_sec(), (unsigned long long)STAT(stat_net_in),
+		    (unsigned long long)STAT(stat_net_out), (unsigned long long)STAT(stat_rejected),
+		    (unsigned long long)expired, (unsigned long long)hits,
+		    (unsigned long long)misses, (unsigned long long)STAT(stat_errors));
+}
+
+static double seconds(struct timeval tv)
+{
+	return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
+}
+
+static void info_cpu(struct text *t)
+{
+	struct rusage self, children;
+
+	getrusage(RUSAGE_SELF, &self);
+	getrusage(RUSAGE_CHILDREN, &children);
+	text_printf(t,
+		    "# CPU\r\n"
+		    "used_cpu_sys:%.6f\r\n"
+		    "used_cpu_user:%.6f\r\n"
+		    "used_cpu_sys_children:%.6f\r\n"
+		    "used_cpu_user_children:%.6f\r\n",
+		    seconds(self.ru_stime), seconds(self.ru_utime), seconds(children.ru_stime),
+		    seconds(children.ru_utime));
+}
+
+static void info_keyspace(struct text *t)
+{
+	text_printf(t, "# Keyspace\r\n");
+	for (int db = 0; db < store.ndbs; db++) {
+		uint64_t keys = db_size(db);
+
+		if (keys)
+			text_printf(t, "db%d:keys=%llu,expires=%llu,avg_ttl=%llu\r\n", db,
+				    (unsigned long long)keys, (unsigned long long)db_expires(db),
+				    (unsigned long long)db_avg_ttl(db));
+	}
+}
+
+static const struct {
+	const char *name;
+	void (*fn)(struct text *t);
+} info_sections[] = {
+	{ "server", info_server }, { "clients", info_clients }, { "memory", info_memory },
+	{ "stats", info_stats },   { "cpu", info_cpu },		{ "keyspace", info_keyspace },
+};
+
+#define NSECTIONS (sizeof(info_sections) / sizeof(info_sections[0]))
+
+void cmd_info(struct client *c)
+{
+	bool want[NSECTIONS] = { false };
+	struct text t = { 0 };
+	int emitted = 0;
+
+	if (c->argc == 1) {
+		for (size_t s = 0; s < NSECTIONS; s++)
+			want[s] = true;
+	}
+	for (int i = 1; i < c->argc; i++) {
+		for (size_t s = 0; s < NSECTIONS; s++) {
+			if (arg_is(c, i, "all") || arg_is(c, i, "everything") ||
+			    arg_is(c, i, "default") || arg_is(c, i, info_sections[s].name))
+				want[s] = true;
+		}
+	}
+	text_printf(&t, "%s", "");
+	for (size_t s = 0; s < NSECTIONS; s++) {
+		if (!want[s])
+			continue;
+		if (emitted++)
+			text_printf(&t, "\r\n");
+		info_sections[s].fn(&t);
+	}
+	reply_verbatim(c, t.p, t.len);
+	xfree(t.p);
+}
+
+/* ---- TIME, CONFIG, DEBUG, SHUTDOWN ------------------------------------------ */
+
+void cmd_time(struct client *c)
+{
+	int64_t us = now_us();
+
+	reply_array(c, 2);
+	reply_bulk_ll(c, us / 1000000);
+	reply_bulk_ll(c, us % 1000000);
+}
+
+struct config_reply {
+	const char *names[64];
+	const char *values[64];
+	char *owned[64];
+	int n;
+};
+
+static void collect_config(void *ctx, const char *name, const char *value)
+{
+	struct config_reply *r = ctx;
+
+	for (int i = 0; i < r->n; i++)
+		if (r->names[i] == name)
+			return;
+	if (r->n == 64)
+		return;
+	r->names[r->n] = name;
+	/* Copy: a string directive may be replaced by a concurrent CONFIG SET. */
+	r->owned[r->n] = xstrndup(value, strlen(value));
+	r->values[r->n] = r->owned[r->n];
+	r->n++;
+}
+
+void cmd_config_get(struct client *c)
+{
+	struct config_reply r = { .n = 0 };
+
+	for (int i = 2; i < c->argc; i++)
+		config_get(c->argv[i].p, c->argv[i].len, collect_config, &r);
+	reply_map(c, r.n);
+	for (int i = 0; i < r.n; i++) {
+		reply_bulk_cstr(c, r.names[i]);
+		reply_bulk_cstr(c, r.values[i]);
+		xfree(r.owned[i]);
+	}
+}
+
+void cmd_config_set(struct client *c)
+{
+	const char *pairs[128];
+	size_t lens[128];
+	char err[512];
+	int n = (c->argc - 2) / 2;
+
+	if ((c->argc - 2) % 2 != 0) {
+		reply_errorf(c, "wrong number of arguments for '%s' command", "config|set");
+		return;
+	}
+	if (n > 64) {
+		reply_error(c, ERR_SYNTAX);
+		return;
+	}
+	for (int i = 0; i < 2 * n; i++) {
+		pairs[i] = c->argv[2 + i].p;
+		lens[i] = c->argv[2 + i].len;
+	}
+	if (config_set_pairs(pairs, lens, n, err, sizeof(err)) < 0)
+		reply_error(c, err);
+	else
+		reply_ok(c);
+}
+
+void cmd_config_resetstat(struct client *c)
+{
+	server_reset_stats();
+	for (int db = 0; db < store.ndbs; db++) {
+		for (unsigned i = 0; i < STORE_SHARDS; i++) {
+			struct shard *s = store_shard(db, i);
+
+			__atomic_store_n(&s->hits, 0, __ATOMIC_RELAXED);
+			__atomic_store_n(&s->misses, 0, __ATOMIC_RELAXED);
+			__atomic_store_n(&s->expired, 0, __ATOMIC_RELAXED);
+		}
+	}
+	for (struct command **all = command_all(); *all; all++) {
+		__atomic_store_n(&(*all)->calls, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&(*all)->usec, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&(*all)->rejected, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&(*all)->failed, 0, __ATOMIC_RELAXED);
+	}
+	reply_ok(c);
+}
+
+void cmd_config_help(struct client *c)
+{
+	static const char *const help[] = {
+		"CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+		"GET <pattern>",
+		"    Return parameters matching the glob-like <pattern> and their values.",
+		"SET <directive> <value>",
+		"    Set the configuration <directive> to <value>.",
+		"RESETSTAT",
+		"    Reset statistics reported by the INFO command.",
+		"HELP",
+		"    Print this help.",
+		NULL,
+	};
+
+	reply_help(c, help);
+}
+
+void cmd_debug(struct client *c)
+{
+	static const char *const help[] = {
+		"DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+		"SLEEP <seconds>",
+		"    Stop the server for <seconds>. Decimals allowed.",
+		"HELP",
+		"    Print this help.",
+		NULL,
+	};
+
+	if (c->argc == 2 && arg_is(c, 1, "HELP")) {
+		reply_help(c, help);
+	} else if (c->argc == 3 && arg_is(c, 1, "SLEEP")) {
+		double secs;
+		struct timespec ts;
+
+		if (!str_to_d(c->argv[2].p, c->argv[2].len, &secs) || secs < 0) {
+			reply_error(c, ERR_NOT_FLOAT);
+			return;
+		}
+		/* Sleeps this worker only, as Redis's single thread would. */
+		ts.tv_sec = (time_t)secs;
+		ts.tv_nsec = (long)((secs - floor(secs)) * 1e9);
+		nanosleep(&ts, NULL);
+		reply_ok(c);
+	} else {
+		char upper[16] = "DEBUG";
+
+		reply_errorf(
+			c, "unknown subcommand or wrong number of arguments for '%.128s'. Try %s HELP.",
+			c->argv[1].p, upper);
+	}
+}
+
+void cmd_shutdown(struct client *c)
+{
+	bool save = false, nosave = false, abort_ = false;
+
+	for (int i = 1; i < c->argc; i++) {
+		if (arg_is(c, i, "NOSAVE"))
+			nosave = true;
+		else if (arg_is(c, i, "SAVE"))
+			save = true;
+		else if (arg_is(c, i, "ABORT"))
+			abort_ = true;
+		else if (!arg_is(c, i, "NOW") && !arg_is(c, i, "FORCE")) {
+			reply_error(c, ERR_SYNTAX);
+			return;
+		}
+	}
+	if ((save && nosave) || (abort_ && c->argc > 2)) {
+		reply_error(c, ERR_SYNTAX);
+		return;
+	}
+	if (abort_) {
+		reply_error(c, "No shutdown in progress.");
+		return;
+	}
+	log_warning("User requested shutdown...");
+	if (save)
+		log_notice(
+			"SHUTDOWN SAVE: xkv keeps no snapshot yet, so there is nothing to save.");
+	/* No reply: like Redis, the connection just closes. */
+	c->flags |= CLIENT_CLOSE_ASAP;
+	server_request_shutdown();
+}

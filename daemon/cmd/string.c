@@ -1,0 +1,750 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * The string family: GET, SET and their variants, counters, ranges, LCS.
+ *
+ * Replies, error strings and the order in which arguments are checked follow
+ * Redis 7.0, because clients and tests observe which error wins when several
+ * apply. Handlers run with their keys' shard locks held (see commands.h), so
+ * an entry found here stays valid until the handler returns, unless the
+ * handler itself deletes or replaces it.
+ */
+#include <limits.h>
+#include <math.h>
+#include <string.h>
+
+#include "commands.h"
+#include "config.h"
+#include "mem.h"
+#include "object.h"
+#include "util.h"
+
+/* Options of SET and GETEX, parsed by parse_set_options(). */
+enum set_flag {
+	SET_NX = 1u << 0,
+	SET_XX = 1u << 1,
+	SET_GET = 1u << 2,
+	SET_KEEPTTL = 1u << 3,
+	SET_PERSIST = 1u << 4,
+	SET_EX = 1u << 5,
+	SET_PX = 1u << 6,
+	SET_EXAT = 1u << 7,
+	SET_PXAT = 1u << 8,
+};
+
+#define SET_EXPIRE (SET_EX | SET_PX | SET_EXAT | SET_PXAT)
+/* An expire option excludes the other three (repeating itself is allowed,
+ * the last value wins, as in Redis), KEEPTTL and PERSIST. */
+#define SET_EXPIRE_EXCLUDES(self) ((SET_EXPIRE & ~(self)) | SET_KEEPTTL | SET_PERSIST)
+
+enum set_cmd {
+	FOR_SET = 1u << 0,
+	FOR_GETEX = 1u << 1,
+};
+
+static const struct set_option {
+	const char *word;
+	unsigned flag;
+	unsigned excludes; /* flags that make this option a syntax error */
+	unsigned cmds;	   /* which commands accept it */
+} set_options[] = {
+	{ "nx", SET_NX, SET_XX, FOR_SET },
+	{ "xx", SET_XX, SET_NX, FOR_SET },
+	{ "get", SET_GET, 0, FOR_SET },
+	{ "keepttl", SET_KEEPTTL, SET_EXPIRE | SET_PERSIST, FOR_SET },
+	{ "persist", SET_PERSIST, SET_EXPIRE | SET_KEEPTTL, FOR_GETEX },
+	{ "ex", SET_EX, SET_EXPIRE_EXCLUDES(SET_EX), FOR_SET | FOR_GETEX },
+	{ "px", SET_PX, SET_EXPIRE_EXCLUDES(SET_PX), FOR_SET | FOR_GETEX },
+	{ "exat", SET_EXAT, SET_EXPIRE_EXCLUDES(SET_EXAT), FOR_SET | FOR_GETEX },
+	{ "pxat", SET_PXAT, SET_EXPIRE_EXCLUDES(SET_PXAT), FOR_SET | FOR_GETEX },
+};
+
+/*
+ * Parses argv[from..] as options of cmd. Sets *flags and, when an expire
+ * option is given, *expire_arg to the index of its value (0 otherwise).
+ * Every option is checked before any value, so a syntax error anywhere wins
+ * over an invalid expire time, as in Redis.
+ */
+static bool parse_set_options(struct client *c, int from, unsigned cmd, unsigned *flags,
+			      int *expire_arg)
+{
+	*flags = 0;
+	*expire_arg = 0;
+	for (int i = from; i < c->argc; i++) {
+		const struct set_option *opt = NULL;
+
+		for (size_t k = 0; k < sizeof(set_options) / sizeof(set_options[0]); k++) {
+			if (arg_is(c, i, set_options[k].word)) {
+				opt = &set_options[k];
+				break;
+			}
+		}
+		if (!opt || !(opt->cmds & cmd) || (*flags & opt->excludes))
+			goto syntax;
+		if (opt->flag & SET_EXPIRE) {
+			if (i + 1 >= c->argc)
+				goto syntax;
+			*expire_arg = ++i;
+		}
+		*flags |= opt->flag;
+	}
+	return true;
+
+syntax:
+	reply_error(c, ERR_SYNTAX);
+	return false;
+}
+
+/*
+ * Turns the expire argument argv[i] into an absolute deadline in ms; flags
+ * holds the option (EX, PX, EXAT or PXAT) that says how to read it.
+ * Non-positive times and deadlines that overflow are errors naming cmd.
+ */
+static bool expire_deadline(struct client *c, int i, unsigned flags, const char *cmd, int64_t *when)
+{
+	bool seconds = flags & (SET_EX | SET_EXAT);
+	long long v;
+
+	if (!arg_ll(c, i, &v))
+		return false;
+	if (v <= 0 || (seconds && v > LLONG_MAX / 1000))
+		goto invalid;
+	if (seconds)
+		v *= 1000;
+	if (flags & (SET_EX | SET_PX)) {
+		int64_t now = store_now();
+
+		if (v > LLONG_MAX - now)
+			goto invalid;
+		v += now;
+	}
+	*when = v;
+	return true;
+
+invalid:
+	reply_errorf(c, "invalid expire time in '%s' command", cmd);
+	return false;
+}
+
+/* Replies with a string value's bytes. */
+static void reply_string(struct client *c, const struct obj *o)
+{
+	char tmp[LL_STR_SIZE + 1];
+	size_t len;
+	const char *p = obj_str(o, tmp, &len);
+
+	reply_bulk(c, p, len);
+}
+
+/*
+ * GET's lookup and reply for key argv[1]: the value or a null. Returns the
+ * entry (NULL if missing) through *out; false if it holds another type (the
+ * WRONGTYPE error is then the reply).
+ */
+static bool get_generic(struct client *c, struct entry **out)
+{
+	struct entry *e = key_find_read(c, 1);
+
+	*out = e;
+	if (!e) {
+		reply_null(c);
+		return true;
+	}
+	if (!entry_is(c, e, OBJ_STRING))
+		return false;
+	reply_string(c, &e->val);
+	return true;
+}
+
+/* Does the string total (offset + added bytes) stay within proto-max-bulk-len,
+ * the largest string Redis lets a value grow to? */
+static bool check_string_length(struct client *c, unsigned long long offset, size_t add)
+{
+	if (offset + add > (unsigned long long)config.proto_max_bulk_len) {
+		reply_error(c, "string exceeds maximum allowed size (proto-max-bulk-len)");
+		return false;
+	}
+	return true;
+}
+
+void cmd_get(struct client *c)
+{
+	struct entry *e;
+
+	get_generic(c, &e);
+}
+
+enum set_reply {
+	REPLY_OK_NULL,	/* SET: +OK when set, null when NX/XX stops it */
+	REPLY_ONE_ZERO, /* SETNX: 1 or 0 */
+};
+
+/*
+ * The common part of SET, SETNX, SETEX and PSETEX: sets argv[1] to
+ * argv[val_arg] under flags, with the expire time argv[expire_arg] if that
+ * is not 0. cmd names the command in expire errors.
+ */
+static void set_generic(struct client *c, unsigned flags, int val_arg, int expire_arg,
+			const char *cmd, enum set_reply rtype)
+{
+	const struct arg *key = &c->argv[1], *val = &c->argv[val_arg];
+	int64_t when = -1;
+	struct entry *e;
+
+	if (expire_arg && !expire_deadline(c, expire_arg, flags, cmd, &when))
+		return;
+	/* With GET the old value is the reply, whether or not NX/XX let the
+	 * write through. */
+	if (flags & SET_GET) {
+		if (!get_generic(c, &e))
+			return;
+	} else {
+		e = key_find(c, 1);
+	}
+	if (((flags & SET_NX) && e) || ((flags & SET_XX) && !e)) {
+		if (!(flags & SET_GET)) {
+			if (rtype == REPLY_ONE_ZERO)
+				reply_int(c, 0);
+			else
+				reply_null(c);
+		}
+		return;
+	}
+
+	e = db_set(c->db, key->p, key->len, obj_string(val->p, val->len), flags & SET_KEEPTTL);
+	/* A deadline already past (EXAT/PXAT) is kept like any other, as Redis
+	 * 7.0 does: the key expires at its next lookup or expiry cycle. */
+	if (when != -1)
+		db_set_expire(c->db, e, when);
+	if (flags & SET_GET)
+		return;
+	if (rtype == REPLY_ONE_ZERO)
+		reply_int(c, 1);
+	else
+		reply_ok(c);
+}
+
+void cmd_set(struct client *c)
+{
+	unsigned flags;
+	int expire_arg;
+
+	if (!parse_set_options(c, 3, FOR_SET, &flags, &expire_arg))
+		return;
+	set_generic(c, flags, 2, expire_arg, "set", REPLY_OK_NULL);
+}
+
+void cmd_setnx(struct client *c)
+{
+	set_generic(c, SET_NX, 2, 0, "setnx", REPLY_ONE_ZERO);
+}
+
+void cmd_setex(struct client *c)
+{
+	set_generic(c, SET_EX, 3, 2, "setex", REPLY_OK_NULL);
+}
+
+void cmd_psetex(struct client *c)
+{
+	set_generic(c, SET_PX, 3, 2, "psetex", REPLY_OK_NULL);
+}
+
+void cmd_getset(struct client *c)
+{
+	const struct arg *key = &c->argv[1], *val = &c->argv[2];
+	struct entry *e;
+
+	if (!get_generic(c, &e))
+		return;
+	db_set(c->db, key->p, key->len, obj_string(val->p, val->len), false);
+}
+
+void cmd_getdel(struct client *c)
+{
+	struct entry *e;
+
+	if (!get_generic(c, &e) || !e)
+		return;
+	db_delete(c->db, e);
+}
+
+void cmd_getex(struct client *c)
+{
+	struct entry *e;
+	int64_t when = -1;
+	unsigned flags;
+	int expire_arg;
+
+	if (!parse_set_options(c, 2, FOR_GETEX, &flags, &expire_arg))
+		return;
+	/* Redis looks the key up before it reads the expire time: a missing
+	 * key answers null even when the time is invalid. */
+	e = key_find_read(c, 1);
+	if (!e) {
+		reply_null(c);
+		return;
+	}
+	if (!entry_is(c, e, OBJ_STRING))
+		return;
+	if (expire_arg && !expire_deadline(c, expire_arg, flags, "getex", &when))
+		return;
+	reply_string(c, &e->val);
+
+	if ((flags & (SET_EXAT | SET_PXAT)) && when <= store_now())
+		db_delete(c->db, e);
+	else if (expire_arg)
+		db_set_expire(c->db, e, when);
+	else if ((flags & SET_PERSIST) && e->expire != -1)
+		db_set_expire(c->db, e, -1);
+}
+
+void cmd_mget(struct client *c)
+{
+	reply_array(c, c->argc - 1);
+	for (int i = 1; i < c->argc; i++) {
+		struct entry *e = key_find_read(c, i);
+
+		/* MGET answers null for other types rather than failing. */
+		if (e && e->val.type == OBJ_STRING)
+			reply_string(c, &e->val);
+		else
+			reply_null(c);
+	}
+}
+
+/* MSET and MSETNX take key-value pairs: the arity alone cannot say so. */
+static bool check_pairs(struct client *c, const char *cmd)
+{
+	if (c->argc % 2 == 0) {
+		reply_errorf(c, "wrong number of arguments for '%s' command", cmd);
+		return false;
+	}
+	return true;
+}
+
+static void mset_all(struct client *c)
+{
+	for (int i = 1; i < c->argc; i += 2) {
+		const struct arg *key = &c->argv[i], *val = &c->argv[i + 1];
+
+		db_set(c->db, key->p, key->len, obj_string(val->p, val->len), false);
+	}
+}
+
+void cmd_mset(struct client *c)
+{
+	if (!check_pairs(c, "mset"))
+		return;
+	mset_all(c);
+	reply_ok(c);
+}
+
+void cmd_msetnx(struct client *c)
+{
+	if (!check_pairs(c, "msetnx"))
+		return;
+	for (int i = 1; i < c->argc; i += 2) {
+		if (key_find(c, i)) {
+			reply_int(c, 0);
+			return;
+		}
+	}
+	mset_all(c);
+	reply_int(c, 1);
+}
+
+void cmd_append(struct client *c)
+{
+	const struct arg *key = &c->argv[1], *add = &c->argv[2];
+	struct entry *e = key_find(c, 1);
+	size_t len;
+	char *p;
+
+	if (!e) {
+		db_add(c->db, key->p, key->len, obj_string(add->p, add->len));
+		reply_int(c, (long long)add->len);
+		return;
+	}
+	if (!entry_is(c, e, OBJ_STRING) || !check_string_length(c, e->val.len, add->len))
+		return;
+	/* Even an empty append leaves the value raw, as Redis does. */
+	len = e->val.len;
+	p = obj_string_make_raw(&e->val, len + add->len);
+	memcpy(p + len, add->p, add->len);
+	e->val.len = len + add->len;
+	p[e->val.len] = '\0'; /* string values stay NUL-terminated */
+	db_changed(c->db, e);
+	reply_int(c, (long long)e->val.len);
+}
+
+void cmd_strlen(struct client *c)
+{
+	struct entry *e = key_find_read(c, 1);
+
+	if (!e) {
+		reply_int(c, 0);
+		return;
+	}
+	if (entry_is(c, e, OBJ_STRING))
+		reply_int(c, (long long)e->val.len);
+}
+
+/* Adds by to the integer in argv[1] (0 if missing); the deadline stays. */
+static void incr_generic(struct client *c, long long by)
+{
+	const struct arg *key = &c->argv[1];
+	struct entry *e = key_find(c, 1);
+	long long v = 0;
+
+	if (e) {
+		if (!entry_is(c, e, OBJ_STRING))
+			return;
+		if (!obj_string_ll_value(&e->val, &v)) {
+			reply_error(c, ERR_NOT_INT);
+			return;
+		}
+	}
+	if ((by < 0 && v < 0 && by < LLONG_MIN - v) || (by > 0 && v > 0 && by > LLONG_MAX - v)) {
+		reply_error(c, ERR_OVERFLOW);
+		return;
+	}
+	v += by;
+	if (e)
+		db_set_value(c->db, e, obj_string_ll(v));
+	else
+		db_add(c->db, key->p, key->len, obj_string_ll(v));
+	reply_int(c, v);
+}
+
+void cmd_incr(struct client *c)
+{
+	incr_generic(c, 1);
+}
+
+void cmd_decr(struct client *c)
+{
+	incr_generic(c, -1);
+}
+
+void cmd_incrby(struct client *c)
+{
+	long long by;
+
+	if (arg_ll(c, 2, &by))
+		incr_generic(c, by);
+}
+
+void cmd_decrby(struct client *c)
+{
+	long long by;
+
+	if (!arg_ll(c, 2, &by))
+		return;
+	/* -LLONG_MIN does not exist. */
+	if (by == LLONG_MIN) {
+		reply_error(c, "decrement would overflow");
+		return;
+	}
+	incr_generic(c, -by);
+}
+
+/*
+ * A string value that is never "int" encoded, as Redis makes INCRBYFLOAT's
+ * result: "embstr" when short, "raw" otherwise.
+ */
+static struct obj string_no_int(const char *p, size_t len)
+{
+	struct obj o = obj_string_owned(xstrndup(p, len), len);
+
+	if (len <= EMBSTR_MAX)
+		o.enc = ENC_EMBSTR;
+	return o;
+}
+
+void cmd_incrbyfloat(struct client *c)
+{
+	const struct arg *key = &c->argv[1], *arg = &c->argv[2];
+	struct entry *e = key_find(c, 1);
+	long double v = 0, by;
+	char buf[LD_STR_SIZE];
+	int len;
+
+	if (e) {
+		char tmp[LL_STR_SIZE + 1];
+		size_t slen;
+		const char *s;
+
+		if (!entry_is(c, e, OBJ_STRING))
+			return;
+		s = obj_str(&e->val, tmp, &slen);
+		if (!str_to_ld(s, slen, &v)) {
+			reply_error(c, ERR_NOT_FLOAT);
+			return;
+		}
+	}
+	if (!str_to_ld(arg->p, arg->len, &by)) {
+		reply_error(c, ERR_NOT_FLOAT);
+		return;
+	}
+	v += by;
+	if (isnan(v) || isinf(v)) {
+		reply_error(c, "increment would produce NaN or Infinity");
+		return;
+	}
+	/* LD_STR_SIZE holds every finite long double in fixed notation. */
+	len = ld_to_str(buf, sizeof(buf), v);
+	if (e)
+		db_set_value(c->db, e, string_no_int(buf, len));
+	else
+		db_add(c->db, key->p, key->len, string_no_int(buf, len));
+	reply_bulk(c, buf, len);
+}
+
+void cmd_getrange(struct client *c)
+{
+	char tmp[LL_STR_SIZE + 1];
+	long long start, end, len;
+	struct entry *e;
+	size_t slen;
+	const char *p;
+
+	if (!arg_ll(c, 2, &start) || !arg_ll(c, 3, &end))
+		return;
+	e = key_find_read(c, 1);
+	if (!e) {
+		reply_bulk(c, "", 0);
+		return;
+	}
+	if (!entry_is(c, e, OBJ_STRING))
+		return;
+	p = obj_str(&e->val, tmp, &slen);
+	len = (long long)slen;
+
+	/* Redis 7.0's clamping: negative indexes count from the end, then both
+	 * are clamped into the string, so "0 -100" on "hello" is "h". */
+	if (start < 0 && end < 0 && start > end)
+		goto empty;
+	if (start < 0)
+		start += len;
+	if (end < 0)
+		end += len;
+	if (start < 0)
+		start = 0;
+	if (end < 0)
+		end = 0;
+	if (end >= len)
+		end = len - 1;
+	if (start > end || len == 0)
+		goto empty;
+	reply_bulk(c, p + start, (size_t)(end - start + 1));
+	return;
+
+empty:
+	reply_bulk(c, "", 0);
+}
+
+void cmd_substr(struct client *c)
+{
+	cmd_getrange(c);
+}
+
+void cmd_setrange(struct client *c)
+{
+	const struct arg *key = &c->argv[1], *val = &c->argv[3];
+	struct entry *e;
+	long long offset;
+	size_t len, total;
+	char *p;
+
+	if (!arg_ll(c, 2, &offset))
+		return;
+	if (offset < 0) {
+		reply_error(c, "offset is out of range");
+		return;
+	}
+	e = key_find(c, 1);
+	if (e && !entry_is(c, e, OBJ_STRING))
+		return;
+	/* Writing nothing changes nothing and creates no key. */
+	if (val->len == 0) {
+		reply_int(c, e ? (long long)e->val.len : 0);
+		return;
+	}
+	if (!check_string_length(c, (unsigned long long)offset, val->len))
+		return;
+	total = (size_t)offset + val->len;
+
+	if (!e) {
+		p = xcalloc(1, total + 1);
+		memcpy(p + offset, val->p, val->len);
+		db_add(c->db, key->p, key->len, obj_string_owned(p, total));
+		reply_int(c, (long long)total);
+		return;
+	}
+	len = e->val.len;
+	if (total < len)
+		total = len;
+	p = obj_string_make_raw(&e->val, total);
+	if ((size_t)offset > len)
+		memset(p + len, 0, offset - len);
+	memcpy(p + offset, val->p, val->len);
+	p[total] = '\0';
+	e->val.len = total;
+	db_changed(c->db, e);
+	reply_int(c, (long long)total);
+}
+
+/* LCS's ranges: where one common run starts and ends in each string. */
+struct lcs_range {
+	uint32_t a_start, a_end, b_start, b_end;
+};
+
+/* The LCS length of a[0..i) and b[0..j), from the table of cmd_lcs(). */
+static inline uint32_t lcs_at(const uint32_t *tab, size_t blen, size_t i, size_t j)
+{
+	return tab[i * (blen + 1) + j];
+}
+
+/*
+ * Walks the table back from its far corner as Redis does (on a tie, step
+ * back in b), so that both the common string and the runs are the ones Redis
+ * reports. Writes the common string into out (its full length) and the runs
+ * of at least minlen bytes into ranges, last run first; returns their count.
+ */
+static size_t lcs_walk(const uint32_t *tab, const char *a, uint32_t alen, const char *b,
+		       uint32_t blen, long long minlen, char *out, struct lcs_range *ranges)
+{
+	uint32_t i = alen, j = blen, k = lcs_at(tab, blen, alen, blen);
+	size_t n = 0;
+	bool in_run = false;
+	struct lcs_range r = { 0 };
+
+	while (i > 0 && j > 0) {
+		bool end_run;
+
+		if (a[i - 1] == b[j - 1]) {
+			out[--k] = a[i - 1];
+			if (!in_run) {
+				r.a_end = i - 1;
+				r.b_end = j - 1;
+				in_run = true;
+			}
+			r.a_start = --i;
+			r.b_start = --j;
+			/* The run cannot continue past the start of a string. */
+			end_run = i == 0 || j == 0;
+		} else {
+			if (lcs_at(tab, blen, i - 1, j) > lcs_at(tab, blen, i, j - 1))
+				i--;
+			else
+				j--;
+			end_run = in_run;
+		}
+		if (end_run) {
+			if (r.a_end - r.a_start + 1 >= minlen)
+				ranges[n++] = r;
+			in_run = false;
+		}
+	}
+	return n;
+}
+
+void cmd_lcs(struct client *c)
+{
+	char tmp_a[LL_STR_SIZE + 1], tmp_b[LL_STR_SIZE + 1];
+	struct entry *ea = key_find_read(c, 1), *eb = key_find_read(c, 2);
+	bool idx = false, len_only = false, with_len = false;
+	struct lcs_range *ranges;
+	long long minlen = 0;
+	size_t alen = 0, blen = 0, cells, nranges;
+	const char *a = "", *b = "";
+	uint32_t *tab, total;
+	char *out;
+
+	if ((ea && ea->val.type != OBJ_STRING) || (eb && eb->val.type != OBJ_STRING)) {
+		reply_error(c, "The specified keys must contain string values");
+		return;
+	}
+	for (int i = 3; i < c->argc; i++) {
+		if (arg_is(c, i, "idx")) {
+			idx = true;
+		} else if (arg_is(c, i, "len")) {
+			len_only = true;
+		} else if (arg_is(c, i, "withmatchlen")) {
+			with_len = true;
+		} else if (arg_is(c, i, "minmatchlen") && i + 1 < c->argc) {
+			if (!arg_ll(c, ++i, &minlen))
+				return;
+			if (minlen < 0)
+				minlen = 0;
+		} else {
+			reply_error(c, ERR_SYNTAX);
+			return;
+		}
+	}
+	if (idx && len_only) {
+		reply_error(c, "If you want both the length and indexes, please just use IDX.");
+		return;
+	}
+	if (ea)
+		a = obj_str(&ea->val, tmp_a, &alen);
+	if (eb)
+		b = obj_str(&eb->val, tmp_b, &blen);
+	/* The table is transient but can be huge: Redis bounds it by the
+	 * largest string it would accept. */
+	cells = (alen + 1) * (blen + 1);
+	if (cells > (unsigned long long)config.proto_max_bulk_len / sizeof(*tab)) {
+		reply_error(c, "Insufficient memory, transient memory for LCS exceeds "
+			       "proto-max-bulk-len");
+		return;
+	}
+
+	/* Row i of the table holds the LCS lengths of a[0..i) and b's prefixes. */
+	tab = xmalloc(cells * sizeof(*tab));
+	memset(tab, 0, (blen + 1) * sizeof(*tab));
+	for (size_t i = 1; i <= alen; i++) {
+		uint32_t *row = tab + i * (blen + 1), *up = row - (blen + 1);
+
+		row[0] = 0;
+		for (size_t j = 1; j <= blen; j++) {
+			if (a[i - 1] == b[j - 1])
+				row[j] = up[j - 1] + 1;
+			else
+				row[j] = up[j] > row[j - 1] ? up[j] : row[j - 1];
+		}
+	}
+	total = tab[cells - 1];
+	if (len_only) {
+		reply_int(c, total);
+		goto out_tab;
+	}
+
+	out = xmalloc(total + 1);
+	ranges = xmalloc((total + 1) * sizeof(*ranges));
+	nranges = lcs_walk(tab, a, alen, b, blen, minlen, out, ranges);
+	if (!idx) {
+		reply_bulk(c, out, total);
+		goto out_walk;
+	}
+	reply_map(c, 2);
+	reply_bulk_cstr(c, "matches");
+	reply_array(c, (long)nranges);
+	for (size_t k = 0; k < nranges; k++) {
+		reply_array(c, with_len ? 3 : 2);
+		reply_array(c, 2);
+		reply_int(c, ranges[k].a_start);
+		reply_int(c, ranges[k].a_end);
+		reply_array(c, 2);
+		reply_int(c, ranges[k].b_start);
+		reply_int(c, ranges[k].b_end);
+		if (with_len)
+			reply_int(c, ranges[k].a_end - ranges[k].a_start + 1);
+	}
+	reply_bulk_cstr(c, "len");
+	reply_int(c, total);
+
+out_walk:
+	xfree(ranges);
+	xfree(out);
+out_tab:
+	xfree(tab);
+}

@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * The command table and dispatch: lookup, arity and auth checks, locking the
+ * shards of the command's keys, running it, and its statistics.
+ */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <ctype.h>
+
+#include "commands.h"
+#include "mem.h"
+#include "util.h"
+#include "worker.h"
+
+#define ROW(full, sub, handler, ar, fl, first, last, step, grp, ver, text)                         \
+	{ .name = full,                                                                            \
+	  .sub_name = sub,                                                                         \
+	  .fn = handler,                                                                           \
+	  .arity = ar,                                                                             \
+	  .flags = fl,                                                                             \
+	  .first_key = first,                                                                      \
+	  .last_key = last,                                                                        \
+	  .key_step = step,                                                                        \
+	  .group = grp,                                                                            \
+	  .since = ver,                                                                            \
+	  .summary = text },
+
+static struct command table[] = {
+#define COMMAND(name, fn, arity, flags, first, last, step, group, since, summary)                  \
+	ROW(name, name, fn, arity, flags, first, last, step, group, since, summary)
+#define CONTAINER(name, arity, flags, group, since, summary)                                       \
+	ROW(name, name, NULL, arity, flags, 0, 0, 0, group, since, summary)
+#define SUBCOMMAND(parent, name, fn, arity, flags, first, last, step, group, since, summary)       \
+	ROW(parent "|" name, name, fn, arity, flags, first, last, step, group, since, summary)
+#include "commands.def"
+#undef COMMAND
+#undef CONTAINER
+#undef SUBCOMMAND
+#undef ROW
+};
+
+#define NCOMMANDS (sizeof(table) / sizeof(table[0]))
+
+/* Top-level commands sorted by name, for binary search; NULL-terminated. */
+static struct command **top;
+static size_t ntop;
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp((*(struct command *const *)a)->name, (*(struct command *const *)b)->name);
+}
+
+void commands_init(void)
+{
+	top = xcalloc(NCOMMANDS + 1, sizeof(*top));
+	for (size_t i = 0; i < NCOMMANDS; i++) {
+		struct command *cmd = &table[i];
+		const char *bar = strchr(cmd->name, '|');
+
+		if (!bar) {
+			top[ntop++] = cmd;
+			continue;
+		}
+		for (size_t j = 0; j < NCOMMANDS; j++) {
+			struct command *parent = &table[j];
+
+			if (!strchr(parent->name, '|') &&
+			    strncmp(parent->name, cmd->name, (size_t)(bar - cmd->name)) == 0 &&
+			    parent->name[bar - cmd->name] == '\0') {
+				cmd->parent = parent;
+				parent->subs = xrealloc(parent->subs, sizeof(*parent->subs) *
+									      (parent->nsubs + 2));
+				parent->subs[parent->nsubs++] = cmd;
+				parent->subs[parent->nsubs] = NULL;
+				break;
+			}
+		}
+	}
+	qsort(top, ntop, sizeof(*top), by_name);
+}
+
+struct command **command_all(void)
+{
+	return top;
+}
+
+struct command *command_lookup(const char *name, size_t len)
+{
+	size_t lo = 0, hi = ntop;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		const char *n = top[mid]->name;
+		int cmp = strncasecmp(name, n, len);
+
+		if (cmp == 0 && n[len] != '\0')
+			cmp = -1;
+		if (cmp == 0)
+			return top[mid];
+		if (cmp < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return NULL;
+}
+
+static struct command *subcommand_lookup(const struct command *parent, const char *name, size_t len)
+{
+	for (unsigned i = 0; i < parent->nsubs; i++)
+		if (str_eq_nocase(name, len, parent->subs[i]->sub_name))
+			return parent->subs[i];
+	return NULL;
+}
+
+int command_key_indexes(const struct command *cmd, int argc, int *keys, int max)
+{
+	int last, n = 0;
+
+	if (cmd->first_key <= 0 || cmd->first_key >= argc)
+		return 0;
+	last = cmd->last_key < 0 ? argc + cmd->last_key : cmd->last_key;
+	if (last >= argc)
+		last = argc - 1;
+	for (int i = cmd->first_key; i <= last && n < max; i += cmd->key_step)
+		keys[n++] = i;
+	return n;
+}
+
+static void reply_unknown_command(struct client *c)
+{
+	char args[256];
+	size_t n = 0;
+
+	args[0] = '\0';
+	for (int i = 1; i < c->argc && n < 128; i++)
+		n += (size_t)snprintf(args + n, sizeof(args) - n, "'%.*s' ",
+				      (int)(c->argv[i].len < 128 - n ? c->argv[i].len : 128 - n),
+				      c->argv[i].p);
+	reply_errorf(c, "unknown command '%.128s', with args beginning with: %s", c->argv[0].p,
+		     args);
+}
+
+/* The shards a command's keys live in, locked before it runs. */
+static void lock_keys(struct client *c, const struct command *cmd, struct lockset *ls)
+{
+	if (cmd->first_key <= 0)
+		return;
+	if (cmd->key_step == 1 && cmd->last_key == -1 && c->argc - cmd->first_key > LOCKSET_MAX) {
+		/* More keys than shards: lock the whole database. */
+		lockset_add_db(ls, c->db);
+	} else {
+		int last = cmd->last_key < 0 ? c->argc + cmd->last_key : cmd->last_key;
+
+		if (last >= c->argc)
+			last = c->argc - 1;
+		for (int i = cmd->first_key; i <= last; i += cmd->key_step) {
+			if (ls->n == LOCKSET_MAX - 1) {
+				lockset_init(ls);
+				lockset_add_db(ls, c->db);
+				break;
+			}
+			lockset_add_key(ls, c->db, c->argv[i].p, c->argv[i].len);
+		}
+	}
+	lockset_acquire(ls);
+}
+
+void command_dispatch(struct client *c)
+{
+	struct command *cmd = command_lookup(c->argv[0].p, c->argv[0].len);
+	struct lockset ls;
+	int64_t start;
+	uint64_t elapsed;
+
+	if (!cmd) {
+		reply_unknown_command(c);
+		return;
+	}
+	if (cmd->subs && !(c->argc == 1 && cmd->fn)) {
+		struct command *sub;
+
+		if (c->argc == 1) {
+			reply_errorf(c, "wrong number of arguments for '%s' command", cmd->name);
+			return;
+		}
+		sub = subcommand_lookup(cmd, c->argv[1].p, c->argv[1].len);
+		if (!sub) {
+			char upper[64];
+			size_t i;
+
+			for (i = 0; i < c->argv[0].len && i < sizeof(upper) - 1; i++)
+				upper[i] = (char)toupper((unsigned char)c->argv[0].p[i]);
+			upper[i] = '\0';
+			reply_errorf(c, "unknown subcommand '%.128s'. Try %s HELP.", c->argv[1].p,
+				     upper);
+			return;
+		}
+		cmd = sub;
+	}
+	if ((cmd->arity > 0 && c->argc != cmd->arity) || c->argc < -cmd->arity) {
+		reply_errorf(c, "wrong number of arguments for '%s' command", cmd->name);
+		__atomic_fetch_add(&cmd->rejected, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	if (!c->authenticated && !(cmd->flags & CMD_NO_AUTH)) {
+		reply_error(c, "-NOAUTH Authentication required.");
+		__atomic_fetch_add(&cmd->rejected, 1, __ATOMIC_RELAXED);
+		return;
+	}
+
+	lockset_init(&ls);
+	if (!(cmd->flags & (CMD_LOCKS_SELF | CMD_NO_KEYS_LOCK)))
+		lock_keys(c, cmd, &ls);
+	__atomic_store_n(&c->last_cmd, cmd->name, __ATOMIC_RELAXED);
+	start = now_us();
+	store_time_ms = start / 1000;
+	current_client = c;
+	cmd->fn(c);
+	current_client = NULL;
+	store_time_ms = 0;
+	lockset_release(&ls);
+	elapsed = (uint64_t)(now_us() - start);
+
+	__atomic_fetch_add(&cmd->calls, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&cmd->usec, elapsed, __ATOMIC_RELAXED);
+	__atomic_store_n(&c->last_ms, mono_ms(), __ATOMIC_RELAXED);
+	c->commands++;
+	__atomic_fetch_add(&c->worker->stat_commands, 1, __ATOMIC_RELAXED);
+}
+
+bool arg_ll(struct client *c, int i, long long *v)
+{
+	if (str_to_ll(c->argv[i].p, c->argv[i].len, v))
+		return true;
+	reply_error(c, ERR_NOT_INT);
+	return false;
+}
+
+bool arg_is(const struct client *c, int i, const char *word)
+{
+	return i < c->argc && str_eq_nocase(c->argv[i].p, c->argv[i].len, word);
+}
+
+struct entry *key_find(struct client *c, int i)
+{
+	return db_find(c->db, c->argv[i].p, c->argv[i].len);
+}
+
+struct entry *key_find_read(struct client *c, int i)
+{
+	return db_find_read(c->db, c->argv[i].p, c->argv[i].len);
+}
+
+bool entry_is(struct client *c, const struct entry *e, int type)
+{
+	if (e->val.type == type)
+		return true;
+	reply_error(c, ERR_WRONGTYPE);
+	return false;
+}

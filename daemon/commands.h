@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * commands: the command table and what handlers share.
+ *
+ * Every command is described once, as a row of an X-macro list in
+ * cmd/<family>.def (all included by commands.def). The rows drive dispatch,
+ * arity errors, key extraction (which shards a command locks; COMMAND GETKEYS),
+ * and the COMMAND introspection replies. Rows:
+ *
+ *   COMMAND("get", cmd_get, arity, flags, first_key, last_key, key_step,
+ *           "group", "since", "summary")
+ *   CONTAINER("client", arity, flags, "group", "since", "summary")
+ *   SUBCOMMAND("client", "id", cmd_client_id, arity, flags, first_key,
+ *              last_key, key_step, "group", "since", "summary")
+ *
+ * Names are lower-case string literals (dashes allowed: "no-evict").
+ * arity as in Redis: N exactly, -N at least N (the command name counts).
+ * last_key -1 means the last argument. Handlers are `void cmd_x(struct client *)`:
+ * they run with the shards of their keys already locked (unless the row has
+ * CMD_LOCKS_SELF), read c->argv, and write exactly one reply.
+ */
+#ifndef XKV_COMMANDS_H
+#define XKV_COMMANDS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "client.h"
+#include "reply.h"
+#include "store.h"
+
+enum command_flag {
+	CMD_WRITE = 1u << 0,
+	CMD_READONLY = 1u << 1,
+	CMD_DENYOOM = 1u << 2,
+	CMD_ADMIN = 1u << 3,
+	CMD_PUBSUB = 1u << 4,
+	CMD_NOSCRIPT = 1u << 5,
+	CMD_BLOCKING = 1u << 6,
+	CMD_LOADING = 1u << 7,
+	CMD_STALE = 1u << 8,
+	CMD_SKIP_MONITOR = 1u << 9,
+	CMD_SKIP_SLOWLOG = 1u << 10,
+	CMD_FAST = 1u << 11,
+	CMD_NO_AUTH = 1u << 12,
+	CMD_ALLOW_BUSY = 1u << 13,
+	CMD_NO_MULTI = 1u << 14,
+	/* Not shown by COMMAND INFO: how the dispatcher locks the store. */
+	CMD_LOCKS_SELF = 1u << 30,   /* the handler locks what it touches */
+	CMD_NO_KEYS_LOCK = 1u << 31, /* touches no key */
+};
+
+typedef void command_fn(struct client *c);
+
+struct command {
+	const char *name;     /* lower case; a subcommand's is "container|sub" */
+	const char *sub_name; /* the part after '|', or the name */
+	command_fn *fn;	      /* NULL for containers */
+	int arity;
+	uint32_t flags;
+	int first_key, last_key, key_step;
+	const char *group, *since, *summary;
+	struct command *parent;
+	struct command **subs; /* containers: NULL-terminated */
+	unsigned nsubs;
+	/* Statistics (atomic): calls and microseconds. */
+	uint64_t calls, usec, rejected, failed;
+};
+
+#define COMMAND(name, fn, ...) command_fn fn;
+#define CONTAINER(...)
+#define SUBCOMMAND(parent, name, fn, ...) command_fn fn;
+#include "commands.def"
+#undef COMMAND
+#undef CONTAINER
+#undef SUBCOMMAND
+
+void commands_init(void);
+/* Looks a command or container up by name, any case; NULL if unknown. */
+struct command *command_lookup(const char *name, size_t len);
+/* Parses, checks and runs c's current request (argv), replying to it. */
+void command_dispatch(struct client *c);
+/* Every top-level command, for COMMAND and COMMAND COUNT; NULL-terminated. */
+struct command **command_all(void);
+/* Fills keys[] with the indexes of argv's key arguments for cmd (at most max);
+ * returns the count. */
+int command_key_indexes(const struct command *cmd, int argc, int *keys, int max);
+
+/* Argument helpers: on failure they reply with Redis's error and return false. */
+bool arg_ll(struct client *c, int i, long long *v);
+bool arg_is(const struct client *c, int i, const char *word);
+/* The entry for key argv[i] in the client's database, or NULL. */
+struct entry *key_find(struct client *c, int i);
+/* As key_find, counting a keyspace hit or miss. */
+struct entry *key_find_read(struct client *c, int i);
+/* True if e holds the given type; otherwise replies WRONGTYPE, false. */
+bool entry_is(struct client *c, const struct entry *e, int type);
+
+#endif

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * config: the server's directives, from a redis.conf-style file, the command
+ * line (--name value) and CONFIG GET / SET, all through one table.
+ *
+ * Threads: fields are written at start-up and by CONFIG SET (on any worker);
+ * readers on other threads may see the old or the new value of a numeric
+ * field, never a torn one. A replaced string is retired, not freed, until
+ * exit, so a reader holding the old pointer stays safe.
+ */
+#ifndef XKV_CONFIG_H
+#define XKV_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+enum io_engine_choice { IO_ENGINE_AUTO, IO_ENGINE_URING, IO_ENGINE_EPOLL };
+
+struct config {
+	long long port;
+	char *bind; /* space-separated addresses */
+	long long databases;
+	long long maxclients;
+	long long timeout; /* idle seconds before a client is closed, 0 never */
+	long long tcp_keepalive;
+	char *requirepass; /* "" when none */
+	long long proto_max_bulk_len;
+	long long client_query_buffer_limit;
+	long long loglevel;
+	char *logfile;
+	char *pidfile;
+	char *dir;
+	long long threads; /* 0: one per online CPU */
+	long long io_engine;
+	long long hz;
+	char *config_file; /* absolute path of the file read at start, or NULL */
+};
+
+extern struct config config;
+
+/* Sets the defaults. */
+void config_init(void);
+/* Reads the file (if path is not NULL) and then the command-line pairs in
+ * argv ("--name" "value"...). On error prints Redis's FATAL CONFIG report to
+ * stderr and returns -1. */
+int config_load(const char *path, int argc, char **argv);
+/* CONFIG SET: pairs[0..2n) of name, value, applied all or nothing. Returns 0,
+ * or -1 with *err set to the reply's message. */
+int config_set_pairs(const char *const *pairs, const size_t *lens, int n, char *err, size_t errlen);
+
+/* CONFIG GET: calls fn for every directive matching a glob pattern. */
+typedef void config_visit_fn(void *ctx, const char *name, const char *value);
+void config_get(const char *pattern, size_t len, config_visit_fn *fn, void *ctx);
+
+/* Frees what the config owns (at exit). */
+void config_free(void);
+
+#endif

@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * xkvd: start-up and shutdown. `xkvd [config-file] [--directive value ...]`,
+ * the same command line as redis-server.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "config.h"
+#include "log.h"
+#include "mem.h"
+#include "store.h"
+#include "util.h"
+#include "worker.h"
+
+#define XKV_VERSION "0.1.0"
+
+static void usage(void)
+{
+	fprintf(stderr, "Usage: xkvd [/path/to/xkv.conf] [--directive value ...]\n"
+			"       xkvd --version\n"
+			"Directives use Redis's names (port, bind, requirepass, ...) plus\n"
+			"threads N and io-engine auto|io_uring|epoll.\n");
+}
+
+static void make_run_id(void)
+{
+	static const char hex[] = "0123456789abcdef";
+	FILE *f = fopen("/dev/urandom", "r");
+	unsigned char raw[20] = { 0 };
+
+	if (!f || fread(raw, 1, sizeof(raw), f) != sizeof(raw))
+		for (size_t i = 0; i < sizeof(raw); i++)
+			raw[i] = (unsigned char)(now_us() >> (i % 8));
+	if (f)
+		fclose(f);
+	for (size_t i = 0; i < sizeof(raw); i++) {
+		server.run_id[2 * i] = hex[raw[i] >> 4];
+		server.run_id[2 * i + 1] = hex[raw[i] & 15];
+	}
+}
+
+static int write_pidfile(void)
+{
+	FILE *f;
+
+	if (!config.pidfile[0])
+		return 0;
+	f = fopen(config.pidfile, "w");
+	if (!f) {
+		log_warning("Failed to write PID file %s: %s", config.pidfile, strerror(errno));
+		return -1;
+	}
+	fprintf(f, "%d\n", (int)getpid());
+	fclose(f);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *file = NULL;
+	int first_opt = 1, ret;
+
+	if (argc > 1 && (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-v"))) {
+		printf("xkvd v=%s malloc=%s\n", XKV_VERSION, mem_allocator());
+		return 0;
+	}
+	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		usage();
+		return 0;
+	}
+	if (argc > 1 && strncmp(argv[1], "--", 2) != 0) {
+		file = argv[1];
+		first_opt = 2;
+	}
+	config_init();
+	if (config_load(file, argc - first_opt, argv + first_opt) < 0)
+		return 1;
+	if (log_open(config.logfile) < 0) {
+		fprintf(stderr, "Can't open the log file: %s\n", strerror(errno));
+		return 1;
+	}
+	log_set_level((int)config.loglevel);
+	if (chdir(config.dir) < 0) {
+		log_warning("Can't chdir to '%s': %s", config.dir, strerror(errno));
+		return 1;
+	}
+	if (readlink("/proc/self/exe", server.executable, sizeof(server.executable) - 1) < 0)
+		server.executable[0] = '\0';
+	server.start_ms = now_ms();
+	make_run_id();
+	log_notice("xkv %s starting, pid=%d, malloc=%s", XKV_VERSION, (int)getpid(),
+		   mem_allocator());
+	if (!file)
+		log_warning("No config file specified, using the default config.");
+
+	commands_init();
+	store_init((int)config.databases);
+	if (write_pidfile() < 0)
+		return 1;
+	ret = server_run();
+	if (config.pidfile[0])
+		unlink(config.pidfile);
+	log_notice("xkv is now ready to exit, bye bye...");
+	store_destroy();
+	config_free();
+	return ret < 0 ? 1 : 0;
+}

@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * Allocation accounting: each thread adds the usable size of what it
+ * allocates and subtracts what it frees in its own counter slot. A block may
+ * be freed by another thread than the one that allocated it, so a slot can go
+ * negative; only the sum over slots means anything.
+ */
+#include <malloc.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifdef HAVE_JEMALLOC
+#include <jemalloc/jemalloc.h>
+#endif
+
+#include "log.h"
+#include "mem.h"
+
+#define MEM_SLOTS 256
+
+/* One cache line per slot: threads never share a written line. */
+static struct {
+	_Atomic int64_t bytes;
+	char pad[56];
+} slots[MEM_SLOTS];
+static _Atomic unsigned next_slot;
+static __thread int my_slot = -1;
+static size_t peak;
+
+static inline void account(int64_t delta)
+{
+	if (my_slot < 0)
+		my_slot = atomic_fetch_add(&next_slot, 1) % MEM_SLOTS;
+	atomic_fetch_add_explicit(&slots[my_slot].bytes, delta, memory_order_relaxed);
+}
+
+static void oom(size_t size)
+{
+	log_warning("Out Of Memory allocating %zu bytes!", size);
+	abort();
+}
+
+size_t xusable(const void *ptr)
+{
+	return ptr ? malloc_usable_size((void *)ptr) : 0;
+}
+
+void *xmalloc(size_t size)
+{
+	void *p = malloc(size ? size : 1);
+
+	if (!p)
+		oom(size);
+	account((int64_t)xusable(p));
+	return p;
+}
+
+void *xcalloc(size_t nmemb, size_t size)
+{
+	void *p = calloc(nmemb ? nmemb : 1, size ? size : 1);
+
+	if (!p)
+		oom(nmemb * size);
+	account((int64_t)xusable(p));
+	return p;
+}
+
+void *xrealloc(void *ptr, size_t size)
+{
+	size_t old = xusable(ptr);
+	void *p = realloc(ptr, size ? size : 1);
+
+	if (!p)
+		oom(size);
+	account((int64_t)xusable(p) - (int64_t)old);
+	return p;
+}
+
+void xfree(void *ptr)
+{
+	if (!ptr)
+		return;
+	account(-(int64_t)xusable(ptr));
+	free(ptr);
+}
+
+char *xstrndup(const char *p, size_t len)
+{
+	char *s = xmalloc(len + 1);
+
+	memcpy(s, p, len);
+	s[len] = '\0';
+	return s;
+}
+
+size_t mem_used(void)
+{
+	int64_t sum = 0;
+
+	for (int i = 0; i < MEM_SLOTS; i++)
+		sum += atomic_load_explicit(&slots[i].bytes, memory_order_relaxed);
+	return sum > 0 ? (size_t)sum : 0;
+}
+
+void mem_sample_peak(void)
+{
+	size_t used = mem_used();
+
+	if (used > peak)
+		peak = used;
+}
+
+size_t mem_peak(void)
+{
+	mem_sample_peak();
+	return peak;
+}
+
+size_t mem_rss(void)
+{
+	FILE *f = fopen("/proc/self/statm", "r");
+	unsigned long pages = 0, rss = 0;
+
+	if (!f)
+		return 0;
+	if (fscanf(f, "%lu %lu", &pages, &rss) != 2)
+		rss = 0;
+	fclose(f);
+	return rss * (size_t)sysconf(_SC_PAGESIZE);
+}
+
+const char *mem_allocator(void)
+{
+#ifdef HAVE_JEMALLOC
+	static char name[64];
+	const char *version = NULL;
+	size_t len = sizeof(version);
+
+	if (!name[0]) {
+		if (mallctl("version", &version, &len, NULL, 0) == 0 && version)
+			snprintf(name, sizeof(name), "jemalloc-%.*s", (int)strcspn(version, "-"),
+				 version);
+		else
+			snprintf(name, sizeof(name), "jemalloc");
+	}
+	return name;
+#else
+	return "libc";
+#endif
+}

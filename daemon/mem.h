@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * mem: the daemon's allocator front end.
+ *
+ * Every heap allocation of the daemon goes through these wrappers so that
+ * used_memory (INFO, MEMORY USAGE, maxmemory) is the sum of the allocator's
+ * usable sizes. Each thread counts into its own slot (no shared cache line on
+ * the hot path); mem_used() sums the slots. Allocation failure aborts, as in
+ * Redis: a server that cannot allocate cannot keep its promises.
+ */
+#ifndef XKV_MEM_H
+#define XKV_MEM_H
+
+#include <stddef.h>
+
+void *xmalloc(size_t size);
+void *xcalloc(size_t nmemb, size_t size);
+void *xrealloc(void *ptr, size_t size);
+void xfree(void *ptr);
+/* Returns a NUL-terminated copy of p[0..len); the caller frees it with xfree(). */
+char *xstrndup(const char *p, size_t len);
+/* The usable size of an allocation made here (what accounting charges for it). */
+size_t xusable(const void *ptr);
+
+/* Bytes currently allocated through the wrappers, over all threads. */
+size_t mem_used(void);
+/* Peak of mem_used() as last sampled by mem_sample_peak(). */
+size_t mem_peak(void);
+void mem_sample_peak(void);
+/* The process's resident set size in bytes, from /proc (0 if unreadable). */
+size_t mem_rss(void);
+/* Name of the allocator in use ("jemalloc-5.3.0" or "libc"). */
+const char *mem_allocator(void);
+
+#endif

@@ -1,0 +1,421 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * The io_uring engine (the default): one ring per worker, multishot accept,
+ * multishot recv into a ring of provided buffers, and replies sent with one
+ * sendmsg per client per loop turn, all submitted in a single io_uring_enter
+ * together with the wait for the next completions.
+ *
+ * A client being closed may still have operations in flight: it is freed only
+ * once their completions have all arrived (conn->inflight reaches zero).
+ */
+#include <errno.h>
+#include <liburing.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "log.h"
+#include "mem.h"
+#include "util.h"
+#include "worker.h"
+
+#define RING_ENTRIES 4096
+#define BUF_COUNT 256 /* power of two */
+#define BUF_SIZE (16 * 1024)
+#define BUF_GROUP 0
+#define MAX_IOV 64
+
+/* user_data: a pointer with an operation tag in its low 3 bits. */
+enum op { OP_RECV = 1, OP_SEND = 2, OP_CANCEL = 3, OP_ACCEPT = 4, OP_WAKE = 5 };
+#define OP_MASK 7ULL
+
+struct uring_conn {
+	struct msghdr msg;
+	struct iovec iov[MAX_IOV];
+	unsigned inflight; /* operations whose last completion is pending */
+	bool recv_armed;
+	bool sending;
+	bool dirty; /* on the worker's list to flush this turn */
+	struct client *next_dirty;
+};
+
+struct uring_worker {
+	struct io_uring ring;
+	struct io_uring_buf_ring *bufring;
+	char *bufs;
+	struct client *dirty;	/* clients with replies or a pending close */
+	struct client *closing; /* closed, waiting for their completions */
+	uint64_t wake_buf;
+};
+
+static inline struct uring_conn *conn_of(struct client *c)
+{
+	return c->engine_data;
+}
+
+static struct io_uring_sqe *get_sqe(struct uring_worker *uw)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&uw->ring);
+
+	if (!sqe) {
+		/* The submission queue is full: hand it to the kernel first. */
+		io_uring_submit(&uw->ring);
+		sqe = io_uring_get_sqe(&uw->ring);
+	}
+	xkv_assert(sqe);
+	return sqe;
+}
+
+static void arm_accept(struct worker *w, int i)
+{
+	struct uring_worker *uw = w->engine_data;
+	struct io_uring_sqe *sqe = get_sqe(uw);
+
+	io_uring_prep_multishot_accept(sqe, w->listen_fds[i], NULL, NULL, SOCK_CLOEXEC);
+	io_uring_sqe_set_data64(sqe, ((uint64_t)i << 3) | OP_ACCEPT);
+}
+
+static void arm_wake(struct worker *w)
+{
+	struct uring_worker *uw = w->engine_data;
+	struct io_uring_sqe *sqe = get_sqe(uw);
+
+	io_uring_prep_poll_multishot(sqe, w->wake_fd, POLLIN);
+	io_uring_sqe_set_data64(sqe, OP_WAKE);
+}
+
+static void arm_recv(struct client *c)
+{
+	struct uring_worker *uw = c->worker->engine_data;
+	struct io_uring_sqe *sqe = get_sqe(uw);
+
+	io_uring_prep_recv_multishot(sqe, c->fd, NULL, 0, 0);
+	sqe->flags |= IOSQE_BUFFER_SELECT;
+	sqe->buf_group = BUF_GROUP;
+	io_uring_sqe_set_data64(sqe, (uint64_t)(uintptr_t)c | OP_RECV);
+	conn_of(c)->recv_armed = true;
+	conn_of(c)->inflight++;
+}
+
+static void mark_dirty(struct client *c)
+{
+	struct uring_worker *uw = c->worker->engine_data;
+	struct uring_conn *conn = conn_of(c);
+
+	if (conn->dirty)
+		return;
+	conn->dirty = true;
+	conn->next_dirty = uw->dirty;
+	uw->dirty = c;
+}
+
+static int uring_init(struct worker *w)
+{
+	struct uring_worker *uw = xcalloc(1, sizeof(*uw));
+	struct io_uring_params p = { .flags = IORING_SETUP_SINGLE_ISSUER |
+					      IORING_SETUP_DEFER_TASKRUN };
+	struct io_uring_buf_reg reg = { 0 };
+	size_t ring_bytes = BUF_COUNT * sizeof(struct io_uring_buf);
+	int err;
+
+	err = io_uring_queue_init_params(RING_ENTRIES, &uw->ring, &p);
+	if (err == -EINVAL) {
+		/* Kernels before 6.1 lack these flags. */
+		memset(&p, 0, sizeof(p));
+		err = io_uring_queue_init_params(RING_ENTRIES, &uw->ring, &p);
+	}
+	if (err < 0)
+		goto fail;
+	uw->bufring =
+		mmap(NULL, ring_bytes, PROT_READ | PROT_WRITE, MAP_ANONYMOUS | MAP_PRIVATE, -1, 0);
+	if (uw->bufring == MAP_FAILED) {
+		err = -errno;
+		goto fail_ring;
+	}
+	reg.ring_addr = (uint64_t)(uintptr_t)uw->bufring;
+	reg.ring_entries = BUF_COUNT;
+	reg.bgid = BUF_GROUP;
+	err = io_uring_register_buf_ring(&uw->ring, &reg, 0);
+	if (err < 0)
+		goto fail_map;
+	uw->bufs = xmalloc((size_t)BUF_COUNT * BUF_SIZE);
+	io_uring_buf_ring_init(uw->bufring);
+	for (unsigned i = 0; i < BUF_COUNT; i++)
+		io_uring_buf_ring_add(uw->bufring, uw->bufs + (size_t)i * BUF_SIZE, BUF_SIZE,
+				      (unsigned short)i, io_uring_buf_ring_mask(BUF_COUNT), (int)i);
+	io_uring_buf_ring_advance(uw->bufring, BUF_COUNT);
+
+	w->engine_data = uw;
+	for (int i = 0; i < w->nlisten; i++)
+		arm_accept(w, i);
+	arm_wake(w);
+	return 0;
+
+fail_map:
+	munmap(uw->bufring, ring_bytes);
+fail_ring:
+	io_uring_queue_exit(&uw->ring);
+fail:
+	xfree(uw);
+	return err;
+}
+
+static void recycle_buffer(struct uring_worker *uw, unsigned bid)
+{
+	io_uring_buf_ring_add(uw->bufring, uw->bufs + (size_t)bid * BUF_SIZE, BUF_SIZE,
+			      (unsigned short)bid, io_uring_buf_ring_mask(BUF_COUNT), 0);
+	io_uring_buf_ring_advance(uw->bufring, 1);
+}
+
+static void uring_close_client(struct client *c)
+{
+	struct uring_worker *uw = c->worker->engine_data;
+	struct uring_conn *conn = conn_of(c);
+
+	if (c->closing)
+		return;
+	c->closing = true;
+	if (conn->recv_armed) {
+		struct io_uring_sqe *sqe = get_sqe(uw);
+
+		io_uring_prep_cancel_fd(sqe, c->fd, 0);
+		io_uring_sqe_set_data64(sqe, (uint64_t)(uintptr_t)c | OP_CANCEL);
+		conn->inflight++;
+	}
+	/* Also ends an in-flight send quickly on a peer that stopped reading. */
+	shutdown(c->fd, SHUT_RDWR);
+	c->next_closing = uw->closing;
+	uw->closing = c;
+}
+
+static void start_send(struct client *c)
+{
+	struct uring_worker *uw = c->worker->engine_data;
+	struct uring_conn *conn = conn_of(c);
+	struct io_uring_sqe *sqe;
+
+	conn->msg.msg_iov = conn->iov;
+	conn->msg.msg_iovlen = (size_t)client_reply_iov(c, conn->iov, MAX_IOV);
+	sqe = get_sqe(uw);
+	io_uring_prep_sendmsg(sqe, c->fd, &conn->msg, MSG_NOSIGNAL);
+	io_uring_sqe_set_data64(sqe, (uint64_t)(uintptr_t)c | OP_SEND);
+	conn->sending = true;
+	conn->inflight++;
+}
+
+/* Sends replies or closes, for every client touched this turn. */
+static void flush_dirty(struct uring_worker *uw)
+{
+	while (uw->dirty) {
+		struct client *c = uw->dirty;
+		struct uring_conn *conn = conn_of(c);
+
+		uw->dirty = conn->next_dirty;
+		conn->dirty = false;
+		if (c->closing || conn->sending)
+			continue;
+		if (c->flags & CLIENT_CLOSE_ASAP)
+			uring_close_client(c);
+		else if (client_has_replies(c))
+			start_send(c);
+		else if (c->flags & CLIENT_CLOSE_AFTER_REPLY)
+			uring_close_client(c);
+	}
+}
+
+static void on_accept(struct worker *w, struct io_uring_cqe *cqe)
+{
+	struct client *c;
+
+	if (!(cqe->flags & IORING_CQE_F_MORE) && !server.shutdown)
+		arm_accept(w, (int)(cqe->user_data >> 3));
+	if (cqe->res < 0)
+		return;
+	c = worker_accept(w, cqe->res);
+	if (!c)
+		return;
+	c->engine_data = xcalloc(1, sizeof(struct uring_conn));
+	arm_recv(c);
+}
+
+static void on_recv(struct client *c, struct io_uring_cqe *cqe)
+{
+	struct uring_worker *uw = c->worker->engine_data;
+	struct uring_conn *conn = conn_of(c);
+	bool more = cqe->flags & IORING_CQE_F_MORE;
+
+	if (!more) {
+		conn->recv_armed = false;
+		conn->inflight--;
+	}
+	if (cqe->flags & IORING_CQE_F_BUFFER) {
+		unsigned bid = cqe->flags >> IORING_CQE_BUFFER_SHIFT;
+		const char *data = uw->bufs + (size_t)bid * BUF_SIZE;
+		size_t left = cqe->res > 0 ? (size_t)cqe->res : 0;
+
+		while (left && !c->closing) {
+			size_t room;
+			char *dst = client_read_buffer(c, &room);
+			size_t n = left < room ? left : room;
+
+			memcpy(dst, data, n);
+			data += n;
+			left -= n;
+			if (!worker_client_input(c, n))
+				break;
+		}
+		recycle_buffer(uw, bid);
+		if (!c->closing)
+			mark_dirty(c);
+	}
+	if (c->closing)
+		return;
+	if (cqe->res == 0 || (cqe->res < 0 && cqe->res != -ENOBUFS)) {
+		uring_close_client(c);
+		return;
+	}
+	if (!more)
+		arm_recv(c);
+}
+
+static void on_send(struct client *c, struct io_uring_cqe *cqe)
+{
+	struct uring_conn *conn = conn_of(c);
+
+	conn->sending = false;
+	conn->inflight--;
+	if (c->closing)
+		return;
+	if (cqe->res < 0) {
+		uring_close_client(c);
+		return;
+	}
+	worker_client_sent(c, (size_t)cqe->res);
+	mark_dirty(c);
+}
+
+static void handle_cqe(struct worker *w, struct io_uring_cqe *cqe)
+{
+	uint64_t ud = cqe->user_data;
+	struct client *c = (struct client *)(uintptr_t)(ud & ~OP_MASK);
+
+	switch (ud & OP_MASK) {
+	case OP_ACCEPT:
+		on_accept(w, cqe);
+		break;
+	case OP_WAKE:
+		worker_drain_mail(w);
+		if (!(cqe->flags & IORING_CQE_F_MORE) && !server.shutdown)
+			arm_wake(w);
+		break;
+	case OP_RECV:
+		on_recv(c, cqe);
+		break;
+	case OP_SEND:
+		on_send(c, cqe);
+		break;
+	case OP_CANCEL:
+		conn_of(c)->inflight--;
+		break;
+	}
+}
+
+/* Frees closed clients whose operations have all completed. */
+static void reap_closed(struct uring_worker *uw)
+{
+	struct client **pp = &uw->closing;
+
+	while (*pp) {
+		struct client *c = *pp;
+
+		if (conn_of(c)->inflight) {
+			pp = &c->next_closing;
+			continue;
+		}
+		*pp = c->next_closing;
+		xfree(c->engine_data);
+		c->engine_data = NULL;
+		worker_client_free(c);
+	}
+}
+
+static unsigned process_completions(struct worker *w)
+{
+	struct uring_worker *uw = w->engine_data;
+	struct io_uring_cqe *cqe;
+	unsigned head, n = 0;
+
+	io_uring_for_each_cqe(&uw->ring, head, cqe) {
+		handle_cqe(w, cqe);
+		n++;
+	}
+	io_uring_cq_advance(&uw->ring, n);
+	return n;
+}
+
+static void uring_run(struct worker *w)
+{
+	struct uring_worker *uw = w->engine_data;
+
+	while (!server.shutdown) {
+		struct __kernel_timespec ts;
+		struct io_uring_cqe *cqe;
+		int wait_ms = worker_wait_ms(w);
+
+		ts.tv_sec = wait_ms / 1000;
+		ts.tv_nsec = (long long)(wait_ms % 1000) * 1000000;
+		io_uring_submit_and_wait_timeout(&uw->ring, &cqe, 1, &ts, NULL);
+		process_completions(w);
+		flush_dirty(uw);
+		reap_closed(uw);
+		worker_cron(w);
+	}
+	/* Shutdown: close everyone, then wait (bounded) for the cancellations. */
+	for (struct client *c = w->clients; c; c = c->next_in_worker)
+		if (!c->closing)
+			uring_close_client(c);
+	for (int i = 0; i < 100 && uw->closing; i++) {
+		struct __kernel_timespec ts = { 0, 10 * 1000 * 1000 };
+		struct io_uring_cqe *cqe;
+
+		io_uring_submit_and_wait_timeout(&uw->ring, &cqe, 1, &ts, NULL);
+		process_completions(w);
+		reap_closed(uw);
+	}
+}
+
+static void uring_destroy(struct worker *w)
+{
+	struct uring_worker *uw = w->engine_data;
+
+	/* Clients still waiting for completions go with the ring. */
+	io_uring_queue_exit(&uw->ring);
+	while (uw->closing) {
+		struct client *c = uw->closing;
+
+		uw->closing = c->next_closing;
+		xfree(c->engine_data);
+		worker_client_free(c);
+	}
+	munmap(uw->bufring, BUF_COUNT * sizeof(struct io_uring_buf));
+	xfree(uw->bufs);
+	xfree(uw);
+	w->engine_data = NULL;
+}
+
+static void uring_wants_write(struct client *c)
+{
+	mark_dirty(c);
+}
+
+const struct net_engine net_engine_uring = {
+	.name = "io_uring",
+	.init = uring_init,
+	.run = uring_run,
+	.destroy = uring_destroy,
+	.wants_write = uring_wants_write,
+	.close_client = uring_close_client,
+};

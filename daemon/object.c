@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include <string.h>
+
+#include "mem.h"
+#include "object.h"
+#include "util.h"
+
+struct obj obj_string_ll(long long v)
+{
+	char tmp[LL_STR_SIZE + 1];
+
+	return (struct obj){ .type = OBJ_STRING, .enc = ENC_INT, .i = v, .len = ll_to_str(tmp, v) };
+}
+
+struct obj obj_string(const void *p, size_t len)
+{
+	long long v;
+	struct obj o = { .type = OBJ_STRING, .len = len };
+
+	/* Canonical integers are stored as numbers, as Redis does. */
+	if (len <= LL_STR_SIZE && str_to_ll(p, len, &v))
+		return obj_string_ll(v);
+	o.enc = len <= EMBSTR_MAX ? ENC_EMBSTR : ENC_RAW;
+	o.bytes = xmalloc(len + 1);
+	memcpy(o.bytes, p, len);
+	o.bytes[len] = '\0';
+	return o;
+}
+
+struct obj obj_string_owned(char *p, size_t len)
+{
+	return (struct obj){ .type = OBJ_STRING, .enc = ENC_RAW, .bytes = p, .len = len };
+}
+
+void obj_free(struct obj *o)
+{
+	if (o->type == OBJ_STRING && o->enc != ENC_INT)
+		xfree(o->bytes);
+	o->ptr = NULL;
+}
+
+struct obj obj_dup(const struct obj *o)
+{
+	struct obj copy = *o;
+
+	if (o->type == OBJ_STRING && o->enc != ENC_INT) {
+		copy.bytes = xmalloc(o->len + 1);
+		memcpy(copy.bytes, o->bytes, o->len + 1);
+	}
+	return copy;
+}
+
+const char *obj_str(const struct obj *o, char *tmp, size_t *len)
+{
+	if (o->enc == ENC_INT) {
+		*len = ll_to_str(tmp, o->i);
+		return tmp;
+	}
+	*len = o->len;
+	return o->bytes;
+}
+
+bool obj_string_ll_value(const struct obj *o, long long *v)
+{
+	if (o->enc == ENC_INT) {
+		*v = o->i;
+		return true;
+	}
+	return o->len <= LL_STR_SIZE && str_to_ll(o->bytes, o->len, v);
+}
+
+char *obj_string_make_raw(struct obj *o, size_t cap)
+{
+	if (o->enc == ENC_INT) {
+		char tmp[LL_STR_SIZE + 1];
+		size_t len = ll_to_str(tmp, o->i);
+
+		o->bytes = xmalloc((cap > len ? cap : len) + 1);
+		memcpy(o->bytes, tmp, len + 1);
+		o->len = len;
+	} else if (cap + 1 > xusable(o->bytes)) {
+		/* Grow geometrically so repeated APPENDs stay linear. */
+		size_t want = cap < 1024 * 1024 ? cap * 2 : cap + 1024 * 1024;
+
+		o->bytes = xrealloc(o->bytes, want + 1);
+	}
+	o->enc = ENC_RAW;
+	return o->bytes;
+}
+
+const char *obj_type_name(const struct obj *o)
+{
+	static const char *const names[] = {
+		[OBJ_STRING] = "string", [OBJ_LIST] = "list", [OBJ_SET] = "set",
+		[OBJ_ZSET] = "zset",	 [OBJ_HASH] = "hash",
+	};
+
+	return names[o->type];
+}
+
+const char *obj_encoding_name(const struct obj *o)
+{
+	static const char *const names[] = {
+		[ENC_INT] = "int",
+		[ENC_EMBSTR] = "embstr",
+		[ENC_RAW] = "raw",
+	};
+
+	return names[o->enc];
+}
+
+size_t obj_mem(const struct obj *o)
+{
+	if (o->type == OBJ_STRING && o->enc != ENC_INT)
+		return xusable(o->bytes);
+	return 0;
+}

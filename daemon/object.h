@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * object: typed values and their encodings.
+ *
+ * A value lives inline in its key's entry (struct obj is two words), and owns
+ * whatever heap memory its encoding needs. Strings are encoded as Redis does,
+ * so OBJECT ENCODING answers the same: "int" for canonical integers that fit a
+ * long long, "embstr" for short strings as written by SET, "raw" otherwise.
+ */
+#ifndef XKV_OBJECT_H
+#define XKV_OBJECT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum obj_type { OBJ_STRING, OBJ_LIST, OBJ_SET, OBJ_ZSET, OBJ_HASH };
+enum obj_enc { ENC_INT, ENC_EMBSTR, ENC_RAW };
+
+/* Strings up to this length are reported as "embstr" when set whole. */
+#define EMBSTR_MAX 44
+
+struct obj {
+	uint8_t type;
+	uint8_t enc;
+	union {
+		int64_t i;   /* ENC_INT */
+		char *bytes; /* ENC_EMBSTR / ENC_RAW: len bytes, owned */
+		void *ptr;   /* other types */
+	};
+	size_t len; /* string length (also for ENC_INT: digits) */
+};
+
+/* A string value that copies p[0..len), choosing the encoding as SET does. */
+struct obj obj_string(const void *p, size_t len);
+/* A string value holding the integer v ("int" encoding). */
+struct obj obj_string_ll(long long v);
+/* A string value that takes ownership of the xmalloc'd buffer p. */
+struct obj obj_string_owned(char *p, size_t len);
+void obj_free(struct obj *o);
+struct obj obj_dup(const struct obj *o);
+
+/* The bytes of a string value; ENC_INT is formatted into tmp, which must hold
+ * LL_STR_SIZE + 1 bytes. The pointer is valid while o and tmp are unchanged. */
+const char *obj_str(const struct obj *o, char *tmp, size_t *len);
+/* Is the string value a canonical integer? (*v set if so.) */
+bool obj_string_ll_value(const struct obj *o, long long *v);
+/* Makes a string value raw and mutable with room for at least cap bytes;
+ * returns its bytes (valid until the next call that may reallocate). */
+char *obj_string_make_raw(struct obj *o, size_t cap);
+
+const char *obj_type_name(const struct obj *o);
+const char *obj_encoding_name(const struct obj *o);
+/* Heap bytes owned by the value (for MEMORY USAGE / accounting). */
+size_t obj_mem(const struct obj *o);
+
+#endif

@@ -1,0 +1,427 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * The keyspace. Lock rules are at the top of store.h: every function here that
+ * takes a db and a key or entry runs under that key's shard lock, held by the
+ * caller; lockset_* and store_active_expire take locks themselves, always in
+ * ascending (db, shard) order.
+ */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+#include "log.h"
+#include "mem.h"
+#include "store.h"
+#include "util.h"
+
+struct store store;
+__thread int64_t store_time_ms;
+
+int64_t store_now(void)
+{
+	return store_time_ms ? store_time_ms : now_ms();
+}
+
+static bool entry_key_equal(const struct dict_node *node, const void *key, size_t len)
+{
+	const struct entry *e = entry_of(node);
+
+	return e->klen == len && memcmp(e->key, key, len) == 0;
+}
+
+static const struct dict_type keyspace_type = { .key_equal = entry_key_equal };
+
+void store_init(int ndbs)
+{
+	store.ndbs = ndbs;
+	store.dbs = xcalloc(ndbs, sizeof(*store.dbs));
+	for (int db = 0; db < ndbs; db++) {
+		for (unsigned i = 0; i < STORE_SHARDS; i++) {
+			struct shard *s = store_shard(db, i);
+
+			pthread_mutex_init(&s->lock, NULL);
+			dict_init(&s->keys, &keyspace_type);
+		}
+	}
+}
+
+void store_destroy(void)
+{
+	for (int db = 0; db < store.ndbs; db++) {
+		db_flush(db);
+		for (unsigned i = 0; i < STORE_SHARDS; i++)
+			pthread_mutex_destroy(&store_shard(db, i)->lock);
+	}
+	xfree(store.dbs);
+	store.dbs = NULL;
+}
+
+/* CRC16-CCITT (XMODEM), the Redis Cluster key hash. */
+static uint16_t crc16(const char *p, size_t len)
+{
+	uint16_t crc = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		crc ^= (uint16_t)((unsigned char)p[i] << 8);
+		for (int b = 0; b < 8; b++)
+			crc = crc & 0x8000 ? (uint16_t)((crc << 1) ^ 0x1021) : (uint16_t)(crc << 1);
+	}
+	return crc;
+}
+
+unsigned key_slot(const char *key, size_t len)
+{
+	const char *open = memchr(key, '{', len), *close;
+
+	/* Only a non-empty {tag} is hashed in place of the key. */
+	if (open) {
+		size_t rest = len - (size_t)(open - key) - 1;
+
+		close = memchr(open + 1, '}', rest);
+		if (close && close > open + 1)
+			return crc16(open + 1, (size_t)(close - open - 1)) % CLUSTER_SLOTS;
+	}
+	return crc16(key, len) % CLUSTER_SLOTS;
+}
+
+static inline uint64_t key_hash(const char *key, size_t len)
+{
+	return XXH3_64bits(key, len);
+}
+
+bool entry_expired(const struct entry *e, int64_t now)
+{
+	return e->expire >= 0 && now > e->expire;
+}
+
+static void entry_free(struct entry *e)
+{
+	obj_free(&e->val);
+	xfree(e);
+}
+
+static void entry_free_node(struct dict_node *node)
+{
+	entry_free(entry_of(node));
+}
+
+static inline struct shard *shard_of(int db, const char *key, size_t len)
+{
+	return store_shard(db, key_shard(key, len));
+}
+
+void db_changed(int db, struct entry *e)
+{
+	struct shard *s = shard_of(db, e->key, e->klen);
+
+	s->version++;
+	atomic_fetch_add_explicit((_Atomic uint64_t *)&store.dirty, 1, memory_order_relaxed);
+}
+
+/* Deletes e because its deadline passed (lazily or actively). */
+static void expire_entry(int db, struct shard *s, struct entry *e)
+{
+	s->expired++;
+	db_delete(db, e);
+}
+
+struct entry *db_find(int db, const char *key, size_t len)
+{
+	struct shard *s = shard_of(db, key, len);
+	struct dict_node *n = dict_find(&s->keys, key, len, key_hash(key, len));
+	struct entry *e;
+
+	if (!n)
+		return NULL;
+	e = entry_of(n);
+	if (entry_expired(e, store_now())) {
+		expire_entry(db, s, e);
+		return NULL;
+	}
+	return e;
+}
+
+struct entry *db_find_read(int db, const char *key, size_t len)
+{
+	struct entry *e = db_find(db, key, len);
+	struct shard *s = shard_of(db, key, len);
+
+	if (e)
+		s->hits++;
+	else
+		s->misses++;
+	return e;
+}
+
+struct entry *db_add(int db, const char *key, size_t len, struct obj val)
+{
+	struct shard *s = shard_of(db, key, len);
+	struct entry *e = xmalloc(sizeof(*e) + len + 1);
+
+	e->node.hash = key_hash(key, len);
+	e->expire = -1;
+	e->val = val;
+	e->klen = (uint32_t)len;
+	memcpy(e->key, key, len);
+	e->key[len] = '\0';
+	dict_insert(&s->keys, &e->node);
+	db_changed(db, e);
+	return e;
+}
+
+void db_set_value(int db, struct entry *e, struct obj val)
+{
+	obj_free(&e->val);
+	e->val = val;
+	db_changed(db, e);
+}
+
+struct entry *db_set(int db, const char *key, size_t len, struct obj val, bool keep_ttl)
+{
+	struct entry *e = db_find(db, key, len);
+
+	if (!e)
+		return db_add(db, key, len, val);
+	if (!keep_ttl && e->expire >= 0)
+		db_set_expire(db, e, -1);
+	db_set_value(db, e, val);
+	return e;
+}
+
+void db_delete(int db, struct entry *e)
+{
+	struct shard *s = shard_of(db, e->key, e->klen);
+
+	db_changed(db, e);
+	if (e->expire >= 0)
+		s->nexpires--;
+	dict_remove(&s->keys, &e->node);
+	entry_free(e);
+	dict_maybe_shrink(&s->keys);
+}
+
+void db_set_expire(int db, struct entry *e, int64_t when_ms)
+{
+	struct shard *s = shard_of(db, e->key, e->klen);
+
+	if (e->expire < 0 && when_ms >= 0)
+		s->nexpires++;
+	else if (e->expire >= 0 && when_ms < 0)
+		s->nexpires--;
+	e->expire = when_ms;
+	db_changed(db, e);
+}
+
+uint64_t db_size(int db)
+{
+	uint64_t n = 0;
+
+	for (unsigned i = 0; i < STORE_SHARDS; i++)
+		n += __atomic_load_n(&store_shard(db, i)->keys.count, __ATOMIC_RELAXED);
+	return n;
+}
+
+uint64_t db_expires(int db)
+{
+	uint64_t n = 0;
+
+	for (unsigned i = 0; i < STORE_SHARDS; i++)
+		n += __atomic_load_n(&store_shard(db, i)->nexpires, __ATOMIC_RELAXED);
+	return n;
+}
+
+uint64_t db_avg_ttl(int db)
+{
+	uint64_t sum = 0, n = 0;
+
+	for (unsigned i = 0; i < STORE_SHARDS; i++) {
+		uint64_t avg = __atomic_load_n(&store_shard(db, i)->avg_ttl, __ATOMIC_RELAXED);
+
+		if (avg) {
+			sum += avg;
+			n++;
+		}
+	}
+	return n ? sum / n : 0;
+}
+
+uint64_t db_flush(int db)
+{
+	uint64_t removed = 0;
+
+	for (unsigned i = 0; i < STORE_SHARDS; i++) {
+		struct shard *s = store_shard(db, i);
+
+		removed += s->keys.count;
+		if (s->keys.count)
+			s->version++;
+		dict_clear(&s->keys, entry_free_node);
+		s->nexpires = 0;
+		s->expire_cursor = 0;
+	}
+	if (removed)
+		atomic_fetch_add_explicit((_Atomic uint64_t *)&store.dirty, removed,
+					  memory_order_relaxed);
+	return removed;
+}
+
+void db_swap(int a, int b)
+{
+	for (unsigned i = 0; i < STORE_SHARDS; i++) {
+		struct shard *x = store_shard(a, i), *y = store_shard(b, i);
+		struct dict keys = x->keys;
+		uint64_t nexpires = x->nexpires;
+
+		x->keys = y->keys;
+		y->keys = keys;
+		x->nexpires = y->nexpires;
+		y->nexpires = nexpires;
+		x->expire_cursor = y->expire_cursor = 0;
+		x->version++;
+		y->version++;
+	}
+}
+
+struct expire_ctx {
+	int db;
+	struct shard *shard;
+	int64_t now;
+	unsigned sampled, expired;
+	uint64_t ttl_sum, ttl_n;
+};
+
+static void expire_visit(void *arg, struct dict_node *node)
+{
+	struct expire_ctx *ctx = arg;
+	struct entry *e = entry_of(node);
+
+	if (e->expire < 0)
+		return;
+	ctx->sampled++;
+	if (entry_expired(e, ctx->now)) {
+		ctx->shard->expired++;
+		ctx->expired++;
+		/* db_delete would shrink the table under dict_scan: unlink here and
+		 * shrink once the bucket is done. */
+		db_changed(ctx->db, e);
+		ctx->shard->nexpires--;
+		dict_remove(&ctx->shard->keys, &e->node);
+		entry_free(e);
+	} else {
+		ctx->ttl_sum += (uint64_t)(e->expire - ctx->now);
+		ctx->ttl_n++;
+	}
+}
+
+/*
+ * Like Redis's active expiry: visit the keys with deadlines a bucket at a
+ * time, and keep going on a shard while a good share of what was sampled had
+ * expired, within the time budget.
+ */
+void store_active_expire(unsigned self, unsigned n, int64_t budget_us)
+{
+	int64_t deadline = now_us() + budget_us;
+	unsigned total = (unsigned)store.ndbs * STORE_SHARDS;
+
+	for (unsigned id = self; id < total; id += n) {
+		struct shard *s = store_shard((int)(id / STORE_SHARDS), id % STORE_SHARDS);
+		struct expire_ctx ctx = { .db = (int)(id / STORE_SHARDS), .shard = s };
+
+		if (__atomic_load_n(&s->nexpires, __ATOMIC_RELAXED) == 0)
+			continue;
+		pthread_mutex_lock(&s->lock);
+		ctx.now = now_ms();
+		do {
+			ctx.sampled = ctx.expired = 0;
+			for (int buckets = 0; buckets < 64 && s->nexpires; buckets++) {
+				s->expire_cursor =
+					dict_scan(&s->keys, s->expire_cursor, expire_visit, &ctx);
+				if (ctx.sampled >= 20 || s->expire_cursor == 0)
+					break;
+			}
+			dict_maybe_shrink(&s->keys);
+		} while (s->nexpires && ctx.sampled && ctx.expired * 4 > ctx.sampled &&
+			 now_us() < deadline);
+		if (ctx.ttl_n) {
+			/* Smooth like Redis: each cycle moves the estimate 2%. */
+			uint64_t avg = ctx.ttl_sum / ctx.ttl_n;
+
+			s->avg_ttl = s->avg_ttl ? s->avg_ttl / 50 * 49 + avg / 50 : avg;
+		}
+		if (!s->nexpires)
+			s->avg_ttl = 0;
+		pthread_mutex_unlock(&s->lock);
+		if (now_us() >= deadline)
+			break;
+	}
+}
+
+void lockset_init(struct lockset *ls)
+{
+	ls->n = 0;
+	ls->held = false;
+}
+
+static void lockset_add_id(struct lockset *ls, uint32_t id)
+{
+	for (unsigned i = 0; i < ls->n; i++)
+		if (ls->ids[i] == id)
+			return;
+	xkv_assert(ls->n < LOCKSET_MAX);
+	ls->ids[ls->n++] = id;
+}
+
+void lockset_add_key(struct lockset *ls, int db, const char *key, size_t len)
+{
+	lockset_add_id(ls, (uint32_t)db * STORE_SHARDS + key_shard(key, len));
+}
+
+void lockset_add_db(struct lockset *ls, int db)
+{
+	for (unsigned i = 0; i < STORE_SHARDS; i++)
+		lockset_add_id(ls, (uint32_t)db * STORE_SHARDS + i);
+}
+
+static int id_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+void lockset_acquire(struct lockset *ls)
+{
+	if (ls->n > 1)
+		qsort(ls->ids, ls->n, sizeof(ls->ids[0]), id_cmp);
+	for (unsigned i = 0; i < ls->n; i++)
+		pthread_mutex_lock(
+			&store_shard((int)(ls->ids[i] / STORE_SHARDS), ls->ids[i] % STORE_SHARDS)
+				 ->lock);
+	ls->held = true;
+}
+
+void lockset_release(struct lockset *ls)
+{
+	if (!ls->held)
+		return;
+	for (unsigned i = ls->n; i-- > 0;)
+		pthread_mutex_unlock(
+			&store_shard((int)(ls->ids[i] / STORE_SHARDS), ls->ids[i] % STORE_SHARDS)
+				 ->lock);
+	ls->held = false;
+}
+
+void store_lock_all(void)
+{
+	for (int db = 0; db < store.ndbs; db++)
+		for (unsigned i = 0; i < STORE_SHARDS; i++)
+			pthread_mutex_lock(&store_shard(db, i)->lock);
+}
+
+void store_unlock_all(void)
+{
+	for (int db = store.ndbs; db-- > 0;)
+		for (unsigned i = STORE_SHARDS; i-- > 0;)
+			pthread_mutex_unlock(&store_shard(db, i)->lock);
+}

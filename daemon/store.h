@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * store: the databases, their shards, keys with deadlines, and the one place
+ * where every change to a key is signalled.
+ *
+ * Locking. Each database is split into STORE_SHARDS shards; a shard is a hash
+ * table plus a mutex that protects everything in it (entries, values, counters).
+ * A key's shard comes from its Redis Cluster slot (CRC16 of the key or of its
+ * {hash tag}), so keys sharing a tag share a shard. A command locks the shards
+ * it touches through a lockset, which always acquires in ascending order of
+ * (db, shard): that order is the only lock order in the store, so no deadlock
+ * can form. Commands over a whole database lock its shards one at a time in
+ * that order (KEYS, SCAN, RANDOMKEY) or all together (FLUSHDB, SWAPDB).
+ *
+ * Every db_* function below expects the caller to hold the key's shard lock.
+ */
+#ifndef XKV_STORE_H
+#define XKV_STORE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dict.h"
+#include "object.h"
+
+#define STORE_SHARDS 64
+#define CLUSTER_SLOTS 16384
+
+/* A key and its value: one allocation holding the key bytes. */
+struct entry {
+	struct dict_node node;
+	int64_t expire; /* absolute Unix time in ms, or -1 */
+	struct obj val;
+	uint32_t klen;
+	char key[];
+};
+
+#define entry_of(n) ((struct entry *)((char *)(n) - __builtin_offsetof(struct entry, node)))
+
+struct shard {
+	pthread_mutex_t lock;
+	struct dict keys;
+	uint64_t nexpires;	/* entries with a deadline */
+	uint64_t expire_cursor; /* where active expiry resumes its scan */
+	uint64_t version;	/* bumped by every change (WATCH) */
+	/* Counters summed by INFO; written under the lock. */
+	uint64_t hits, misses, expired;
+	uint64_t avg_ttl; /* ms, a running estimate from active expiry samples */
+} __attribute__((aligned(64)));
+
+struct db {
+	struct shard shards[STORE_SHARDS];
+};
+
+struct store {
+	int ndbs;
+	struct db *dbs;
+	uint64_t dirty; /* changes since start (atomic) */
+};
+
+extern struct store store;
+
+/* The clock a command runs at (Unix ms), fixed by the dispatcher for the whole
+ * command as in Redis, so a key cannot expire half-way through it; 0 outside
+ * commands (the store then reads the clock). */
+extern __thread int64_t store_time_ms;
+int64_t store_now(void);
+
+void store_init(int ndbs);
+void store_destroy(void);
+
+unsigned key_slot(const char *key, size_t len);
+static inline unsigned key_shard(const char *key, size_t len)
+{
+	return key_slot(key, len) % STORE_SHARDS;
+}
+static inline struct shard *store_shard(int db, unsigned shard)
+{
+	return &store.dbs[db].shards[shard];
+}
+
+/* The live entry for key, or NULL; an expired key is deleted on the way. */
+struct entry *db_find(int db, const char *key, size_t len);
+/* As db_find, counting a keyspace hit or miss (for reads of values). */
+struct entry *db_find_read(int db, const char *key, size_t len);
+/* Adds key with val (ownership passes to the store); key must be absent. */
+struct entry *db_add(int db, const char *key, size_t len, struct obj val);
+/* Replaces e's value (the old one is freed); the deadline is kept. */
+void db_set_value(int db, struct entry *e, struct obj val);
+/* SET semantics: replaces or adds; drops any deadline unless keep_ttl. */
+struct entry *db_set(int db, const char *key, size_t len, struct obj val, bool keep_ttl);
+/* Removes e and frees it. */
+void db_delete(int db, struct entry *e);
+/* Sets e's deadline (absolute ms) or removes it with -1. */
+void db_set_expire(int db, struct entry *e, int64_t when_ms);
+/* The choke point: every change to a key's value, type or deadline passes
+ * here before the writer is answered (db_add, db_set_value, db_delete and
+ * db_set_expire call it; code that edits a value in place calls it after). */
+void db_changed(int db, struct entry *e);
+/* Is e past its deadline? */
+bool entry_expired(const struct entry *e, int64_t now);
+
+/* Keys and keys with deadlines in db (a racy sum over shards; exact when
+ * the caller holds all of db's shards). */
+uint64_t db_size(int db);
+uint64_t db_expires(int db);
+/* Estimated average time to live of db's keys with deadlines (ms). */
+uint64_t db_avg_ttl(int db);
+/* Empties db; the caller holds all of its shards. Returns keys removed. */
+uint64_t db_flush(int db);
+/* Exchanges the contents of two databases; the caller holds both. */
+void db_swap(int a, int b);
+
+/* Runs active expiry on the shards that belong to worker `self` of `n`,
+ * for at most budget_us microseconds. Takes the shard locks itself. */
+void store_active_expire(unsigned self, unsigned n, int64_t budget_us);
+
+/* A set of shards to lock together, always in ascending (db, shard) order. */
+#define LOCKSET_MAX (2 * STORE_SHARDS) /* every shard of two databases */
+struct lockset {
+	unsigned n;
+	bool held;
+	uint32_t ids[LOCKSET_MAX]; /* db * STORE_SHARDS + shard, sorted once acquired */
+};
+
+void lockset_init(struct lockset *ls);
+void lockset_add_key(struct lockset *ls, int db, const char *key, size_t len);
+/* Adds every shard of db. */
+void lockset_add_db(struct lockset *ls, int db);
+void lockset_acquire(struct lockset *ls);
+void lockset_release(struct lockset *ls);
+/* Locks or unlocks every shard of every database (FLUSHALL). */
+void store_lock_all(void);
+void store_unlock_all(void);
+
+#endif

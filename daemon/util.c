@@ -1,0 +1,384 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "util.h"
+
+bool str_to_ull(const char *p, size_t len, unsigned long long *out)
+{
+	unsigned long long v = 0;
+
+	if (len == 0 || len > 20 || (p[0] == '0' && len > 1))
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		unsigned d = (unsigned char)p[i] - '0';
+
+		if (d > 9 || v > (ULLONG_MAX - d) / 10)
+			return false;
+		v = v * 10 + d;
+	}
+	*out = v;
+	return true;
+}
+
+bool str_to_ll(const char *p, size_t len, long long *out)
+{
+	unsigned long long v;
+	bool neg = len > 1 && p[0] == '-';
+
+	if (neg) {
+		p++;
+		len--;
+		if (p[0] == '0') /* "-0" is not canonical */
+			return false;
+	}
+	if (!str_to_ull(p, len, &v))
+		return false;
+	if (neg) {
+		if (v > (unsigned long long)LLONG_MAX + 1)
+			return false;
+		*out = (long long)(0 - v);
+	} else {
+		if (v > LLONG_MAX)
+			return false;
+		*out = (long long)v;
+	}
+	return true;
+}
+
+/* Copies p into a NUL-terminated buffer for strtod-style parsing; NULL when
+ * it cannot be a number (empty, too long, leading space). */
+static char *number_copy(const char *p, size_t len, char *buf, size_t size)
+{
+	if (len == 0 || len >= size || isspace((unsigned char)p[0]))
+		return NULL;
+	memcpy(buf, p, len);
+	buf[len] = '\0';
+	return buf;
+}
+
+bool str_to_ld(const char *p, size_t len, long double *out)
+{
+	char buf[LD_STR_SIZE], *end;
+	long double v;
+
+	if (!number_copy(p, len, buf, sizeof(buf)))
+		return false;
+	errno = 0;
+	v = strtold(buf, &end);
+	if (*end || isnan(v) || (errno == ERANGE && (v == HUGE_VALL || v == -HUGE_VALL || v == 0)))
+		return false;
+	*out = v;
+	return true;
+}
+
+bool str_to_d(const char *p, size_t len, double *out)
+{
+	char buf[LD_STR_SIZE], *end;
+	double v;
+
+	if (!number_copy(p, len, buf, sizeof(buf)))
+		return false;
+	errno = 0;
+	v = strtod(buf, &end);
+	if (*end || isnan(v) || (errno == ERANGE && (v == HUGE_VAL || v == -HUGE_VAL || v == 0)))
+		return false;
+	*out = v;
+	return true;
+}
+
+int ll_to_str(char *buf, long long v)
+{
+	char tmp[LL_STR_SIZE];
+	unsigned long long u = v < 0 ? 0 - (unsigned long long)v : (unsigned long long)v;
+	int n = 0, len = 0;
+
+	do {
+		tmp[n++] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	if (v < 0)
+		buf[len++] = '-';
+	while (n)
+		buf[len++] = tmp[--n];
+	buf[len] = '\0';
+	return len;
+}
+
+int ld_to_str(char *buf, size_t size, long double v)
+{
+	int len;
+
+	if (isinf(v))
+		return snprintf(buf, size, "%s", v > 0 ? "inf" : "-inf");
+	/* Fixed notation with 17 digits, then trailing zeros and a bare point
+	 * trimmed: "3.0e3" prints as "3000", "10.5" as "10.5". */
+	len = snprintf(buf, size, "%.17Lf", v);
+	if (len < 0 || (size_t)len + 1 > size)
+		return 0;
+	if (strchr(buf, '.')) {
+		while (buf[len - 1] == '0')
+			len--;
+		if (buf[len - 1] == '.')
+			len--;
+	}
+	if (len == 2 && buf[0] == '-' && buf[1] == '0') {
+		buf[0] = '0';
+		len = 1;
+	}
+	buf[len] = '\0';
+	return len;
+}
+
+int d_to_str(char *buf, size_t size, double v)
+{
+	if (isnan(v))
+		return snprintf(buf, size, "nan");
+	if (isinf(v))
+		return snprintf(buf, size, "%s", v > 0 ? "inf" : "-inf");
+	if (v == 0)
+		return snprintf(buf, size, "%s", signbit(v) ? "-0" : "0");
+	/* Integral values within 2^52 print as integers, like Redis 7.0. */
+	if (v > -4503599627370495.0 && v < 4503599627370496.0 && v == (double)(long long)v) {
+		if (size <= LL_STR_SIZE)
+			return 0;
+		return ll_to_str(buf, (long long)v);
+	}
+	return snprintf(buf, size, "%.17g", v);
+}
+
+static int64_t clock_ns(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+int64_t now_ms(void)
+{
+	return clock_ns(CLOCK_REALTIME) / 1000000;
+}
+
+int64_t now_us(void)
+{
+	return clock_ns(CLOCK_REALTIME) / 1000;
+}
+
+int64_t mono_ms(void)
+{
+	return clock_ns(CLOCK_MONOTONIC) / 1000000;
+}
+
+static inline int fold(int ch, bool nocase)
+{
+	return nocase ? tolower(ch) : ch;
+}
+
+/* Matches one [...] class at pat (just past '['); advances *pp past ']'. */
+static bool class_match(const char **pp, const char *end, int ch, bool nocase)
+{
+	const char *p = *pp;
+	bool negate = false, hit = false;
+
+	if (p < end && *p == '^') {
+		negate = true;
+		p++;
+	}
+	while (p < end && *p != ']') {
+		if (*p == '\\' && p + 1 < end) {
+			p++;
+			hit |= fold((unsigned char)*p, nocase) == ch;
+		} else if (p + 2 < end && p[1] == '-' && p[2] != ']') {
+			int lo = fold((unsigned char)p[0], nocase),
+			    hi = fold((unsigned char)p[2], nocase);
+
+			if (lo > hi) {
+				int t = lo;
+
+				lo = hi;
+				hi = t;
+			}
+			hit |= ch >= lo && ch <= hi;
+			p += 2;
+		} else {
+			hit |= fold((unsigned char)*p, nocase) == ch;
+		}
+		p++;
+	}
+	/* An unterminated class ends at the pattern's end, as in Redis. */
+	*pp = p < end ? p + 1 : p;
+	return hit != negate;
+}
+
+/* Does the single-byte pattern element at *pp match ch? Advances *pp past it. */
+static bool element_match(const char **pp, const char *pe, int ch, bool nocase)
+{
+	const char *p = *pp;
+
+	switch (*p) {
+	case '?':
+		*pp = p + 1;
+		return true;
+	case '[':
+		*pp = p + 1;
+		return class_match(pp, pe, fold(ch, nocase), nocase);
+	case '\\':
+		if (p + 1 < pe)
+			p++;
+		__attribute__((fallthrough)); /* the escaped byte is literal */
+	default:
+		*pp = p + 1;
+		return fold((unsigned char)*p, nocase) == fold(ch, nocase);
+	}
+}
+
+/*
+ * Greedy matching with one backtrack point: on a mismatch, the most recent
+ * '*' absorbs one more byte. Earlier stars never need revisiting (a later
+ * star can absorb anything they could), so the work is O(len(p) * len(s))
+ * even for hostile patterns like "a*a*a*a*b".
+ */
+bool glob_match(const char *pat, size_t plen, const char *str, size_t slen, bool nocase)
+{
+	const char *p = pat, *pe = pat + plen, *s = str, *se = str + slen;
+	const char *star_p = NULL, *star_s = NULL;
+
+	while (s < se) {
+		const char *next = p;
+
+		if (p < pe && *p == '*') {
+			while (p < pe && *p == '*')
+				p++;
+			if (p == pe)
+				return true;
+			star_p = p;
+			star_s = s;
+			continue;
+		}
+		if (p < pe && element_match(&next, pe, (unsigned char)*s, nocase)) {
+			p = next;
+			s++;
+			continue;
+		}
+		if (!star_p)
+			return false;
+		p = star_p;
+		s = ++star_s;
+	}
+	while (p < pe && *p == '*')
+		p++;
+	return p == pe;
+}
+
+static int hex_value(int ch)
+{
+	if (ch >= '0' && ch <= '9')
+		return ch - '0';
+	ch = tolower(ch);
+	return ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : -1;
+}
+
+static char unescape(char ch)
+{
+	switch (ch) {
+	case 'n':
+		return '\n';
+	case 'r':
+		return '\r';
+	case 't':
+		return '\t';
+	case 'b':
+		return '\b';
+	case 'a':
+		return '\a';
+	default:
+		return ch;
+	}
+}
+
+int split_args(const char *p, size_t len, char *out, split_args_fn *add, void *ctx)
+{
+	const char *end = p + len;
+	int argc = 0;
+
+	for (;;) {
+		char *arg = out;
+		bool dq = false, sq = false;
+
+		while (p < end && isspace((unsigned char)*p))
+			p++;
+		if (p == end)
+			return argc;
+		for (bool done = false; !done;) {
+			if (dq) {
+				if (p == end)
+					return -1;
+				if (*p == '\\' && end - p >= 4 && p[1] == 'x' &&
+				    hex_value(p[2]) >= 0 && hex_value(p[3]) >= 0) {
+					*out++ = (char)(hex_value(p[2]) * 16 + hex_value(p[3]));
+					p += 3;
+				} else if (*p == '\\' && end - p >= 2) {
+					p++;
+					*out++ = unescape(*p);
+				} else if (*p == '"') {
+					if (p + 1 < end && !isspace((unsigned char)p[1]))
+						return -1;
+					done = true;
+				} else {
+					*out++ = *p;
+				}
+			} else if (sq) {
+				if (p == end)
+					return -1;
+				if (*p == '\\' && end - p >= 2 && p[1] == '\'') {
+					p++;
+					*out++ = '\'';
+				} else if (*p == '\'') {
+					if (p + 1 < end && !isspace((unsigned char)p[1]))
+						return -1;
+					done = true;
+				} else {
+					*out++ = *p;
+				}
+			} else if (p == end) {
+				break;
+			} else {
+				switch (*p) {
+				case ' ':
+				case '\n':
+				case '\r':
+				case '\t':
+				case '\0':
+					done = true;
+					break;
+				case '"':
+					dq = true;
+					break;
+				case '\'':
+					sq = true;
+					break;
+				default:
+					*out++ = *p;
+					break;
+				}
+			}
+			if (p < end)
+				p++;
+		}
+		*out++ = '\0';
+		add(ctx, arg, (size_t)(out - arg - 1));
+		argc++;
+	}
+}
+
+bool str_eq_nocase(const char *p, size_t len, const char *word)
+{
+	return strlen(word) == len && strncasecmp(p, word, len) == 0;
+}

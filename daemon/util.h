@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * util: number parsing and formatting with Redis's exact rules.
+ *
+ * Redis accepts an integer only in its canonical form (no '+', no leading
+ * zeros, no spaces), and prints floats with "%.17Lg" trimmed of trailing
+ * zeros for INCRBYFLOAT. Replies must match byte for byte, so these are
+ * written to the same rules rather than with strtoll/printf defaults.
+ */
+#ifndef XKV_UTIL_H
+#define XKV_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Longest decimal form of a long long, with sign, without NUL. */
+#define LL_STR_SIZE 21
+/* Buffer size for ld_to_str()'s result. */
+#define LD_STR_SIZE 5200
+
+/* Strict canonical integer: true and *out, or false. */
+bool str_to_ll(const char *p, size_t len, long long *out);
+/* Strict unsigned 64-bit integer (for SCAN cursors). */
+bool str_to_ull(const char *p, size_t len, unsigned long long *out);
+/* A long double as Redis's string2ld: no spaces, no NaN, "inf" accepted. */
+bool str_to_ld(const char *p, size_t len, long double *out);
+/* A double as Redis's string2d (for scores, timeouts): no spaces, no NaN. */
+bool str_to_d(const char *p, size_t len, double *out);
+
+/* Writes v in decimal to buf (no NUL terminator needed by callers, but one is
+ * written); returns the length. buf must hold LL_STR_SIZE + 1 bytes. */
+int ll_to_str(char *buf, long long v);
+/* Formats as INCRBYFLOAT does (human-friendly: fixed notation, trailing
+ * zeros and point trimmed). Returns the length, 0 if it would not fit. */
+int ld_to_str(char *buf, size_t size, long double v);
+/* Formats a double as Redis replies with scores ("%.17g", "inf", "-inf"). */
+int d_to_str(char *buf, size_t size, double v);
+
+/* Milliseconds and microseconds since the Unix epoch (CLOCK_REALTIME). */
+int64_t now_ms(void);
+int64_t now_us(void);
+/* Monotonic milliseconds, for timers that must not jump with the wall clock. */
+int64_t mono_ms(void);
+
+/* Redis glob matching (*, ?, [...], [^...], ranges, backslash escapes). */
+bool glob_match(const char *pat, size_t plen, const char *s, size_t slen, bool nocase);
+
+/*
+ * Splits a line into arguments as redis-cli and Redis do: blanks separate,
+ * "double quotes" take \n \r \t \b \a \xHH escapes, 'single quotes' only \',
+ * and a closing quote must end its argument. The unquoted text goes to out
+ * (2 * len + 1 bytes suffice), each argument NUL-terminated and passed to add.
+ * Returns the argument count, or -1 on unbalanced quotes.
+ */
+typedef void split_args_fn(void *ctx, char *arg, size_t len);
+int split_args(const char *p, size_t len, char *out, split_args_fn *add, void *ctx);
+
+/* ASCII case-insensitive comparison of p[0..len) with the C string word. */
+bool str_eq_nocase(const char *p, size_t len, const char *word);
+
+#endif

@@ -1,0 +1,410 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * The server: listeners, worker threads, their periodic work and mailboxes,
+ * and shutdown. The mailbox lock of each worker is a leaf lock.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <liburing.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "config.h"
+#include "log.h"
+#include "mem.h"
+#include "store.h"
+#include "util.h"
+#include "worker.h"
+
+struct server server;
+
+void server_request_shutdown(void)
+{
+	server.shutdown = 1;
+	for (unsigned i = 0; i < server.nworkers; i++) {
+		uint64_t one = 1;
+
+		if (server.workers[i].wake_fd >= 0 &&
+		    write(server.workers[i].wake_fd, &one, sizeof(one)) < 0)
+			continue;
+	}
+}
+
+void worker_post(struct worker *w, enum mail_kind kind, uint64_t client_id)
+{
+	struct mail *m = xmalloc(sizeof(*m));
+	uint64_t one = 1;
+
+	m->next = NULL;
+	m->kind = kind;
+	m->client_id = client_id;
+	pthread_mutex_lock(&w->mail_lock);
+	if (w->mail_tail)
+		w->mail_tail->next = m;
+	else
+		w->mail_head = m;
+	w->mail_tail = m;
+	pthread_mutex_unlock(&w->mail_lock);
+	if (write(w->wake_fd, &one, sizeof(one)) < 0)
+		log_warning("Cannot wake worker %u: %s", w->id, strerror(errno));
+}
+
+void worker_drain_mail(struct worker *w)
+{
+	struct mail *m;
+	uint64_t count;
+
+	if (read(w->wake_fd, &count, sizeof(count)) < 0 && errno != EAGAIN)
+		log_warning("Worker %u wake-up read: %s", w->id, strerror(errno));
+	pthread_mutex_lock(&w->mail_lock);
+	m = w->mail_head;
+	w->mail_head = w->mail_tail = NULL;
+	pthread_mutex_unlock(&w->mail_lock);
+	while (m) {
+		struct mail *next = m->next;
+
+		if (m->kind == MAIL_KILL_CLIENT) {
+			for (struct client *c = w->clients; c; c = c->next_in_worker) {
+				if (c->id == m->client_id) {
+					w->engine->close_client(c);
+					break;
+				}
+			}
+		}
+		xfree(m);
+		m = next;
+	}
+}
+
+struct client *worker_accept(struct worker *w, int fd)
+{
+	static const char too_many[] = "-ERR max number of clients reached\r\n";
+	int one = 1, idle = (int)config.tcp_keepalive;
+	struct client *c;
+
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (idle > 0) {
+		int interval = idle / 3 ? idle / 3 : 1, count = 3;
+
+		setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+		setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+		setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof(interval));
+		setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof(count));
+	}
+	if (registry_count() >= (uint64_t)config.maxclients) {
+		if (write(fd, too_many, sizeof(too_many) - 1) < 0)
+			log_verbose("Could not tell a refused client why");
+		close(fd);
+		__atomic_fetch_add(&w->stat_rejected, 1, __ATOMIC_RELAXED);
+		return NULL;
+	}
+	c = client_create(w, fd);
+	c->next_in_worker = w->clients;
+	if (w->clients)
+		w->clients->prev_in_worker = c;
+	w->clients = c;
+	__atomic_fetch_add(&w->stat_connections, 1, __ATOMIC_RELAXED);
+	return c;
+}
+
+bool worker_client_input(struct client *c, size_t nread)
+{
+	client_read_done(c, nread);
+	__atomic_fetch_add(&c->worker->stat_net_in, nread, __ATOMIC_RELAXED);
+	return client_process_input(c);
+}
+
+void worker_client_sent(struct client *c, size_t n)
+{
+	client_reply_sent(c, n);
+	__atomic_fetch_add(&c->worker->stat_net_out, n, __ATOMIC_RELAXED);
+}
+
+void worker_client_free(struct client *c)
+{
+	struct worker *w = c->worker;
+
+	if (c->prev_in_worker)
+		c->prev_in_worker->next_in_worker = c->next_in_worker;
+	else
+		w->clients = c->next_in_worker;
+	if (c->next_in_worker)
+		c->next_in_worker->prev_in_worker = c->prev_in_worker;
+	client_free(c);
+}
+
+int worker_wait_ms(struct worker *w)
+{
+	int64_t left = w->next_cron_ms - mono_ms();
+
+	return left < 0 ? 0 : (int)left;
+}
+
+uint64_t server_stat(size_t offset)
+{
+	uint64_t sum = 0;
+
+	for (unsigned i = 0; i < server.nworkers; i++)
+		sum += __atomic_load_n((uint64_t *)((char *)&server.workers[i] + offset),
+				       __ATOMIC_RELAXED);
+	return sum;
+}
+
+void server_reset_stats(void)
+{
+	static const size_t fields[] = {
+		offsetof(struct worker, stat_commands), offsetof(struct worker, stat_net_in),
+		offsetof(struct worker, stat_net_out),	offsetof(struct worker, stat_connections),
+		offsetof(struct worker, stat_rejected), offsetof(struct worker, stat_errors),
+	};
+
+	for (unsigned i = 0; i < server.nworkers; i++)
+		for (size_t f = 0; f < sizeof(fields) / sizeof(fields[0]); f++)
+			__atomic_store_n((uint64_t *)((char *)&server.workers[i] + fields[f]), 0,
+					 __ATOMIC_RELAXED);
+}
+
+static void sample_ops(int64_t now)
+{
+	uint64_t total = server_stat(offsetof(struct worker, stat_commands));
+	int64_t dt = now - server.ops_last_ms;
+
+	if (dt <= 0)
+		return;
+	server.ops_samples[server.ops_sample_idx++ % 16] =
+		total >= server.ops_last_total ? (total - server.ops_last_total) * 1000 / dt : 0;
+	server.ops_last_total = total;
+	server.ops_last_ms = now;
+}
+
+uint64_t server_ops_per_sec(void)
+{
+	uint64_t sum = 0;
+
+	for (int i = 0; i < 16; i++)
+		sum += server.ops_samples[i];
+	return sum / 16;
+}
+
+void worker_cron(struct worker *w)
+{
+	int64_t now = mono_ms(), period = 1000 / config.hz;
+
+	if (now < w->next_cron_ms)
+		return;
+	w->next_cron_ms = now + period;
+	if (config.timeout > 0) {
+		for (struct client *c = w->clients, *next; c; c = next) {
+			next = c->next_in_worker;
+			if (!c->closing && now - c->last_ms > config.timeout * 1000) {
+				log_verbose("Closing idle client id=%llu",
+					    (unsigned long long)c->id);
+				w->engine->close_client(c);
+			}
+		}
+	}
+	/* A quarter of each period at most, as Redis's slow expiry cycle. */
+	store_active_expire(w->id, server.nworkers, period * 1000 / 4);
+	if (w->id == 0) {
+		mem_sample_peak();
+		sample_ops(now);
+	}
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	int err = w->engine->init(w);
+
+	if (err < 0) {
+		log_warning("Worker %u: cannot start the %s engine: %s", w->id, w->engine->name,
+			    strerror(-err));
+		server_request_shutdown();
+		return NULL;
+	}
+	w->next_cron_ms = mono_ms();
+	w->engine->run(w);
+	w->engine->destroy(w);
+	return NULL;
+}
+
+/* Opens one listener on addr:port with SO_REUSEPORT; fd or -1 (logged). */
+static int open_listener(const char *addr, int port)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
+				  .ai_flags = AI_PASSIVE | AI_NUMERICHOST };
+	struct addrinfo *ai;
+	char service[16];
+	int fd, one = 1, rc;
+
+	if (strcmp(addr, "*") == 0)
+		addr = "0.0.0.0";
+	snprintf(service, sizeof(service), "%d", port);
+	rc = getaddrinfo(addr, service, &hints, &ai);
+	if (rc) {
+		log_warning("Invalid bind address '%s': %s", addr, gai_strerror(rc));
+		return -1;
+	}
+	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		goto fail;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
+	if (ai->ai_family == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	if (bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, 511) < 0)
+		goto fail;
+	freeaddrinfo(ai);
+	return fd;
+fail:
+	log_warning("Could not create server TCP listening socket %s:%d: %s", addr, port,
+		    strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	freeaddrinfo(ai);
+	return -1;
+}
+
+/* Every worker listens on every bind address: the kernel spreads the
+ * connections over the workers' sockets. */
+static int open_listeners(struct worker *w)
+{
+	char *copy = xstrndup(config.bind, strlen(config.bind)), *save = NULL;
+	int ret = 0;
+
+	for (char *a = strtok_r(copy, " ", &save); a; a = strtok_r(NULL, " ", &save)) {
+		/* "-addr" means optional, as in Redis: skip it if unavailable. */
+		bool optional = a[0] == '-';
+		int fd;
+
+		if (w->nlisten == (int)(sizeof(w->listen_fds) / sizeof(w->listen_fds[0])))
+			break;
+		fd = open_listener(optional ? a + 1 : a, (int)config.port);
+		if (fd < 0) {
+			if (optional)
+				continue;
+			ret = -1;
+			break;
+		}
+		w->listen_fds[w->nlisten++] = fd;
+	}
+	xfree(copy);
+	if (ret == 0 && w->nlisten == 0)
+		ret = -1;
+	return ret;
+}
+
+static const struct net_engine *choose_engine(void)
+{
+	struct io_uring ring;
+	int err;
+
+	if (config.io_engine == IO_ENGINE_EPOLL)
+		return &net_engine_epoll;
+	err = io_uring_queue_init(8, &ring, 0);
+	if (err == 0) {
+		io_uring_queue_exit(&ring);
+		return &net_engine_uring;
+	}
+	if (config.io_engine == IO_ENGINE_URING) {
+		log_warning("io_uring is unavailable (%s) and io-engine is io_uring",
+			    strerror(-err));
+		return NULL;
+	}
+	log_notice("io_uring is unavailable (%s): using the epoll engine", strerror(-err));
+	return &net_engine_epoll;
+}
+
+static void close_listeners(void)
+{
+	for (unsigned i = 0; i < server.nworkers; i++) {
+		struct worker *w = &server.workers[i];
+
+		for (int j = 0; j < w->nlisten; j++)
+			close(w->listen_fds[j]);
+		w->nlisten = 0;
+		if (w->wake_fd >= 0)
+			close(w->wake_fd);
+		w->wake_fd = -1;
+		pthread_mutex_destroy(&w->mail_lock);
+	}
+}
+
+int server_run(void)
+{
+	sigset_t signals;
+	unsigned started = 0;
+	bool ok;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	server.engine = choose_engine();
+	if (!server.engine)
+		return -1;
+	server.nworkers =
+		config.threads > 0 ? (unsigned)config.threads : (unsigned)(cpus > 0 ? cpus : 1);
+	server.workers = xcalloc(server.nworkers, sizeof(*server.workers));
+	for (unsigned i = 0; i < server.nworkers; i++) {
+		struct worker *w = &server.workers[i];
+
+		w->id = i;
+		w->engine = server.engine;
+		w->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		pthread_mutex_init(&w->mail_lock, NULL);
+		if (w->wake_fd < 0 || open_listeners(w) < 0) {
+			close_listeners();
+			xfree(server.workers);
+			server.workers = NULL;
+			return -1;
+		}
+	}
+
+	/* Workers inherit a mask with the shutdown signals blocked; the main
+	 * thread waits for them synchronously. */
+	sigemptyset(&signals);
+	sigaddset(&signals, SIGTERM);
+	sigaddset(&signals, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &signals, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	for (; started < server.nworkers; started++)
+		if (pthread_create(&server.workers[started].thread, NULL, worker_main,
+				   &server.workers[started]) != 0)
+			break;
+	if (started < server.nworkers)
+		server_request_shutdown();
+	else
+		log_notice("Ready to accept connections tcp (%u workers, %s engine, port %lld)",
+			   server.nworkers, server.engine->name, config.port);
+
+	while (!server.shutdown) {
+		struct timespec tick = { 0, 100 * 1000 * 1000 };
+		int sig = sigtimedwait(&signals, NULL, &tick);
+
+		if (sig > 0) {
+			log_warning("Received %s scheduling shutdown...",
+				    sig == SIGTERM ? "SIGTERM" : "SIGINT");
+			server.shutdown_signal = sig;
+			server_request_shutdown();
+		}
+	}
+	ok = started == server.nworkers;
+	for (unsigned i = 0; i < started; i++)
+		pthread_join(server.workers[i].thread, NULL);
+	close_listeners();
+	xfree(server.workers);
+	server.workers = NULL;
+	server.nworkers = 0;
+	return ok ? 0 : -1;
+}

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * worker: the server's threads. Each worker owns a network engine instance
+ * (an io_uring ring or an epoll set), its own SO_REUSEPORT listeners, and the
+ * clients the kernel hands it, for their whole life. A command runs to
+ * completion on its client's worker.
+ *
+ * Cross-thread requests (CLIENT KILL of another worker's client, shutdown)
+ * go through the target worker's mailbox: a mutex-protected message list plus
+ * an eventfd that wakes its engine. Nothing else of a worker is touched by
+ * another thread; its statistics are atomics read by INFO.
+ */
+#ifndef XKV_WORKER_H
+#define XKV_WORKER_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+struct client;
+struct worker;
+
+/* A network engine: how one worker waits for and moves bytes. */
+struct net_engine {
+	const char *name;
+	/* Sets the engine up on w (listeners are open); 0 or -errno. */
+	int (*init)(struct worker *w);
+	/* Serves until the server shuts down; then closes every client. */
+	void (*run)(struct worker *w);
+	void (*destroy)(struct worker *w);
+	/* c has new replies outside of its own input handling. */
+	void (*wants_write)(struct client *c);
+	/* Close c now (killed, timed out): its replies are dropped. */
+	void (*close_client)(struct client *c);
+};
+
+extern const struct net_engine net_engine_uring;
+extern const struct net_engine net_engine_epoll;
+
+enum mail_kind { MAIL_KILL_CLIENT, MAIL_WAKE };
+
+struct mail {
+	struct mail *next;
+	enum mail_kind kind;
+	uint64_t client_id;
+};
+
+struct worker {
+	unsigned id;
+	pthread_t thread;
+	int listen_fds[16];
+	int nlisten;
+	int wake_fd; /* eventfd */
+	const struct net_engine *engine;
+	void *engine_data;
+
+	struct client *clients; /* owned, doubly linked */
+
+	pthread_mutex_t mail_lock;
+	struct mail *mail_head, *mail_tail;
+
+	int64_t next_cron_ms;
+
+	/* Statistics: written by this worker, read by INFO (relaxed atomics). */
+	uint64_t stat_commands, stat_net_in, stat_net_out, stat_connections, stat_rejected;
+	uint64_t stat_errors;
+};
+
+struct server {
+	unsigned nworkers;
+	struct worker *workers;
+	const struct net_engine *engine;
+	int64_t start_ms;
+	uint64_t next_client_id; /* atomic */
+	volatile int shutdown;	 /* set once; workers leave their loops */
+	int shutdown_signal;
+	char run_id[41];
+	/* Commands per second, sampled by worker 0's cron (ring of samples). */
+	uint64_t ops_samples[16];
+	unsigned ops_sample_idx;
+	uint64_t ops_last_total;
+	int64_t ops_last_ms;
+	char executable[4096];
+};
+
+extern struct server server;
+
+/* Opens listeners, starts the workers, waits for shutdown. 0 or -1. */
+int server_run(void);
+/* Asks every worker to stop (from any thread or a signal handler). */
+void server_request_shutdown(void);
+
+/* Sum of one statistics field over every worker (e.g. offsetof(struct
+ * worker, stat_commands)). */
+uint64_t server_stat(size_t offset);
+/* Commands per second over the last samples. */
+uint64_t server_ops_per_sec(void);
+/* Zeroes the workers' statistics (CONFIG RESETSTAT). */
+void server_reset_stats(void);
+
+/* For engines. */
+struct client *worker_accept(struct worker *w, int fd);
+/* After the engine stored new bytes with client_read_done(): runs what is
+ * complete. Returns false when the client is to be closed after flushing. */
+bool worker_client_input(struct client *c, size_t nread);
+void worker_client_sent(struct client *c, size_t n);
+/* Unlinks and frees c; the engine has released its fd and buffers. */
+void worker_client_free(struct client *c);
+/* Periodic work (timeouts, active expiry): call when now >= next_cron_ms. */
+void worker_cron(struct worker *w);
+/* Milliseconds until the next cron, for the engine's wait. */
+int worker_wait_ms(struct worker *w);
+/* Handles every message in w's mailbox (after its eventfd fired). */
+void worker_drain_mail(struct worker *w);
+/* Posts a message to w and wakes it. */
+void worker_post(struct worker *w, enum mail_kind kind, uint64_t client_id);
+
+#endif
