@@ -143,6 +143,10 @@ run: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(OUTPUT)/xkvd --bind 127.0.0.1 --port 6379
 
+docs: $(OUTPUT)/xkvd
+	$(call msg,GEN,docs/commands.md)
+	$(Q)$(PYTHON) tools/gen-commands-md.py $(OUTPUT)/xkvd > docs/commands.md
+
 format:
 	$(Q)clang-format -i $$(git ls-files '*.c' '*.h')
 
@@ -161,6 +165,7 @@ help:
 	@echo '  deps         install the Debian packages the build and tests need'
 	@echo '  run          install, build and run xkvd on 127.0.0.1:6379'
 	@echo '  test         install, build and run every test tier'
+	@echo '  docs         regenerate docs/commands.md from the command table'
 	@echo '  bpf daemon tools asan test-unit format format-check clean'
 
-.PHONY: all bpf daemon tools asan test test-unit test-build deps run format format-check clean help
+.PHONY: all bpf daemon tools asan test test-unit test-build deps run docs format format-check clean help

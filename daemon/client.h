@@ -48,6 +48,7 @@ struct client {
 	int db;
 	int resp; /* 2 or 3 */
 	bool authenticated;
+	bool kill_requested; /* CLIENT KILL matched it; guarded by the registry lock */
 	char *name;	/* CLIENT SETNAME, or NULL; guarded by the registry lock */
 	char *lib_name; /* CLIENT SETINFO, or NULL; guarded by the registry lock */
 	char *lib_ver;

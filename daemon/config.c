@@ -37,6 +37,10 @@ struct config_def {
 static const char *const loglevel_names[] = { "debug",	 "verbose", "notice",
 					      "warning", "nothing", NULL };
 static const char *const io_engine_names[] = { "auto", "io_uring", "epoll", NULL };
+/* Persistence does not exist yet: these report what is true and refuse
+ * anything else, so tools that read them (redis-benchmark) see "off". */
+static const char *const save_names[] = { "", NULL };
+static const char *const appendonly_names[] = { "no", NULL };
 
 static int apply_loglevel(const char **err)
 {
@@ -88,6 +92,8 @@ static const struct config_def defs[] = {
 	INT("threads", threads, "0", 0, 1024, CFG_IMMUTABLE),
 	ENUM("io-engine", io_engine, "auto", io_engine_names, CFG_IMMUTABLE, NULL),
 	INT("hz", hz, "10", 1, 500, 0),
+	ENUM("save", save, "", save_names, 0, NULL),
+	ENUM("appendonly", appendonly, "no", appendonly_names, 0, NULL),
 };
 
 #define NDEFS (sizeof(defs) / sizeof(defs[0]))
@@ -166,7 +172,7 @@ static int parse_value(const struct config_def *d, const char *p, size_t len, lo
 
 			for (int i = 0; d->names[i] && n < (int)errlen; i++)
 				n += snprintf(err + n, errlen - n, "%s%s", i ? ", " : "",
-					      d->names[i]);
+					      d->names[i][0] ? d->names[i] : "\"\"");
 		}
 		return -1;
 	case CFG_STRING:

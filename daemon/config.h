@@ -33,6 +33,8 @@ struct config {
 	long long threads; /* 0: one per online CPU */
 	long long io_engine;
 	long long hz;
+	long long save;       /* always 0: "" (no snapshots yet) */
+	long long appendonly; /* always 0: "no" (no append-only file yet) */
 	char *config_file; /* absolute path of the file read at start, or NULL */
 };
 

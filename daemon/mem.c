@@ -38,15 +38,15 @@ static inline void account(int64_t delta)
 	atomic_fetch_add_explicit(&slots[my_slot].bytes, delta, memory_order_relaxed);
 }
 
-static void oom(size_t size)
+static void __attribute__((noreturn)) oom(size_t size)
 {
 	log_warning("Out Of Memory allocating %zu bytes!", size);
 	abort();
 }
 
-size_t xusable(const void *ptr)
+size_t xusable(void *ptr)
 {
-	return ptr ? malloc_usable_size((void *)ptr) : 0;
+	return ptr ? malloc_usable_size(ptr) : 0;
 }
 
 void *xmalloc(size_t size)

@@ -20,7 +20,7 @@ void xfree(void *ptr);
 /* Returns a NUL-terminated copy of p[0..len); the caller frees it with xfree(). */
 char *xstrndup(const char *p, size_t len);
 /* The usable size of an allocation made here (what accounting charges for it). */
-size_t xusable(const void *ptr);
+size_t xusable(void *ptr);
 
 /* Bytes currently allocated through the wrappers, over all threads. */
 size_t mem_used(void);

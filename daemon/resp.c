@@ -34,7 +34,8 @@ static void args_reserve(struct client *c, int n)
 /*
  * Finds the "\r\n"-terminated line at qpos. Returns its length up to the
  * '\r', or -1 if the line is not complete yet. Like Redis, it trusts that
- * '\r' is followed by '\n' and only waits for that byte to arrive.
+ * '\r' is followed by '\n' and only waits for that byte to arrive, and (as
+ * Redis's strchr does) it does not look past a NUL byte.
  */
 static long line_at(const struct client *c)
 {
@@ -42,7 +43,7 @@ static long line_at(const struct client *c)
 	size_t avail = c->qlen - c->qpos;
 	const char *cr = memchr(start, '\r', avail);
 
-	if (!cr || (size_t)(cr - start) + 2 > avail)
+	if (!cr || memchr(start, '\0', (size_t)(cr - start)) || (size_t)(cr - start) + 2 > avail)
 		return -1;
 	return cr - start;
 }
@@ -139,6 +140,9 @@ static int parse_inline(struct client *c, const char **err)
 	size_t avail = c->qlen - c->qpos;
 	const char *nl = memchr(start, '\n', avail), *end;
 
+	/* Redis looks for the newline with strchr: a NUL before it hides it. */
+	if (nl && memchr(start, '\0', (size_t)(nl - start)))
+		nl = NULL;
 	if (!nl) {
 		if (avail > PROTO_INLINE_MAX_SIZE) {
 			*err = "Protocol error: too big inline request";

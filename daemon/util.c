@@ -195,7 +195,9 @@ static bool class_match(const char **pp, const char *end, int ch, bool nocase)
 		if (*p == '\\' && p + 1 < end) {
 			p++;
 			hit |= fold((unsigned char)*p, nocase) == ch;
-		} else if (p + 2 < end && p[1] == '-' && p[2] != ']') {
+		} else if (p + 2 < end && p[1] == '-') {
+			/* As in Redis, "a-]" is a range ending at ']', even if that
+			 * leaves the class unterminated. */
 			int lo = fold((unsigned char)p[0], nocase),
 			    hi = fold((unsigned char)p[2], nocase);
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /* Connection commands: PING ECHO QUIT SELECT AUTH HELLO RESET CLIENT. */
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -41,6 +42,10 @@ void cmd_select(struct client *c)
 
 	if (!str_to_ll(c->argv[1].p, c->argv[1].len, &db)) {
 		reply_error(c, ERR_NOT_INT);
+		return;
+	}
+	if (db < INT_MIN || db > INT_MAX) {
+		reply_error(c, "value is out of range, value must between -2147483648 and 2147483647");
 		return;
 	}
 	if (db < 0 || db >= store.ndbs) {
@@ -330,7 +335,7 @@ struct kill_filter {
 static bool kill_matches(const struct kill_filter *f, struct client *self, struct client *o,
 			 int64_t now)
 {
-	if (f->other_type || f->other_user)
+	if (f->other_type || f->other_user || o->kill_requested)
 		return false;
 	if (f->skipme && o == self)
 		return false;
@@ -420,6 +425,9 @@ void cmd_client_kill(struct client *c)
 	for (struct client *o = registry_first(); o; o = o->next_in_registry) {
 		if (!kill_matches(&f, c, o, now))
 			continue;
+		/* Marked now, so a second KILL cannot count it again before
+		 * its worker has closed it. */
+		o->kill_requested = true;
 		victims = xrealloc(victims, sizeof(*victims) * (nvictims + 1));
 		victims[nvictims].w = o->worker;
 		victims[nvictims].id = o->id;

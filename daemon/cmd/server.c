@@ -187,7 +187,7 @@ void cmd_command_info(struct client *c)
 		if (cmd)
 			reply_command_info(c, cmd);
 		else
-			reply_null_array(c);
+			reply_null(c);
 	}
 }
 
@@ -632,11 +632,7 @@ void cmd_config_set(struct client *c)
 	char err[512];
 	int n = (c->argc - 2) / 2;
 
-	if ((c->argc - 2) % 2 != 0) {
-		reply_errorf(c, "wrong number of arguments for '%s' command", "config|set");
-		return;
-	}
-	if (n > 64) {
+	if ((c->argc - 2) % 2 != 0 || n > 64) {
 		reply_error(c, ERR_SYNTAX);
 		return;
 	}

@@ -152,7 +152,7 @@ class Server:
         return '\n'.join(['--- %s log (%s) ---' % (self.label, self.log_path)]
                          + tail)
 
-    def client(self, proto=2, timeout=10.0):
+    def client(self, proto=2, timeout=5.0):
         return Client(self.port, proto=proto, timeout=timeout)
 
     def call(self, *args):
@@ -193,7 +193,7 @@ MAP_TYPES = b'%|'
 class Client:
     """Raw RESP2/RESP3 client: replies are returned as their exact bytes."""
 
-    def __init__(self, port, proto=2, timeout=10.0):
+    def __init__(self, port, proto=2, timeout=5.0):
         self.sock = socket.create_connection((HOST, port), timeout=timeout)
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.buf = bytearray()
@@ -209,9 +209,6 @@ class Client:
 
     def close(self):
         self.sock.close()
-
-    def settimeout(self, t):
-        self.sock.settimeout(t)
 
     def send_raw(self, data):
         self.sock.sendall(data)
@@ -238,7 +235,7 @@ class Client:
     def _fill(self, want=65536):
         chunk = self.sock.recv(max(want, 65536))
         if not chunk:
-            raise ConnectionClosed('closed after %r' % bytes(self.buf[:200]))
+            raise ConnectionClosed('closed by the server')
         self.buf += chunk
 
     def _line_end(self, i):
@@ -254,6 +251,9 @@ class Client:
         kind, body, nxt = self.buf[i:i + 1], bytes(self.buf[i + 1:j]), j + 2
         if kind and kind in LINE_TYPES:
             return nxt
+        if not (kind and (kind in BULK_TYPES or kind in ARRAY_TYPES or kind in MAP_TYPES)) \
+                or not body.lstrip(b'-').isdigit():
+            raise ValueError('not a RESP reply: %r' % bytes(self.buf[i:j + 2]))
         n = int(body)
         if kind in BULK_TYPES:
             if n < 0:
@@ -266,7 +266,6 @@ class Client:
                 nxt = self._skip(nxt)
             # An attribute map is followed by the reply it annotates.
             return self._skip(nxt) if kind == b'|' else nxt
-        raise ValueError('bad RESP type byte %r in %r' % (kind, bytes(self.buf[i:j])))
 
     def read_available(self, first=2.0, quiet=0.2):
         """What the server sends until it closes or goes quiet: waits up to
@@ -380,6 +379,19 @@ def wait_until(pred, timeout=5.0, interval=0.02):
 
 # ---------------------------------------------------------------- compare
 
+class Cmd:
+    """A compare step: one command, its reply bytes compared."""
+
+    def __init__(self, *args):
+        self.args = args
+
+    def run(self, c):
+        return c.cmd(*self.args)
+
+    def __repr__(self):
+        return ' '.join(map(_show_arg, self.args))
+
+
 class Raw:
     """A compare step that sends raw bytes and reads `replies` replies."""
 
@@ -458,20 +470,26 @@ def compare(ref, sut, steps, proto=2):
     with ref.client(proto) as a, sut.client(proto) as b:
         for n, step in enumerate(steps, 1):
             if isinstance(step, (tuple, list)):
-                ra, rb = a.cmd(*step), b.cmd(*step)
-                what = ' '.join(map(_show_arg, step))[:300]
-            else:
-                ra, rb = step.run(a), step.run(b)
-                what = repr(step)
+                step = Cmd(*step)
+            where = 'step %d (RESP%d): %s' % (n, proto, repr(step)[:300])
+            ra, rb = _run_step(step, a, ref, where), _run_step(step, b, sut, where)
             if ra != rb:
-                raise AssertionError(
-                    'reply differs at step %d (RESP%d): %s\n  %-8s %s\n  %-8s %s'
-                    % (n, proto, what, ref.label + ':', _show(ra),
-                       sut.label + ':', _show(rb)))
+                raise AssertionError('reply differs at %s\n  %-8s %s\n  %-8s %s' % (
+                    where, ref.label + ':', _show(ra), sut.label + ':', _show(rb)))
             if SHOW:
-                print('# step %d: %s -> %s' % (n, what, _show(ra)))
+                print('# %s -> %s' % (where, _show(ra)))
             out.append(ra)
     return out
+
+
+def _run_step(step, client, srv, where):
+    try:
+        return step.run(client)
+    except (socket.timeout, ConnectionClosed, ConnectionError) as e:
+        got = 'no complete reply within %s s' % client.sock.gettimeout() \
+            if isinstance(e, socket.timeout) else 'connection lost (%s)' % e
+        raise AssertionError('%s\n  %s: %s; partial reply %s' % (
+            where, srv.label, got, _show(bytes(client.buf)))) from None
 
 
 # ---------------------------------------------------------------- framework

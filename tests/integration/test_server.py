@@ -163,7 +163,7 @@ def command_docs(t):
             reply = decode(raw)
             assert raw[:1] == b'*' and len(reply) == 2 and reply[0] == b'get', raw
             d = pairs(reply[1])
-            assert {b'summary', b'since', b'group', b'complexity', b'arguments'} <= set(d), d
+            assert {b'summary', b'since', b'group'} <= set(d), d
             return d[b'summary'], d[b'group'], d[b'since']
     summary, group, since = t.same(docs, 'COMMAND DOCS get')
     assert summary and group == b'string' and since == b'1.0.0'
