@@ -49,8 +49,8 @@ struct client {
 	int resp; /* 2 or 3 */
 	bool authenticated;
 	bool kill_requested; /* CLIENT KILL matched it; guarded by the registry lock */
-	char *name;	/* CLIENT SETNAME, or NULL; guarded by the registry lock */
-	char *lib_name; /* CLIENT SETINFO, or NULL; guarded by the registry lock */
+	char *name;	     /* CLIENT SETNAME, or NULL; guarded by the registry lock */
+	char *lib_name;	     /* CLIENT SETINFO, or NULL; guarded by the registry lock */
 	char *lib_ver;
 	char addr[64];	/* peer "ip:port" */
 	char laddr[64]; /* local "ip:port" */

@@ -33,9 +33,9 @@ struct config {
 	long long threads; /* 0: one per online CPU */
 	long long io_engine;
 	long long hz;
-	long long save;       /* always 0: "" (no snapshots yet) */
+	long long save;	      /* always 0: "" (no snapshots yet) */
 	long long appendonly; /* always 0: "no" (no append-only file yet) */
-	char *config_file; /* absolute path of the file read at start, or NULL */
+	char *config_file;    /* absolute path of the file read at start, or NULL */
 };
 
 extern struct config config;

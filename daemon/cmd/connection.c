@@ -45,7 +45,8 @@ void cmd_select(struct client *c)
 		return;
 	}
 	if (db < INT_MIN || db > INT_MAX) {
-		reply_error(c, "value is out of range, value must between -2147483648 and 2147483647");
+		reply_error(c,
+			    "value is out of range, value must between -2147483648 and 2147483647");
 		return;
 	}
 	if (db < 0 || db >= store.ndbs) {
