@@ -32,8 +32,33 @@ static bool entry_key_equal(const struct dict_node *node, const void *key, size_
 
 static const struct dict_type keyspace_type = { .key_equal = entry_key_equal };
 
+/* CRC16-CCITT (XMODEM), the Redis Cluster key hash, a byte at a time from
+ * a table built at start-up. */
+static uint16_t crc16_table[256];
+
+static void crc16_init(void)
+{
+	for (unsigned i = 0; i < 256; i++) {
+		uint16_t crc = (uint16_t)(i << 8);
+
+		for (int b = 0; b < 8; b++)
+			crc = crc & 0x8000 ? (uint16_t)((crc << 1) ^ 0x1021) : (uint16_t)(crc << 1);
+		crc16_table[i] = crc;
+	}
+}
+
+static uint16_t crc16(const char *p, size_t len)
+{
+	uint16_t crc = 0;
+
+	for (size_t i = 0; i < len; i++)
+		crc = (uint16_t)(crc << 8) ^ crc16_table[(crc >> 8) ^ (unsigned char)p[i]];
+	return crc;
+}
+
 void store_init(int ndbs)
 {
+	crc16_init();
 	store.ndbs = ndbs;
 	store.dbs = xcalloc(ndbs, sizeof(*store.dbs));
 	for (int db = 0; db < ndbs; db++) {
@@ -55,19 +80,6 @@ void store_destroy(void)
 	}
 	xfree(store.dbs);
 	store.dbs = NULL;
-}
-
-/* CRC16-CCITT (XMODEM), the Redis Cluster key hash. */
-static uint16_t crc16(const char *p, size_t len)
-{
-	uint16_t crc = 0;
-
-	for (size_t i = 0; i < len; i++) {
-		crc ^= (uint16_t)((unsigned char)p[i] << 8);
-		for (int b = 0; b < 8; b++)
-			crc = crc & 0x8000 ? (uint16_t)((crc << 1) ^ 0x1021) : (uint16_t)(crc << 1);
-	}
-	return crc;
 }
 
 unsigned key_slot(const char *key, size_t len)
@@ -111,9 +123,14 @@ static inline struct shard *shard_of(int db, const char *key, size_t len)
 	return store_shard(db, key_shard(key, len));
 }
 
+static inline struct shard *entry_shard(int db, const struct entry *e)
+{
+	return store_shard(db, e->slot % STORE_SHARDS);
+}
+
 void db_changed(int db, struct entry *e)
 {
-	struct shard *s = shard_of(db, e->key, e->klen);
+	struct shard *s = entry_shard(db, e);
 
 	s->version++;
 	atomic_fetch_add_explicit((_Atomic uint64_t *)&store.dirty, 1, memory_order_relaxed);
@@ -126,9 +143,8 @@ static void expire_entry(int db, struct shard *s, struct entry *e)
 	db_delete(db, e);
 }
 
-struct entry *db_find(int db, const char *key, size_t len)
+static struct entry *find_in(int db, struct shard *s, const char *key, size_t len)
 {
-	struct shard *s = shard_of(db, key, len);
 	struct dict_node *n = dict_find(&s->keys, key, len, key_hash(key, len));
 	struct entry *e;
 
@@ -142,10 +158,15 @@ struct entry *db_find(int db, const char *key, size_t len)
 	return e;
 }
 
+struct entry *db_find(int db, const char *key, size_t len)
+{
+	return find_in(db, shard_of(db, key, len), key, len);
+}
+
 struct entry *db_find_read(int db, const char *key, size_t len)
 {
-	struct entry *e = db_find(db, key, len);
 	struct shard *s = shard_of(db, key, len);
+	struct entry *e = find_in(db, s, key, len);
 
 	if (e)
 		s->hits++;
@@ -156,9 +177,11 @@ struct entry *db_find_read(int db, const char *key, size_t len)
 
 struct entry *db_add(int db, const char *key, size_t len, struct obj val)
 {
-	struct shard *s = shard_of(db, key, len);
+	unsigned slot = key_slot(key, len);
+	struct shard *s = store_shard(db, slot % STORE_SHARDS);
 	struct entry *e = xmalloc(sizeof(*e) + len + 1);
 
+	e->slot = (uint16_t)slot;
 	e->node.hash = key_hash(key, len);
 	e->expire = -1;
 	e->val = val;
@@ -191,7 +214,7 @@ struct entry *db_set(int db, const char *key, size_t len, struct obj val, bool k
 
 void db_delete(int db, struct entry *e)
 {
-	struct shard *s = shard_of(db, e->key, e->klen);
+	struct shard *s = entry_shard(db, e);
 
 	db_changed(db, e);
 	if (e->expire >= 0)
@@ -203,7 +226,7 @@ void db_delete(int db, struct entry *e)
 
 void db_set_expire(int db, struct entry *e, int64_t when_ms)
 {
-	struct shard *s = shard_of(db, e->key, e->klen);
+	struct shard *s = entry_shard(db, e);
 
 	if (e->expire < 0 && when_ms >= 0)
 		s->nexpires++;

@@ -33,6 +33,7 @@ struct entry {
 	int64_t expire; /* absolute Unix time in ms, or -1 */
 	struct obj val;
 	uint32_t klen;
+	uint16_t slot; /* cluster slot of the key, computed once */
 	char key[];
 };
 
