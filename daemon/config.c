@@ -234,11 +234,16 @@ static void add_line_arg(void *ctx, char *arg, size_t len)
 	a->n++;
 }
 
+static const char *config_path; /* the file being read, for errors */
+
 static void fatal_config(int lineno, const char *line, const char *why)
 {
 	fprintf(stderr, "\n*** FATAL CONFIG FILE ERROR (xkv) ***\n");
 	if (lineno > 0)
-		fprintf(stderr, "Reading the configuration file, at line %d\n", lineno);
+		fprintf(stderr, "Reading the configuration file %s, at line %d\n", config_path,
+			lineno);
+	else
+		fprintf(stderr, "Reading the command line\n");
 	fprintf(stderr, ">>> '%s'\n%s\n", line, why);
 }
 
@@ -300,6 +305,7 @@ int config_load(const char *path, int argc, char **argv)
 			return -1;
 		}
 		config.config_file = realpath(path, NULL);
+		config_path = path;
 		while (fgets(line, sizeof(line), f)) {
 			lineno++;
 			line[strcspn(line, "\r\n")] = '\0';

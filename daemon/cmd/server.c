@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/utsname.h>
@@ -699,13 +700,12 @@ void cmd_debug(struct client *c)
 	if (c->argc == 2 && arg_is(c, 1, "HELP")) {
 		reply_help(c, help);
 	} else if (c->argc == 3 && arg_is(c, 1, "SLEEP")) {
-		double secs;
+		/* As Redis: strtod, so anything unparsable sleeps 0 seconds. */
+		double secs = strtod(c->argv[2].p, NULL);
 		struct timespec ts;
 
-		if (!str_to_d(c->argv[2].p, c->argv[2].len, &secs) || secs < 0) {
-			reply_error(c, ERR_NOT_FLOAT);
-			return;
-		}
+		if (!(secs > 0))
+			secs = 0;
 		/* Sleeps this worker only, as Redis's single thread would. */
 		ts.tv_sec = (time_t)secs;
 		ts.tv_nsec = (long)((secs - floor(secs)) * 1e9);

@@ -102,7 +102,11 @@ static const struct wreq req_inline = {
 static const struct wreq req_empty = { RAW("*0\r\n"), .argc = 0 };
 static const struct wreq req_null = { RAW("*-1\r\n"), .argc = 0 };
 static const struct wreq req_blank_line = { RAW("\r\n"), .argc = 0 };
-static const struct wreq req_ping = { RAW("*1\r\n$4\r\nPING\r\n"), .argc = 1, .argv = { W("PING") } };
+static const struct wreq req_ping = {
+	RAW("*1\r\n$4\r\nPING\r\n"),
+	.argc = 1,
+	.argv = { W("PING") },
+};
 static const struct wreq req_echo_lf = {
 	RAW("ECHO \"x y\"\n"),
 	.argc = 2,
@@ -127,8 +131,8 @@ static const struct stream streams[] = {
 	{ "pipeline of 3", 3, { &req_ping, &req_echo_lf, &req_get } },
 	{ "everything",
 	  9,
-	  { &req_get, &req_inline, &req_empty, &req_binary, &req_blank_line, &req_null, &req_echo_lf,
-	    &req_binary, &req_ping } },
+	  { &req_get, &req_inline, &req_empty, &req_binary, &req_blank_line, &req_null,
+	    &req_echo_lf, &req_binary, &req_ping } },
 };
 
 /* Concatenates a stream's requests into buf; ends[i] is where request i ends. */
@@ -498,10 +502,28 @@ TEST(nul_inside_bulk)
 
 #define BIG_BULK (1024 * 1024)
 
-static void fill_pattern(char *p, size_t n, size_t from)
+/* Byte pos of a big bulk's payload and its CRLF, as they arrive. */
+static char big_byte(size_t pos)
+{
+	if (pos == BIG_BULK)
+		return '\r';
+	if (pos == BIG_BULK + 1)
+		return '\n';
+	return (char)(pos * 7 + 3);
+}
+
+static void big_fill(char *dst, size_t from, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		p[i] = (char)((from + i) * 7 + 3);
+		dst[i] = big_byte(from + i);
+}
+
+static bool big_check(const char *p)
+{
+	for (size_t i = 0; i < BIG_BULK; i++)
+		if (p[i] != big_byte(i))
+			return false;
+	return true;
 }
 
 /* Once a large bulk's header is parsed, the reader is offered room for all
@@ -522,18 +544,43 @@ TEST(big_bulk_room)
 	ASSERT_LE(wanted, room);
 	ASSERT_LE(c->qlen + wanted, c->qcap);
 
-	fill_pattern(dst, BIG_BULK, 0);
-	memcpy(dst + BIG_BULK, "\r\n", 2);
+	big_fill(dst, 0, BIG_BULK + 2);
 	client_read_done(c, BIG_BULK + 2);
 	ASSERT_EQ(RESP_REQUEST, resp_parse_request(c, &err));
 	ASSERT_EQ(2, c->argc);
+	ASSERT_STREQ("SET", c->argv[0].p);
 	ASSERT_EQ(BIG_BULK, c->argv[1].len);
-	for (size_t i = 0; i < BIG_BULK; i++)
-		if (c->argv[1].p[i] != (char)(i * 7 + 3))
-			ASSERT_EQ(i, (size_t)-1);
+	ASSERT_TRUE(big_check(c->argv[1].p));
 	ASSERT_EQ(0, resp_bytes_wanted(c));
 	resp_request_done(c);
 	tclient_free(c);
+}
+
+/* The same bulk after some of it arrived with its header. */
+TEST(big_bulk_partly_buffered)
+{
+	static const char header[] = "*1\r\n$1048576\r\n";
+	const size_t early = 5000;
+	struct client *c = tclient_new(true);
+	char *first = xmalloc(sizeof(header) - 1 + early), *dst;
+	const char *err = NULL;
+	size_t room;
+
+	memcpy(first, header, sizeof(header) - 1);
+	big_fill(first + sizeof(header) - 1, 0, early);
+	feed(_metadata, c, first, sizeof(header) - 1 + early);
+	ASSERT_EQ(RESP_NEED_MORE, resp_parse_request(c, &err));
+	ASSERT_EQ(BIG_BULK + 2 - early, resp_bytes_wanted(c));
+	dst = client_read_buffer(c, &room);
+	ASSERT_LE(BIG_BULK + 2 - early, room);
+	big_fill(dst, early, BIG_BULK + 2 - early);
+	client_read_done(c, BIG_BULK + 2 - early);
+	ASSERT_EQ(RESP_REQUEST, resp_parse_request(c, &err));
+	ASSERT_EQ(BIG_BULK, c->argv[0].len);
+	ASSERT_TRUE(big_check(c->argv[0].p));
+	resp_request_done(c);
+	tclient_free(c);
+	xfree(first);
 }
 
 /* Small bulks do not count: only a bulk of PROTO_BIG_ARG or more is wanted. */
@@ -573,13 +620,12 @@ TEST(big_bulk_read_in_place)
 	const size_t chunk = 64 * 1024;
 	struct client *c = tclient_new(true);
 	const char *err = NULL;
-	size_t cap, left = BIG_BULK + 2, done = 0;
+	size_t cap = 0, done = 0;
 
 	feed(_metadata, c, header, sizeof(header) - 1);
 	ASSERT_EQ(RESP_NEED_MORE, resp_parse_request(c, &err));
-	cap = 0;
-	while (left) {
-		size_t room, n;
+	while (done < BIG_BULK + 2) {
+		size_t left = BIG_BULK + 2 - done, room, n;
 		char *dst;
 
 		ASSERT_EQ(left, resp_bytes_wanted(c));
@@ -587,24 +633,18 @@ TEST(big_bulk_read_in_place)
 		if (!cap)
 			cap = c->qcap;
 		ASSERT_EQ(cap, c->qcap)
-		TH_LOG("reallocated with %zu of %d bytes wanted", left, BIG_BULK + 2);
+		TH_LOG("reallocated with %zu of %d bytes left to read", left, BIG_BULK + 2);
 		ASSERT_LE(left, room);
 		n = left < chunk ? left : chunk;
-		if (done + n > BIG_BULK) {
-			size_t data = done < BIG_BULK ? BIG_BULK - done : 0;
-
-			fill_pattern(dst, data, done);
-			memcpy(dst + data, "\r\n" + (2 - (n - data)), n - data);
-		} else {
-			fill_pattern(dst, n, done);
-		}
+		big_fill(dst, done, n);
 		client_read_done(c, n);
 		done += n;
-		left -= n;
-		ASSERT_EQ(left ? RESP_NEED_MORE : RESP_REQUEST, resp_parse_request(c, &err));
+		ASSERT_EQ(done < BIG_BULK + 2 ? RESP_NEED_MORE : RESP_REQUEST,
+			  resp_parse_request(c, &err));
 	}
 	ASSERT_EQ(1, c->argc);
 	ASSERT_EQ(BIG_BULK, c->argv[0].len);
+	ASSERT_TRUE(big_check(c->argv[0].p));
 	resp_request_done(c);
 	tclient_free(c);
 }
@@ -682,9 +722,10 @@ TEST_F(parser, empty_buffer_needs_more)
 
 TEST_F(parser, request_done_resets)
 {
+	static const char two[] = "GET a\r\n*2\r\n$3\r\nGET\r\n$1\r\nb\r\n";
 	const char *err = NULL;
 
-	feed(_metadata, self->c, "GET a\r\n*2\r\n$3\r\nGET\r\n$1\r\nb\r\n", 28);
+	feed(_metadata, self->c, two, sizeof(two) - 1);
 	ASSERT_EQ(RESP_REQUEST, resp_parse_request(self->c, &err));
 	ASSERT_EQ(2, self->c->argc);
 	ASSERT_STREQ("a", self->c->argv[1].p);
@@ -700,10 +741,11 @@ TEST_F(parser, request_done_resets)
 
 TEST_F(parser, inline_separators)
 {
+	/* Blanks around, tabs and a lone CR between arguments. */
+	static const char line[] = "  ECHO\ta\rb  \r\n";
 	const char *err = NULL;
 
-	/* Blanks around, tabs and a lone CR between arguments. */
-	feed(_metadata, self->c, "  ECHO\ta\rb  \r\n", 14);
+	feed(_metadata, self->c, line, sizeof(line) - 1);
 	ASSERT_EQ(RESP_REQUEST, resp_parse_request(self->c, &err));
 	ASSERT_EQ(3, self->c->argc);
 	ASSERT_STREQ("ECHO", self->c->argv[0].p);

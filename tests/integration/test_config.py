@@ -1,0 +1,59 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""Start-up configuration: a redis.conf-style file plus command-line pairs,
+and the FATAL CONFIG report (file, line and reason) for bad input."""
+
+import os
+import subprocess
+import tempfile
+
+from harness import Server, test, xkv_only
+
+
+def run_xkvd(t, *argv):
+    """Runs xkvd expecting it to refuse to start; returns (rc, stderr)."""
+    proc = subprocess.run([t.env.xkvd] + list(argv), stdin=subprocess.DEVNULL,
+                          capture_output=True, timeout=10)
+    return proc.returncode, proc.stderr.decode('utf-8', 'replace')
+
+
+@test
+@xkv_only
+def config_file_and_overrides(t):
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, 'xkv.conf')
+        with open(path, 'w') as f:
+            f.write('# a comment\n\nmaxclients 123\ntimeout "7"\nrequirepass secret\n'
+                    'loglevel verbose\n')
+        srv = Server('xkvd', binary=t.env.xkvd, engine=t.env.engine, config_file=path,
+                     directives={'timeout': 9}).start()
+        t.spawned.append(srv)
+        with srv.client() as c:
+            assert c.cmd('AUTH', 'secret') == b'+OK\r\n'
+            got = dict(zip(*[iter(c.call('CONFIG', 'GET', 'maxclients', 'timeout',
+                                         'loglevel'))] * 2))
+            assert got == {b'maxclients': b'123', b'timeout': b'9', b'loglevel': b'verbose'}, got
+            info = c.call('INFO', 'server').decode()
+            assert 'config_file:%s' % os.path.realpath(path) in info, info
+
+
+@test
+@xkv_only
+def bad_config_is_fatal(t):
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, 'bad.conf')
+        with open(path, 'w') as f:
+            f.write('port 7000\n# fine so far\nmaxclients lots\n')
+        rc, err = run_xkvd(t, path)
+        assert rc != 0, rc
+        assert 'FATAL CONFIG FILE ERROR' in err and '%s, at line 3' % path in err, err
+        assert "'maxclients lots'" in err and "couldn't be parsed into an integer" in err, err
+
+        with open(path, 'w') as f:
+            f.write('nosuchdirective 1\n')
+        rc, err = run_xkvd(t, path)
+        assert rc != 0 and 'at line 1' in err and 'Bad directive' in err, (rc, err)
+
+    rc, err = run_xkvd(t, '--io-engine', 'fast')
+    assert rc != 0 and 'must be one of the following: auto, io_uring, epoll' in err, (rc, err)
+    rc, err = run_xkvd(t, '--port', '70000')
+    assert rc != 0 and 'between 0 and 65535' in err, (rc, err)
