@@ -33,6 +33,11 @@ struct config {
 	long long threads; /* 0: one per online CPU */
 	long long io_engine;
 	long long hz;
+	/* Compact encodings of small aggregates, as Redis's directives. */
+	long long list_max_listpack_size; /* > 0: entries per node; -1..-5: 4..64 KiB */
+	long long hash_max_listpack_entries, hash_max_listpack_value;
+	long long set_max_intset_entries, set_max_listpack_entries, set_max_listpack_value;
+	long long zset_max_listpack_entries, zset_max_listpack_value;
 	long long save;	      /* always 0: "" (no snapshots yet) */
 	long long appendonly; /* always 0: "no" (no append-only file yet) */
 	char *config_file;    /* absolute path of the file read at start, or NULL */

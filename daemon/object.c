@@ -5,6 +5,13 @@
 #include "object.h"
 #include "util.h"
 
+static const struct obj_ops *type_ops[OBJ_TYPES];
+
+void obj_register(enum obj_type type, const struct obj_ops *ops)
+{
+	type_ops[type] = ops;
+}
+
 struct obj obj_string_ll(long long v)
 {
 	char tmp[LL_STR_SIZE + 1];
@@ -34,7 +41,9 @@ struct obj obj_string_owned(char *p, size_t len)
 
 void obj_free(struct obj *o)
 {
-	if (o->type == OBJ_STRING && o->enc != ENC_INT)
+	if (o->type != OBJ_STRING)
+		type_ops[o->type]->free(o);
+	else if (o->enc != ENC_INT)
 		xfree(o->bytes);
 	o->ptr = NULL;
 }
@@ -43,7 +52,9 @@ struct obj obj_dup(const struct obj *o)
 {
 	struct obj copy = *o;
 
-	if (o->type == OBJ_STRING && o->enc != ENC_INT) {
+	if (o->type != OBJ_STRING)
+		return type_ops[o->type]->dup(o);
+	if (o->enc != ENC_INT) {
 		copy.bytes = xmalloc(o->len + 1);
 		memcpy(copy.bytes, o->bytes, o->len + 1);
 	}
@@ -104,6 +115,11 @@ const char *obj_encoding_name(const struct obj *o)
 		[ENC_INT] = "int",
 		[ENC_EMBSTR] = "embstr",
 		[ENC_RAW] = "raw",
+		[ENC_LISTPACK] = "listpack",
+		[ENC_QUICKLIST] = "quicklist",
+		[ENC_HASHTABLE] = "hashtable",
+		[ENC_INTSET] = "intset",
+		[ENC_SKIPLIST] = "skiplist",
 	};
 
 	return names[o->enc];
@@ -111,7 +127,9 @@ const char *obj_encoding_name(const struct obj *o)
 
 size_t obj_mem(const struct obj *o)
 {
-	if (o->type == OBJ_STRING && o->enc != ENC_INT)
+	if (o->type != OBJ_STRING)
+		return type_ops[o->type]->mem(o);
+	if (o->enc != ENC_INT)
 		return xusable(o->bytes);
 	return 0;
 }

@@ -14,8 +14,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum obj_type { OBJ_STRING, OBJ_LIST, OBJ_SET, OBJ_ZSET, OBJ_HASH };
-enum obj_enc { ENC_INT, ENC_EMBSTR, ENC_RAW };
+enum obj_type { OBJ_STRING, OBJ_LIST, OBJ_SET, OBJ_ZSET, OBJ_HASH, OBJ_TYPES };
+/* Encodings, named as OBJECT ENCODING reports them in Redis. */
+enum obj_enc {
+	ENC_INT,
+	ENC_EMBSTR,
+	ENC_RAW,
+	ENC_LISTPACK,
+	ENC_QUICKLIST,
+	ENC_HASHTABLE,
+	ENC_INTSET,
+	ENC_SKIPLIST,
+};
 
 /* Strings up to this length are reported as "embstr" when set whole. */
 #define EMBSTR_MAX 44
@@ -48,6 +58,22 @@ bool obj_string_ll_value(const struct obj *o, long long *v);
 /* Makes a string value raw and mutable with room for at least cap bytes;
  * returns its bytes (valid until the next call that may reallocate). */
 char *obj_string_make_raw(struct obj *o, size_t cap);
+
+/*
+ * The aggregate types (lists, sets, sorted sets, hashes) keep their data
+ * behind o->ptr in a layout of their own module (t_<type>.c), which registers
+ * these operations for the generic code (freeing, COPY, MEMORY USAGE).
+ */
+struct obj_ops {
+	void (*free)(struct obj *o);
+	/* A deep copy; the original is unchanged. */
+	struct obj (*dup)(const struct obj *o);
+	/* Heap bytes owned by the value. */
+	size_t (*mem)(const struct obj *o);
+};
+
+/* Called by each type module once, from a constructor. */
+void obj_register(enum obj_type type, const struct obj_ops *ops);
 
 const char *obj_type_name(const struct obj *o);
 const char *obj_encoding_name(const struct obj *o);
