@@ -85,7 +85,29 @@ daemon: $(OUTPUT)/xkvd
 asan: $(OUTPUT)/asan/xkvd $(UNIT_ASAN_BINS)
 
 # ---- tools --------------------------------------------------------------------
-tools:
+# tools/xkv-bench: the load generator; its code minus main.c is also a library
+# that the unit tests link (histogram, scheduler).
+BENCH_SRCS := $(filter-out tools/xkv-bench/main.c,$(wildcard tools/xkv-bench/*.c))
+BENCH_HDRS := $(wildcard tools/xkv-bench/*.h)
+
+# objdir, cflags -> rules for one flavour of the bench library.
+define bench_flavour
+$(1)/tools/%.o: tools/%.c $(BENCH_HDRS)
+	$$(call msg,CC,$$@)
+	$$(Q)mkdir -p $$(dir $$@)
+	$$(Q)$$(CC) $(2) -Itools/xkv-bench -c $$< -o $$@
+$(1)/libxkvbench.a: $(patsubst tools/%.c,$(1)/tools/%.o,$(BENCH_SRCS))
+	$$(call msg,AR,$$@)
+	$$(Q)rm -f $$@ && ar rcs $$@ $$^
+endef
+$(eval $(call bench_flavour,$(OUTPUT),$(BASE_CFLAGS) $(CFLAGS)))
+$(eval $(call bench_flavour,$(OUTPUT)/asan,$(filter-out -DHAVE_JEMALLOC,$(BASE_CFLAGS)) $(ASAN_FLAGS)))
+BENCH_LIB = $(if $(BENCH_SRCS),$(1)/libxkvbench.a)
+
+$(OUTPUT)/xkv-bench: $(OUTPUT)/tools/xkv-bench/main.o $(call BENCH_LIB,$(OUTPUT))
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $^ -lpthread -lm
+tools: $(if $(wildcard tools/xkv-bench/main.c),$(OUTPUT)/xkv-bench)
 
 # ---- tests ----------------------------------------------------------------------
 KSFT := $(OUTPUT)/include/kselftest
@@ -93,16 +115,20 @@ UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/unit/%,$(UNIT_SRCS))
 UNIT_ASAN_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/asan/tests/unit/%,$(UNIT_SRCS))
 
-$(OUTPUT)/tests/unit/%: tests/unit/%.c $(OUTPUT)/libxkvd.a $(KSFT)/kselftest_harness.h
+$(OUTPUT)/tests/unit/%: tests/unit/%.c $(OUTPUT)/libxkvd.a $(call BENCH_LIB,$(OUTPUT)) \
+		$(KSFT)/kselftest_harness.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -Wno-sign-compare -I$(KSFT) -o $@ $< $(OUTPUT)/libxkvd.a $(LIBS)
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -Wno-sign-compare -I$(KSFT) -Itools/xkv-bench -o $@ $< \
+		$(OUTPUT)/libxkvd.a $(call BENCH_LIB,$(OUTPUT)) $(LIBS)
 
-$(OUTPUT)/asan/tests/unit/%: tests/unit/%.c $(OUTPUT)/asan/libxkvd.a $(KSFT)/kselftest_harness.h
+$(OUTPUT)/asan/tests/unit/%: tests/unit/%.c $(OUTPUT)/asan/libxkvd.a $(call BENCH_LIB,$(OUTPUT)/asan) \
+		$(KSFT)/kselftest_harness.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CC) $(filter-out -DHAVE_JEMALLOC,$(BASE_CFLAGS)) $(ASAN_FLAGS) -Wno-sign-compare -I$(KSFT) -o $@ $< \
-		$(OUTPUT)/asan/libxkvd.a $(filter-out -ljemalloc,$(LIBS))
+	$(Q)$(CC) $(filter-out -DHAVE_JEMALLOC,$(BASE_CFLAGS)) $(ASAN_FLAGS) -Wno-sign-compare -I$(KSFT) \
+		-Itools/xkv-bench -o $@ $< $(OUTPUT)/asan/libxkvd.a $(call BENCH_LIB,$(OUTPUT)/asan) \
+		$(filter-out -ljemalloc,$(LIBS))
 
 asan: $(OUTPUT)/asan/xkvd $(UNIT_ASAN_BINS)
 
