@@ -29,7 +29,7 @@ else
 OPT := -O2 -g
 endif
 CFLAGS ?= $(OPT)
-LIBS := -luring -lxxhash -lpthread -lm
+LIBS := -luring -lbpf -lxxhash -lpthread -lm
 # jemalloc replaces malloc, but AddressSanitizer must own malloc itself.
 ifneq ($(DEBUG),1)
 LIBS += -ljemalloc

@@ -139,8 +139,9 @@ void client_free(struct client *c)
 
 char *client_read_buffer(struct client *c, size_t *len)
 {
-	size_t wanted = resp_bytes_wanted(c),
-	       room = wanted > QBUF_MIN_ROOM ? wanted : QBUF_MIN_ROOM;
+	/* While a big bulk is being read, room for exactly its remainder: the
+	 * buffer was sized for it when its header arrived. */
+	size_t wanted = resp_bytes_wanted(c), room = wanted ? wanted : QBUF_MIN_ROOM;
 
 	if (!c->req_type && c->qpos == c->qlen) {
 		c->qpos = c->qlen = 0;

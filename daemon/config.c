@@ -40,6 +40,8 @@ static const char *const io_engine_names[] = { "auto", "io_uring", "epoll", NULL
 /* Persistence does not exist yet: these report what is true and refuse
  * anything else, so tools that read them (redis-benchmark) see "off". */
 static const char *const save_names[] = { "", NULL };
+static const char *const yes_no_names[] = { "no", "yes", NULL };
+static const char *const fastpath_mode_names[] = { "auto", "native", "generic", NULL };
 static const char *const appendonly_names[] = { "no", NULL };
 
 static int apply_loglevel(const char **err)
@@ -100,6 +102,14 @@ static const struct config_def defs[] = {
 	MEM("set-max-listpack-value", set_max_listpack_value, "64", 0, LLONG_MAX, 0),
 	MEM("zset-max-listpack-entries", zset_max_listpack_entries, "128", 0, LLONG_MAX, 0),
 	MEM("zset-max-listpack-value", zset_max_listpack_value, "64", 0, LLONG_MAX, 0),
+	ENUM("fastpath", fastpath, "yes", yes_no_names, CFG_IMMUTABLE, NULL),
+	STR("fastpath-interfaces", fastpath_interfaces, "lo", CFG_IMMUTABLE, NULL),
+	ENUM("fastpath-mode", fastpath_mode, "auto", fastpath_mode_names, CFG_IMMUTABLE, NULL),
+	INT("fastpath-slots", fastpath_slots, "65536", 1, 16 * 1024 * 1024, CFG_IMMUTABLE),
+	STR("fastpath-allow", fastpath_allow, "127.0.0.0/8 ::1/128", CFG_IMMUTABLE, NULL),
+	INT("fastpath-token", fastpath_token, "0", 0, LLONG_MAX, CFG_SENSITIVE),
+	INT("fastpath-admit-threshold", fastpath_admit_threshold, "2", 1, 255, 0),
+	INT("udp-port", udp_port, "-1", -1, 65535, CFG_IMMUTABLE),
 	ENUM("save", save, "", save_names, 0, NULL),
 	ENUM("appendonly", appendonly, "no", appendonly_names, 0, NULL),
 };

@@ -38,6 +38,15 @@ struct config {
 	long long hash_max_listpack_entries, hash_max_listpack_value;
 	long long set_max_intset_entries, set_max_listpack_entries, set_max_listpack_value;
 	long long zset_max_listpack_entries, zset_max_listpack_value;
+	/* The kernel fast path (fastpath.c). */
+	long long fastpath;	   /* 0 no, 1 yes */
+	char *fastpath_interfaces; /* space-separated */
+	long long fastpath_mode;   /* enum attach_mode: auto, native, generic */
+	long long fastpath_slots;
+	char *fastpath_allow;	  /* source networks the kernel answers */
+	long long fastpath_token; /* required in UDP headers when requirepass is set */
+	long long fastpath_admit_threshold;
+	long long udp_port;   /* -1: same as port; 0: no UDP */
 	long long save;	      /* always 0: "" (no snapshots yet) */
 	long long appendonly; /* always 0: "no" (no append-only file yet) */
 	char *config_file;    /* absolute path of the file read at start, or NULL */

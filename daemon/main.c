@@ -11,6 +11,7 @@
 
 #include "commands.h"
 #include "config.h"
+#include "fastpath.h"
 #include "log.h"
 #include "mem.h"
 #include "store.h"
@@ -102,7 +103,9 @@ int main(int argc, char **argv)
 	store_init((int)config.databases);
 	if (write_pidfile() < 0)
 		return 1;
+	fastpath_start();
 	ret = server_run();
+	fastpath_stop();
 	if (config.pidfile[0])
 		unlink(config.pidfile);
 	log_notice("xkv is now ready to exit, bye bye...");

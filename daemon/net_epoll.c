@@ -13,6 +13,7 @@
 #include "client.h"
 #include "log.h"
 #include "mem.h"
+#include "udp.h"
 #include "util.h"
 #include "worker.h"
 
@@ -25,7 +26,7 @@ struct epoll_worker {
 	int epfd;
 	struct client *closing; /* freed at the end of the event batch */
 	/* Markers whose addresses tag the listener and wake-up events. */
-	char listen_tag[16], wake_tag;
+	char listen_tag[16], udp_tag[16], wake_tag;
 };
 
 /* Per-client engine state lives in engine_data as flags. */
@@ -44,6 +45,10 @@ static int epoll_init(struct worker *w)
 	for (int i = 0; i < w->nlisten; i++) {
 		ev.data.ptr = &ew->listen_tag[i];
 		epoll_ctl(ew->epfd, EPOLL_CTL_ADD, w->listen_fds[i], &ev);
+	}
+	for (int i = 0; i < w->nudp; i++) {
+		ev.data.ptr = &ew->udp_tag[i];
+		epoll_ctl(ew->epfd, EPOLL_CTL_ADD, w->udp_fds[i], &ev);
 	}
 	ev.data.ptr = &ew->wake_tag;
 	epoll_ctl(ew->epfd, EPOLL_CTL_ADD, w->wake_fd, &ev);
@@ -171,6 +176,9 @@ static void epoll_run(struct worker *w)
 
 			if (tag == &ew->wake_tag) {
 				worker_drain_mail(w);
+			} else if ((char *)tag >= ew->udp_tag &&
+				   (char *)tag < ew->udp_tag + sizeof(ew->udp_tag)) {
+				udp_serve(w, w->udp_fds[(char *)tag - ew->udp_tag]);
 			} else if ((char *)tag >= ew->listen_tag &&
 				   (char *)tag < ew->listen_tag + sizeof(ew->listen_tag)) {
 				accept_all(w, w->listen_fds[(char *)tag - ew->listen_tag]);

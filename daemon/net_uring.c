@@ -19,6 +19,7 @@
 #include "client.h"
 #include "log.h"
 #include "mem.h"
+#include "udp.h"
 #include "util.h"
 #include "worker.h"
 
@@ -29,7 +30,7 @@
 #define MAX_IOV 64
 
 /* user_data: a pointer with an operation tag in its low 3 bits. */
-enum op { OP_RECV = 1, OP_SEND = 2, OP_CANCEL = 3, OP_ACCEPT = 4, OP_WAKE = 5 };
+enum op { OP_RECV = 1, OP_SEND = 2, OP_CANCEL = 3, OP_ACCEPT = 4, OP_WAKE = 5, OP_UDP = 6 };
 #define OP_MASK 7ULL
 
 struct uring_conn {
@@ -85,6 +86,17 @@ static void arm_wake(struct worker *w)
 
 	io_uring_prep_poll_multishot(sqe, w->wake_fd, POLLIN);
 	io_uring_sqe_set_data64(sqe, OP_WAKE);
+}
+
+/* UDP datagrams are few per wake-up and answered in batches by udp.c with
+ * recvmmsg/sendmmsg: the ring only tells when a socket is readable. */
+static void arm_udp(struct worker *w, int i)
+{
+	struct uring_worker *uw = w->engine_data;
+	struct io_uring_sqe *sqe = get_sqe(uw);
+
+	io_uring_prep_poll_multishot(sqe, w->udp_fds[i], POLLIN);
+	io_uring_sqe_set_data64(sqe, ((uint64_t)i << 3) | OP_UDP);
 }
 
 static void arm_recv(struct client *c)
@@ -151,6 +163,8 @@ static int uring_init(struct worker *w)
 	w->engine_data = uw;
 	for (int i = 0; i < w->nlisten; i++)
 		arm_accept(w, i);
+	for (int i = 0; i < w->nudp; i++)
+		arm_udp(w, i);
 	arm_wake(w);
 	return 0;
 
@@ -310,6 +324,11 @@ static void handle_cqe(struct worker *w, struct io_uring_cqe *cqe)
 		worker_drain_mail(w);
 		if (!(cqe->flags & IORING_CQE_F_MORE) && !server.shutdown)
 			arm_wake(w);
+		break;
+	case OP_UDP:
+		udp_serve(w, w->udp_fds[ud >> 3]);
+		if (!(cqe->flags & IORING_CQE_F_MORE) && !server.shutdown)
+			arm_udp(w, (int)(ud >> 3));
 		break;
 	case OP_RECV:
 		on_recv(c, cqe);

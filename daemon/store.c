@@ -10,6 +10,7 @@
 #include <string.h>
 #include <xxhash.h>
 
+#include "fastpath.h"
 #include "log.h"
 #include "mem.h"
 #include "store.h"
@@ -36,7 +37,8 @@ static const struct dict_type keyspace_type = { .key_equal = entry_key_equal };
  * a table built at start-up. */
 static uint16_t crc16_table[256];
 
-static void crc16_init(void)
+/* A constructor: key_slot() works before store_init() (tools, tests). */
+static void __attribute__((constructor)) crc16_init(void)
 {
 	for (unsigned i = 0; i < 256; i++) {
 		uint16_t crc = (uint16_t)(i << 8);
@@ -58,7 +60,6 @@ static uint16_t crc16(const char *p, size_t len)
 
 void store_init(int ndbs)
 {
-	crc16_init();
 	store.ndbs = ndbs;
 	store.dbs = xcalloc(ndbs, sizeof(*store.dbs));
 	for (int db = 0; db < ndbs; db++) {
@@ -132,6 +133,7 @@ void db_changed(int db, struct entry *e)
 {
 	struct shard *s = entry_shard(db, e);
 
+	fastpath_key_changed(db, e);
 	s->version++;
 	atomic_fetch_add_explicit((_Atomic uint64_t *)&store.dirty, 1, memory_order_relaxed);
 }
@@ -175,6 +177,23 @@ struct entry *db_find_read(int db, const char *key, size_t len)
 	return e;
 }
 
+struct entry *db_find_get(int db, const char *key, size_t len)
+{
+	struct entry *e = db_find_read(db, key, len);
+
+	if (e)
+		fastpath_note_read(db, e);
+	return e;
+}
+
+struct entry *db_peek(int db, const char *key, size_t len)
+{
+	struct shard *s = shard_of(db, key, len);
+	struct dict_node *n = dict_find(&s->keys, key, len, key_hash(key, len));
+
+	return n ? entry_of(n) : NULL;
+}
+
 struct entry *db_add(int db, const char *key, size_t len, struct obj val)
 {
 	unsigned slot = key_slot(key, len);
@@ -182,6 +201,10 @@ struct entry *db_add(int db, const char *key, size_t len, struct obj val)
 	struct entry *e = xmalloc(sizeof(*e) + len + 1);
 
 	e->slot = (uint16_t)slot;
+	e->fp_reads = 0;
+	e->fp_flags = 0;
+	e->fp_slot = -1;
+	e->fp_epoch = 0;
 	e->node.hash = key_hash(key, len);
 	e->expire = -1;
 	e->val = val;
@@ -216,6 +239,7 @@ void db_delete(int db, struct entry *e)
 {
 	struct shard *s = entry_shard(db, e);
 
+	fastpath_key_removed(db, e);
 	db_changed(db, e);
 	if (e->expire >= 0)
 		s->nexpires--;
@@ -273,6 +297,7 @@ uint64_t db_flush(int db)
 {
 	uint64_t removed = 0;
 
+	fastpath_db_reset(db);
 	for (unsigned i = 0; i < STORE_SHARDS; i++) {
 		struct shard *s = store_shard(db, i);
 
@@ -291,6 +316,8 @@ uint64_t db_flush(int db)
 
 void db_swap(int a, int b)
 {
+	fastpath_db_reset(a);
+	fastpath_db_reset(b);
 	for (unsigned i = 0; i < STORE_SHARDS; i++) {
 		struct shard *x = store_shard(a, i), *y = store_shard(b, i);
 		struct dict keys = x->keys;
@@ -327,6 +354,7 @@ static void expire_visit(void *arg, struct dict_node *node)
 		ctx->expired++;
 		/* db_delete would shrink the table under dict_scan: unlink here and
 		 * shrink once the bucket is done. */
+		fastpath_key_removed(ctx->db, e);
 		db_changed(ctx->db, e);
 		ctx->shard->nexpires--;
 		dict_remove(&ctx->shard->keys, &e->node);

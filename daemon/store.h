@@ -34,8 +34,15 @@ struct entry {
 	struct obj val;
 	uint32_t klen;
 	uint16_t slot; /* cluster slot of the key, computed once */
+	/* The kernel cache's bookkeeping (fastpath.c), under the shard lock. */
+	uint8_t fp_reads;  /* daemon-served reads, toward admission */
+	uint8_t fp_flags;  /* FP_* */
+	int32_t fp_slot;   /* the slot holding this key's value, or -1 */
+	uint32_t fp_epoch; /* fp_slot is valid only in the epoch it was set in */
 	char key[];
 };
+
+#define FP_UNCACHEABLE 1 /* indexing failed once: stay daemon-served */
 
 #define entry_of(n) ((struct entry *)((char *)(n) - __builtin_offsetof(struct entry, node)))
 
@@ -85,6 +92,11 @@ static inline struct shard *store_shard(int db, unsigned shard)
 struct entry *db_find(int db, const char *key, size_t len);
 /* As db_find, counting a keyspace hit or miss (for reads of values). */
 struct entry *db_find_read(int db, const char *key, size_t len);
+/* As db_find_read, for GET: a hot small string may be admitted to the kernel
+ * cache. */
+struct entry *db_find_get(int db, const char *key, size_t len);
+/* The entry for key even if past its deadline, with no side effect. */
+struct entry *db_peek(int db, const char *key, size_t len);
 /* Adds key with val (ownership passes to the store); key must be absent. */
 struct entry *db_add(int db, const char *key, size_t len, struct obj val);
 /* Replaces e's value (the old one is freed); the deadline is kept. */

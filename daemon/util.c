@@ -182,6 +182,9 @@ static inline int fold(int ch, bool nocase)
 }
 
 /* Matches one [...] class at pat (just past '['); advances *pp past ']'. */
+/* Matches one [...] class at *pp (just past '[') against the byte ch, with
+ * Redis's quirks: an escaped byte compares case-sensitively, and a range's
+ * ends are ordered before they are folded. Advances *pp past the ']'. */
 static bool class_match(const char **pp, const char *end, int ch, bool nocase)
 {
 	const char *p = *pp;
@@ -194,12 +197,11 @@ static bool class_match(const char **pp, const char *end, int ch, bool nocase)
 	while (p < end && *p != ']') {
 		if (*p == '\\' && p + 1 < end) {
 			p++;
-			hit |= fold((unsigned char)*p, nocase) == ch;
+			hit |= (unsigned char)*p == ch;
 		} else if (p + 2 < end && p[1] == '-') {
-			/* As in Redis, "a-]" is a range ending at ']', even if that
-			 * leaves the class unterminated. */
-			int lo = fold((unsigned char)p[0], nocase),
-			    hi = fold((unsigned char)p[2], nocase);
+			/* "a-]" is a range ending at ']', even if that leaves the
+			 * class unterminated. */
+			int lo = (unsigned char)p[0], hi = (unsigned char)p[2];
 
 			if (lo > hi) {
 				int t = lo;
@@ -207,10 +209,12 @@ static bool class_match(const char **pp, const char *end, int ch, bool nocase)
 				lo = hi;
 				hi = t;
 			}
-			hit |= ch >= lo && ch <= hi;
+			lo = fold(lo, nocase);
+			hi = fold(hi, nocase);
+			hit |= fold(ch, nocase) >= lo && fold(ch, nocase) <= hi;
 			p += 2;
 		} else {
-			hit |= fold((unsigned char)*p, nocase) == ch;
+			hit |= fold((unsigned char)*p, nocase) == fold(ch, nocase);
 		}
 		p++;
 	}
@@ -230,7 +234,7 @@ static bool element_match(const char **pp, const char *pe, int ch, bool nocase)
 		return true;
 	case '[':
 		*pp = p + 1;
-		return class_match(pp, pe, fold(ch, nocase), nocase);
+		return class_match(pp, pe, ch, nocase);
 	case '\\':
 		if (p + 1 < pe)
 			p++;

@@ -23,7 +23,9 @@
 #include "config.h"
 #include "log.h"
 #include "mem.h"
+#include "fastpath.h"
 #include "store.h"
+#include "udp.h"
 #include "util.h"
 #include "worker.h"
 
@@ -220,6 +222,7 @@ void worker_cron(struct worker *w)
 	if (w->id == 0) {
 		mem_sample_peak();
 		sample_ops(now);
+		fastpath_heartbeat();
 	}
 }
 
@@ -335,6 +338,7 @@ static void close_listeners(void)
 		for (int j = 0; j < w->nlisten; j++)
 			close(w->listen_fds[j]);
 		w->nlisten = 0;
+		udp_close(w);
 		if (w->wake_fd >= 0)
 			close(w->wake_fd);
 		w->wake_fd = -1;
@@ -362,7 +366,7 @@ int server_run(void)
 		w->engine = server.engine;
 		w->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 		pthread_mutex_init(&w->mail_lock, NULL);
-		if (w->wake_fd < 0 || open_listeners(w) < 0) {
+		if (w->wake_fd < 0 || open_listeners(w) < 0 || udp_open(w) < 0) {
 			close_listeners();
 			xfree(server.workers);
 			server.workers = NULL;

@@ -50,6 +50,9 @@ struct worker {
 	pthread_t thread;
 	int listen_fds[16];
 	int nlisten;
+	int udp_fds[16]; /* the UDP protocol's sockets (udp.c) */
+	int nudp;
+	void *udp_buffers;
 	int wake_fd; /* eventfd */
 	const struct net_engine *engine;
 	void *engine_data;

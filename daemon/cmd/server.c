@@ -13,6 +13,7 @@
 
 #include "commands.h"
 #include "config.h"
+#include "fastpath.h"
 #include "log.h"
 #include "mem.h"
 #include "util.h"
@@ -539,12 +540,24 @@ static void info_keyspace(struct text *t)
 	}
 }
 
+static void info_field(void *ctx, const char *name, const char *value)
+{
+	text_printf(ctx, "%s:%s\r\n", name, value);
+}
+
+static void info_fastpath(struct text *t)
+{
+	text_printf(t, "# Fastpath\r\n");
+	fastpath_info(info_field, t);
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(struct text *t);
 } info_sections[] = {
-	{ "server", info_server }, { "clients", info_clients }, { "memory", info_memory },
-	{ "stats", info_stats },   { "cpu", info_cpu },		{ "keyspace", info_keyspace },
+	{ "server", info_server },     { "clients", info_clients }, { "memory", info_memory },
+	{ "stats", info_stats },       { "cpu", info_cpu },	    { "keyspace", info_keyspace },
+	{ "fastpath", info_fastpath },
 };
 
 #define NSECTIONS (sizeof(info_sections) / sizeof(info_sections[0]))

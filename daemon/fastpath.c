@@ -1,0 +1,527 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * The fast path's daemon side. Locking is described in fastpath.h: the
+ * fast-path lock (fp.lock) nests inside shard locks and only try-locks other
+ * shards. Fields of the mapped slab are written only here, each slot under its
+ * seqlock: seq is made odd, the slot rewritten, seq made even again, with
+ * release ordering so the program never sees a half-written slot as whole.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "config.h"
+#include "fastpath.h"
+#include "loader.h"
+#include "log.h"
+#include "mem.h"
+#include "store.h"
+#include "util.h"
+#include "xkv_abi.h"
+#include "xkv_xdp.skel.h"
+
+static struct {
+	pthread_mutex_t lock;
+	bool loaded;
+	struct loader ld;
+	struct xkv_slot *slots;
+	uint32_t *free_stack; /* free slot indexes */
+	uint32_t nfree;
+	uint32_t hand;	/* CLOCK position */
+	uint32_t epoch; /* bumped when db 0 is flushed or swapped */
+	/* Counters (atomic). */
+	uint64_t admissions, admission_failures, invalidations, updates, evictions;
+} fp = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+bool fastpath_loaded(void)
+{
+	return __atomic_load_n(&fp.loaded, __ATOMIC_ACQUIRE);
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* Ones' complement sum of p as 16-bit words in memory order (a trailing odd
+ * byte padded with zero), the way the kernel's csum helpers add. */
+static uint32_t reply_sum(const uint8_t *p, size_t len)
+{
+	uint64_t sum = 0;
+	size_t i;
+
+	for (i = 0; i + 1 < len; i += 2) {
+		uint16_t w;
+
+		memcpy(&w, p + i, 2);
+		sum += w;
+	}
+	if (len & 1) {
+		uint8_t last[2] = { p[len - 1], 0 };
+		uint16_t w;
+
+		memcpy(&w, last, 2);
+		sum += w;
+	}
+	while (sum >> 32)
+		sum = (sum & 0xffffffff) + (sum >> 32);
+	return (uint32_t)sum;
+}
+
+/* Is e a value the kernel may serve? */
+static bool cacheable(const struct entry *e)
+{
+	return e->val.type == OBJ_STRING && e->val.len <= XKV_MAX_VALUE && e->klen <= XKV_MAX_KEY;
+}
+
+static void index_key(struct xkv_key *k, const char *key, size_t len)
+{
+	memset(k, 0, sizeof(*k));
+	k->len = (uint32_t)len;
+	memcpy(k->bytes, key, len);
+}
+
+static void seq_begin(struct xkv_slot *s)
+{
+	__atomic_store_n(&s->seq, s->seq + 1, __ATOMIC_RELAXED);
+	/* The odd sequence is visible before any byte of the slot changes. */
+	atomic_thread_fence(memory_order_release);
+}
+
+static void seq_end(struct xkv_slot *s)
+{
+	__atomic_store_n(&s->seq, s->seq + 1, __ATOMIC_RELEASE);
+}
+
+/* Writes e's key, reply and deadline into slot s. */
+static void slot_store(struct xkv_slot *s, const struct entry *e)
+{
+	char tmp[LL_STR_SIZE + 1];
+	size_t vlen, n;
+	const char *val = obj_str(&e->val, tmp, &vlen);
+	uint64_t expire_ns = 0;
+
+	if (e->expire >= 0) {
+		int64_t left_ms = e->expire - now_ms();
+
+		/* The kernel clock is monotonic; a deadline already passed is
+		 * stored as "now", which the program treats as expired. */
+		expire_ns = mono_ns() + (uint64_t)(left_ms > 0 ? left_ms : 0) * 1000000ULL;
+		if (!expire_ns)
+			expire_ns = 1;
+	}
+	seq_begin(s);
+	n = (size_t)snprintf((char *)s->reply, sizeof(s->reply), "$%zu\r\n", vlen);
+	memcpy(s->reply + n, val, vlen);
+	memcpy(s->reply + n + vlen, "\r\n", 2);
+	n += vlen + 2;
+	s->reply_len = (uint16_t)n;
+	s->reply_csum = reply_sum(s->reply, n);
+	s->value_len = (uint32_t)vlen;
+	s->expire_ns = expire_ns;
+	memset(s->key, 0, sizeof(s->key));
+	memcpy(s->key, e->key, e->klen);
+	s->key_len = (uint16_t)e->klen;
+	seq_end(s);
+}
+
+static void slot_clear(struct xkv_slot *s)
+{
+	seq_begin(s);
+	s->key_len = 0;
+	s->reply_len = 0;
+	memset(s->key, 0, sizeof(s->key));
+	seq_end(s);
+}
+
+/* Empties slot idx and removes its key from the index (fp.lock held). */
+static void slot_release(uint32_t idx)
+{
+	struct xkv_slot *s = &fp.slots[idx];
+	struct xkv_key k;
+
+	index_key(&k, (const char *)s->key, s->key_len);
+	/* The slot first: from here the program misses even if it still finds
+	 * the key in the index. */
+	slot_clear(s);
+	bpf_map_delete_elem(fp.ld.index_fd, &k);
+	fp.free_stack[fp.nfree++] = idx;
+}
+
+/* The entry of db 0 holding slot idx's key, or NULL. */
+static struct entry *slot_owner(uint32_t idx)
+{
+	const struct xkv_slot *s = &fp.slots[idx];
+	struct entry *e = db_peek(0, (const char *)s->key, s->key_len);
+
+	return e && e->fp_slot == (int32_t)idx && e->fp_epoch == fp.epoch ? e : NULL;
+}
+
+/*
+ * A free slot, or one taken from a cold key by CLOCK (fp.lock held; the
+ * caller holds shard `mine` of db 0). A victim in another shard is taken only
+ * if that shard's lock is free right now: never wait under fp.lock.
+ */
+static int64_t slot_alloc(unsigned mine)
+{
+	for (uint32_t step = 0; !fp.nfree && step < 2 * fp.ld.nslots; step++) {
+		uint32_t idx = fp.hand;
+		struct xkv_slot *s = &fp.slots[idx];
+		unsigned shard;
+		struct shard *sh;
+		struct entry *e;
+
+		fp.hand = (fp.hand + 1) % fp.ld.nslots;
+		if (__atomic_exchange_n(&s->referenced, 0, __ATOMIC_RELAXED))
+			continue;
+		shard = key_shard((const char *)s->key, s->key_len);
+		sh = store_shard(0, shard);
+		if (shard != mine && pthread_mutex_trylock(&sh->lock) != 0)
+			continue;
+		e = slot_owner(idx);
+		if (e)
+			e->fp_slot = -1;
+		slot_release(idx);
+		__atomic_fetch_add(&fp.evictions, 1, __ATOMIC_RELAXED);
+		if (shard != mine)
+			pthread_mutex_unlock(&sh->lock);
+	}
+	return fp.nfree ? (int64_t)fp.free_stack[--fp.nfree] : -1;
+}
+
+void fastpath_note_read(int db, struct entry *e)
+{
+	struct xkv_key k;
+	int64_t idx;
+	uint32_t slot;
+
+	if (db != 0 || !fastpath_loaded() || (e->fp_slot >= 0 && e->fp_epoch == fp.epoch) ||
+	    (e->fp_flags & FP_UNCACHEABLE) || !cacheable(e))
+		return;
+	if (e->fp_reads < 255)
+		e->fp_reads++;
+	if (e->fp_reads < config.fastpath_admit_threshold)
+		return;
+	pthread_mutex_lock(&fp.lock);
+	idx = slot_alloc(e->slot % STORE_SHARDS);
+	if (idx < 0) {
+		pthread_mutex_unlock(&fp.lock);
+		__atomic_fetch_add(&fp.admission_failures, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	slot = (uint32_t)idx;
+	slot_store(&fp.slots[slot], e);
+	index_key(&k, e->key, e->klen);
+	if (bpf_map_update_elem(fp.ld.index_fd, &k, &slot, BPF_ANY) < 0) {
+		/* Never retried: the key stays daemon-served. */
+		log_verbose("fastpath: cannot index a key (%s); it stays uncached",
+			    strerror(errno));
+		slot_clear(&fp.slots[slot]);
+		fp.free_stack[fp.nfree++] = slot;
+		e->fp_flags |= FP_UNCACHEABLE;
+		pthread_mutex_unlock(&fp.lock);
+		__atomic_fetch_add(&fp.admission_failures, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	e->fp_slot = (int32_t)slot;
+	e->fp_epoch = fp.epoch;
+	pthread_mutex_unlock(&fp.lock);
+	__atomic_fetch_add(&fp.admissions, 1, __ATOMIC_RELAXED);
+}
+
+/* Does e own a live slot? Clears a stale reference (from before a flush or
+ * swap of db 0, or from another database). */
+static bool owns_slot(int db, struct entry *e)
+{
+	if (e->fp_slot < 0)
+		return false;
+	if (db != 0 || e->fp_epoch != fp.epoch || !fastpath_loaded()) {
+		e->fp_slot = -1;
+		return false;
+	}
+	return true;
+}
+
+void fastpath_key_changed(int db, struct entry *e)
+{
+	if (!owns_slot(db, e))
+		return;
+	if (cacheable(e)) {
+		/* The key is unchanged: a store into the slab, no syscall. */
+		slot_store(&fp.slots[e->fp_slot], e);
+		__atomic_fetch_add(&fp.updates, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	fastpath_key_removed(db, e);
+}
+
+void fastpath_key_removed(int db, struct entry *e)
+{
+	e->fp_reads = 0;
+	if (!owns_slot(db, e))
+		return;
+	pthread_mutex_lock(&fp.lock);
+	slot_release((uint32_t)e->fp_slot);
+	pthread_mutex_unlock(&fp.lock);
+	e->fp_slot = -1;
+	__atomic_fetch_add(&fp.invalidations, 1, __ATOMIC_RELAXED);
+}
+
+void fastpath_db_reset(int db)
+{
+	if (db != 0 || !fastpath_loaded())
+		return;
+	pthread_mutex_lock(&fp.lock);
+	for (uint32_t i = 0; i < fp.ld.nslots; i++) {
+		if (fp.slots[i].key_len || fp.slots[i].reply_len) {
+			slot_release(i);
+			__atomic_fetch_add(&fp.invalidations, 1, __ATOMIC_RELAXED);
+		}
+	}
+	/* Entries that still name a slot (now in another db after SWAPDB) see
+	 * the new epoch and forget it. */
+	fp.epoch++;
+	pthread_mutex_unlock(&fp.lock);
+}
+
+/* "10.0.0.0/8" or "::1/128" into an LPM key (IPv4 mapped into ::ffff:0:0/96). */
+static int parse_prefix(const char *text, struct xkv_allow_key *k)
+{
+	char addr[INET6_ADDRSTRLEN + 1];
+	const char *slash = strchr(text, '/');
+	size_t alen = slash ? (size_t)(slash - text) : strlen(text);
+	long bits = -1;
+
+	if (alen >= sizeof(addr))
+		return -1;
+	memcpy(addr, text, alen);
+	addr[alen] = '\0';
+	if (slash) {
+		char *end;
+
+		bits = strtol(slash + 1, &end, 10);
+		if (*end || slash[1] == '\0')
+			return -1;
+	}
+	memset(k, 0, sizeof(*k));
+	if (inet_pton(AF_INET, addr, &k->addr[12]) == 1) {
+		if (bits > 32)
+			return -1;
+		k->addr[10] = k->addr[11] = 0xff;
+		k->prefixlen = (uint32_t)(96 + (bits < 0 ? 32 : bits));
+		return 0;
+	}
+	if (inet_pton(AF_INET6, addr, k->addr) == 1 && bits <= 128) {
+		k->prefixlen = (uint32_t)(bits < 0 ? 128 : bits);
+		return 0;
+	}
+	return -1;
+}
+
+static int load_allowlist(char *why, size_t len)
+{
+	char *copy = xstrndup(config.fastpath_allow, strlen(config.fastpath_allow)), *save = NULL;
+	uint8_t one = 1;
+	int ret = 0;
+
+	for (char *p = strtok_r(copy, " ,", &save); p; p = strtok_r(NULL, " ,", &save)) {
+		struct xkv_allow_key k;
+
+		if (parse_prefix(p, &k) < 0) {
+			snprintf(why, len, "bad fastpath-allow network '%s'", p);
+			ret = -1;
+			break;
+		}
+		if (bpf_map_update_elem(fp.ld.allow_fd, &k, &one, BPF_ANY) < 0) {
+			snprintf(why, len, "cannot fill the allowlist: %s", strerror(errno));
+			ret = -1;
+			break;
+		}
+	}
+	xfree(copy);
+	return ret;
+}
+
+void fastpath_heartbeat(void)
+{
+	struct xkv_xdp__bss *bss;
+
+	if (!fastpath_loaded())
+		return;
+	bss = fp.ld.skel->bss;
+	/* requirepass and fastpath-token may change at run time (CONFIG SET):
+	 * the program follows within one heartbeat. */
+	bss->xkv_token_required = config.requirepass[0] != '\0';
+	bss->xkv_token = (uint64_t)config.fastpath_token;
+	__atomic_store_n(&bss->xkv_heartbeat_ns, mono_ns(), __ATOMIC_RELEASE);
+}
+
+int fastpath_attach(const char *ifaces, char *why, size_t len)
+{
+	char *copy, *save = NULL;
+	int attached = 0, ret = 0;
+
+	if (!fastpath_loaded()) {
+		snprintf(why, len, "the fast path is not loaded");
+		return -1;
+	}
+	copy = xstrndup(ifaces, strlen(ifaces));
+	pthread_mutex_lock(&fp.lock);
+	for (char *p = strtok_r(copy, " ,", &save); p; p = strtok_r(NULL, " ,", &save)) {
+		bool already = false;
+
+		for (int i = 0; i < fp.ld.nlinks; i++)
+			already |= strcmp(fp.ld.links[i].name, p) == 0;
+		if (already)
+			continue;
+		if (loader_attach(&fp.ld, p, (enum attach_mode)config.fastpath_mode, why, len) <
+		    0) {
+			log_warning("fastpath: %s", why);
+			ret = -1;
+			continue;
+		}
+		log_notice("fastpath: XDP attached to %s (%s mode)", p,
+			   fp.ld.links[fp.ld.nlinks - 1].native ? "native" : "generic");
+		attached++;
+	}
+	pthread_mutex_unlock(&fp.lock);
+	xfree(copy);
+	return attached || ret == 0 ? 0 : -1;
+}
+
+void fastpath_detach(void)
+{
+	pthread_mutex_lock(&fp.lock);
+	loader_detach_all(&fp.ld);
+	pthread_mutex_unlock(&fp.lock);
+	log_notice("fastpath: detached from every interface");
+}
+
+void fastpath_start(void)
+{
+	char why[256];
+	long long port = config.udp_port < 0 ? config.port : config.udp_port;
+
+	if (!config.fastpath) {
+		log_notice("fastpath: off (fastpath no)");
+		return;
+	}
+	if (port == 0) {
+		log_notice("fastpath: off (udp-port 0)");
+		return;
+	}
+	if (loader_load(&fp.ld, (uint16_t)port, (uint32_t)config.fastpath_slots, why, sizeof(why)) <
+	    0) {
+		log_warning("fastpath: off: %s", why);
+		return;
+	}
+	fp.slots = fp.ld.slab;
+	fp.free_stack = xmalloc(sizeof(*fp.free_stack) * fp.ld.nslots);
+	/* Hand out low slots first. */
+	for (uint32_t i = fp.ld.nslots; i-- > 0;)
+		fp.free_stack[fp.nfree++] = i;
+	if (load_allowlist(why, sizeof(why)) < 0) {
+		log_warning("fastpath: off: %s", why);
+		loader_destroy(&fp.ld);
+		xfree(fp.free_stack);
+		fp.free_stack = NULL;
+		fp.nfree = 0;
+		return;
+	}
+	__atomic_store_n(&fp.loaded, true, __ATOMIC_RELEASE);
+	fastpath_heartbeat();
+	if (fastpath_attach(config.fastpath_interfaces, why, sizeof(why)) < 0)
+		log_warning("fastpath: loaded but not attached: GETs are served by the daemon");
+}
+
+void fastpath_stop(void)
+{
+	if (!fastpath_loaded())
+		return;
+	__atomic_store_n(&fp.loaded, false, __ATOMIC_RELEASE);
+	pthread_mutex_lock(&fp.lock);
+	loader_destroy(&fp.ld);
+	xfree(fp.free_stack);
+	fp.free_stack = NULL;
+	fp.slots = NULL;
+	fp.nfree = 0;
+	pthread_mutex_unlock(&fp.lock);
+}
+
+static const char *const stat_names[XKV_STAT_COUNT] = {
+	[XKV_STAT_HIT] = "hits",
+	[XKV_MISS_NOT_OURS] = "miss_not_ours",
+	[XKV_MISS_MALFORMED] = "miss_malformed",
+	[XKV_MISS_KEY_TOO_LONG] = "miss_key_too_long",
+	[XKV_MISS_NOT_CACHED] = "miss_not_cached",
+	[XKV_MISS_EXPIRED] = "miss_expired",
+	[XKV_MISS_TORN] = "miss_torn",
+	[XKV_MISS_DENIED] = "miss_denied",
+	[XKV_MISS_BAD_TOKEN] = "miss_bad_token",
+	[XKV_MISS_NO_ROOM] = "miss_no_room",
+	[XKV_MISS_STALE_DAEMON] = "miss_stale_daemon",
+};
+
+void fastpath_info(fastpath_emit_fn *emit, void *ctx)
+{
+	char buf[256];
+	int ncpus = libbpf_num_possible_cpus();
+	uint64_t *percpu;
+	size_t n = 0;
+
+	emit(ctx, "fastpath_enabled", fastpath_loaded() ? "1" : "0");
+	if (!fastpath_loaded())
+		return;
+	pthread_mutex_lock(&fp.lock);
+	buf[0] = '\0';
+	for (int i = 0; i < fp.ld.nlinks && n < sizeof(buf); i++)
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%s(%s)", i ? "," : "",
+				      fp.ld.links[i].name,
+				      fp.ld.links[i].native ? "native" : "generic");
+	emit(ctx, "fastpath_interfaces", buf);
+	snprintf(buf, sizeof(buf), "%u", fp.ld.nslots - fp.nfree);
+	emit(ctx, "fastpath_slots_used", buf);
+	snprintf(buf, sizeof(buf), "%u", fp.ld.nslots);
+	emit(ctx, "fastpath_slots_total", buf);
+	pthread_mutex_unlock(&fp.lock);
+
+	percpu = xcalloc((size_t)(ncpus > 0 ? ncpus : 1), sizeof(*percpu));
+	for (uint32_t stat = 0; stat < XKV_STAT_COUNT; stat++) {
+		uint64_t sum = 0;
+
+		if (ncpus > 0 && bpf_map_lookup_elem(fp.ld.stats_fd, &stat, percpu) == 0)
+			for (int cpu = 0; cpu < ncpus; cpu++)
+				sum += percpu[cpu];
+		snprintf(buf, sizeof(buf), "fastpath_%s", stat_names[stat]);
+		{
+			char value[32];
+
+			snprintf(value, sizeof(value), "%llu", (unsigned long long)sum);
+			emit(ctx, buf, value);
+		}
+	}
+	xfree(percpu);
+#define EMIT_COUNTER(name, field)                                                                  \
+	do {                                                                                       \
+		snprintf(buf, sizeof(buf), "%llu",                                                 \
+			 (unsigned long long)__atomic_load_n(&fp.field, __ATOMIC_RELAXED));        \
+		emit(ctx, name, buf);                                                              \
+	} while (0)
+	EMIT_COUNTER("fastpath_admissions", admissions);
+	EMIT_COUNTER("fastpath_admission_failures", admission_failures);
+	EMIT_COUNTER("fastpath_invalidations", invalidations);
+	EMIT_COUNTER("fastpath_inplace_updates", updates);
+	EMIT_COUNTER("fastpath_evictions", evictions);
+#undef EMIT_COUNTER
+}

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * fastpath: the daemon's half of the kernel GET cache, and the only writer of
+ * its BPF maps. It admits hot small strings of db 0 into slots, keeps every
+ * cached slot coherent with the store, and reports the program's counters.
+ *
+ * Coherence: the store calls fastpath_key_changed / fastpath_key_removed /
+ * fastpath_db_reset from its choke point, under the key's shard lock, before
+ * the writer is answered; a slot is rewritten in place (seqlock) or cleared
+ * there, so no acknowledged write can be followed by a stale kernel hit.
+ *
+ * Locking: the fast-path lock protects the slot allocator (free stack, CLOCK
+ * hand) and the attachments. It is taken under a shard lock; while holding it,
+ * eviction only *tries* other shards' locks, so the store's lock order holds.
+ */
+#ifndef XKV_FASTPATH_H
+#define XKV_FASTPATH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct entry;
+
+/* Loads and attaches as configured (fastpath, fastpath-interfaces, ...). Never
+ * fails the server: without the fast path it logs one line saying why. */
+void fastpath_start(void);
+void fastpath_stop(void);
+bool fastpath_loaded(void);
+/* Refreshes the dead-man heartbeat and the auth token (worker 0's cron). */
+void fastpath_heartbeat(void);
+
+/* The store's hooks; the caller holds e's shard lock. */
+void fastpath_note_read(int db, struct entry *e);
+void fastpath_key_changed(int db, struct entry *e);
+void fastpath_key_removed(int db, struct entry *e);
+/* db was emptied or swapped; the caller holds all of its shards. */
+void fastpath_db_reset(int db);
+
+/* FASTPATH ATTACH / DETACH: 0, or -1 with why. */
+int fastpath_attach(const char *ifaces, char *why, size_t len);
+void fastpath_detach(void);
+
+/* Appends INFO fastpath's fields ("name:value\r\n" lines) via emit. */
+typedef void fastpath_emit_fn(void *ctx, const char *name, const char *value);
+void fastpath_info(fastpath_emit_fn *emit, void *ctx);
+
+#endif

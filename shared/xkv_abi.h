@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * xkv_abi.h: the one definition of everything the kernel fast path and the
+ * daemon share: the UDP protocol header, the cache's map layouts, limits,
+ * statistics counters and miss reasons.
+ *
+ * Contract: no includes; fixed-width types only, explicit padding, every size
+ * asserted. It compiles after vmlinux.h (BPF) and after <linux/types.h> (user
+ * space). Fields marked "be" are big-endian (network order); all others are in
+ * host order. Bump XKV_ABI_VERSION on any change: the loader checks that the
+ * object it loads was built against the same version.
+ */
+#ifndef XKV_ABI_H
+#define XKV_ABI_H
+
+#define XKV_ABI_VERSION 1
+
+/* ---- UDP protocol (docs/udp-protocol.md) ------------------------------------ */
+
+#define XKV_UDP_MAGIC 0x584b /* "XK" */
+#define XKV_UDP_VERSION 1
+
+enum xkv_udp_flag {
+	XKV_F_REPLY = 1 << 0,	  /* set on every reply */
+	XKV_F_TRUNCATED = 1 << 1, /* the value did not fit: value_len tells its size */
+	XKV_F_KERNEL = 1 << 2,	  /* answered by the XDP program, not the daemon */
+};
+
+/*
+ * Every datagram starts with this header. A request is followed by cmd_len
+ * bytes of one RESP command, then padding up to the largest reply the client
+ * accepts: a reply is never larger than its request datagram. A reply carries
+ * the request's id and cmd_len bytes of one RESP reply.
+ */
+struct xkv_udp_hdr {
+	__u16 magic;	  /* be: XKV_UDP_MAGIC */
+	__u8 version;	  /* XKV_UDP_VERSION */
+	__u8 flags;	  /* enum xkv_udp_flag */
+	__u32 request_id; /* chosen by the client, echoed */
+	__u16 cmd_len;	  /* be: bytes of RESP after the header */
+	__u16 reserved;	  /* zero */
+	__u32 value_len;  /* be: with XKV_F_TRUNCATED, the full value's length */
+	__u64 token;	  /* the fastpath-token when the server requires AUTH, else 0 */
+};
+_Static_assert(sizeof(struct xkv_udp_hdr) == 24, "xkv_udp_hdr is 24 bytes");
+
+/* ---- Cache layout ------------------------------------------------------------ */
+
+#define XKV_MAX_KEY 128	   /* longest key the kernel serves */
+#define XKV_MAX_VALUE 1024 /* longest value the kernel serves */
+/* "$1024\r\n" + value + "\r\n", rounded up to keep struct xkv_slot 8-aligned */
+#define XKV_MAX_REPLY 1048
+#define XKV_DEFAULT_SLOTS 65536
+
+/* Key of the kv_index hash map: the key bytes, zero-padded. */
+struct xkv_key {
+	__u32 len;
+	__u8 bytes[XKV_MAX_KEY];
+};
+_Static_assert(sizeof(struct xkv_key) == 132, "xkv_key is 132 bytes");
+
+/*
+ * One slot of the kv_slots array (BPF_F_MMAPABLE): written in place by the
+ * daemon under the seqlock `seq` (odd while a write is in progress), read by
+ * the program, which checks seq before and after copying and that the slot
+ * still holds the requested key.
+ */
+struct xkv_slot {
+	__u32 seq;
+	__u16 key_len;	  /* 0: empty */
+	__u16 reply_len;  /* bytes of reply[] in use */
+	__u64 expire_ns;  /* CLOCK_MONOTONIC deadline, 0 for none */
+	__u32 reply_csum; /* ones' complement sum of reply[] as 16-bit words in memory order */
+	__u32 value_len;
+	__u32 referenced; /* set by the program on a hit, cleared by the daemon's CLOCK */
+	__u32 reserved;
+	__u8 key[XKV_MAX_KEY];
+	__u8 reply[XKV_MAX_REPLY]; /* the preformatted RESP reply: "$<n>\r\n<value>\r\n" */
+};
+_Static_assert(sizeof(struct xkv_slot) == 1208, "xkv_slot is 1208 bytes");
+
+/* ---- Statistics (the kv_stats per-CPU array, one counter per index) ------------ */
+
+/*
+ * Every packet the program sees ends in exactly one of these. The miss
+ * reasons are the negative returns of the program's helpers (-XKV_MISS_*).
+ */
+enum xkv_stat {
+	XKV_STAT_HIT = 0,
+	XKV_MISS_NOT_OURS,     /* not UDP to our port, or not our magic */
+	XKV_MISS_MALFORMED,    /* our port, but not exactly one well-formed GET */
+	XKV_MISS_KEY_TOO_LONG, /* longer than XKV_MAX_KEY */
+	XKV_MISS_NOT_CACHED,   /* not in kv_index */
+	XKV_MISS_EXPIRED,      /* cached, past its deadline */
+	XKV_MISS_TORN,	       /* the slot changed during the copy, or holds another key */
+	XKV_MISS_DENIED,       /* source outside the allowlist */
+	XKV_MISS_BAD_TOKEN,    /* AUTH required and the token does not match */
+	XKV_MISS_NO_ROOM,      /* the reply would be larger than the request */
+	XKV_MISS_STALE_DAEMON, /* the daemon's heartbeat is too old */
+	XKV_STAT_COUNT,
+};
+
+/* Key of the allowlist LPM trie: IPv4 sources are mapped into ::ffff:0:0/96. */
+struct xkv_allow_key {
+	__u32 prefixlen;
+	__u8 addr[16];
+};
+_Static_assert(sizeof(struct xkv_allow_key) == 20, "xkv_allow_key is 20 bytes");
+
+/* The program answers nothing once the daemon's heartbeat is older than this. */
+#define XKV_HEARTBEAT_MAX_AGE_NS 1000000000ULL
+
+#endif

@@ -1,0 +1,632 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The keyspace (store.h): Redis Cluster slots (checked against redis-server
+ * 7.0's CLUSTER KEYSLOT), add/find/set/delete, lazy and active expiry, the
+ * counters, FLUSHDB and SWAPDB, and locksets. Every db_* call is made with
+ * the key's shard lock held, as the contract says.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "mem.h"
+#include "object.h"
+#include "store.h"
+#include "util.h"
+
+#include "kselftest_harness.h"
+
+#define NDBS 16
+
+static struct shard *shard_of_key(int db, const char *key, size_t len)
+{
+	return store_shard(db, key_shard(key, len));
+}
+
+static void lock_key(int db, const char *key)
+{
+	pthread_mutex_lock(&shard_of_key(db, key, strlen(key))->lock);
+}
+
+static void unlock_key(int db, const char *key)
+{
+	pthread_mutex_unlock(&shard_of_key(db, key, strlen(key))->lock);
+}
+
+/* SET key value [with a deadline, or -1], under the shard lock. */
+static void set_key(int db, const char *key, const char *val, int64_t expire)
+{
+	struct entry *e;
+
+	lock_key(db, key);
+	e = db_set(db, key, strlen(key), obj_string(val, strlen(val)), false);
+	if (expire >= 0)
+		db_set_expire(db, e, expire);
+	unlock_key(db, key);
+}
+
+/* 1 if key holds val, 0 if absent, -1 if it holds something else. */
+static int key_is(int db, const char *key, const char *val)
+{
+	char tmp[LL_STR_SIZE + 1];
+	struct entry *e;
+	const char *p;
+	size_t len;
+	int r;
+
+	lock_key(db, key);
+	e = db_find(db, key, strlen(key));
+	if (!e) {
+		r = 0;
+	} else {
+		p = obj_str(&e->val, tmp, &len);
+		r = len == strlen(val) && memcmp(p, val, len) == 0 ? 1 : -1;
+	}
+	unlock_key(db, key);
+	return r;
+}
+
+static bool key_exists(int db, const char *key)
+{
+	struct entry *e;
+
+	lock_key(db, key);
+	e = db_find(db, key, strlen(key));
+	unlock_key(db, key);
+	return e != NULL;
+}
+
+static uint64_t expired_total(int db)
+{
+	uint64_t n = 0;
+
+	for (unsigned i = 0; i < STORE_SHARDS; i++)
+		n += store_shard(db, i)->expired;
+	return n;
+}
+
+static void keyname(char *buf, size_t size, const char *prefix, int i)
+{
+	snprintf(buf, size, "%s:%d", prefix, i);
+}
+
+FIXTURE(store)
+{
+	size_t mem_before;
+};
+
+FIXTURE_SETUP(store)
+{
+	self->mem_before = mem_used();
+	store_time_ms = 0; /* the real clock */
+	store_init(NDBS);
+}
+
+FIXTURE_TEARDOWN(store)
+{
+	store_destroy();
+	/* Everything the store allocated went back. */
+	EXPECT_EQ(self->mem_before, mem_used());
+}
+
+/* ---- slots -------------------------------------------------------------------- */
+
+static const struct {
+	const char *key;
+	size_t len;
+	unsigned slot;
+} known_slots[] = {
+	{ "foo", 3, 12182 },
+	{ "bar", 3, 5061 },
+	{ "somekey", 7, 11058 },
+	{ "123456789", 9, 12739 }, /* CRC16/XMODEM check value 0x31c3 */
+	{ "{user1000}.following", 20, 3443 },
+	{ "{user1000}.followers", 20, 3443 },
+	{ "user1000", 8, 3443 },
+	{ "foo{}{bar}", 10, 8363 },    /* empty first tag: the whole key */
+	{ "{}", 2, 15257 },	       /* empty tag: the whole key */
+	{ "foo{{bar}}zap", 13, 4015 }, /* the tag is "{bar" */
+	{ "foo{bar}{zap}", 13, 5061 }, /* the first tag only: "bar" */
+	{ "", 0, 0 },
+	{ "{", 1, 4092 },
+	{ "}", 1, 12090 },
+	{ "a{b", 3, 13340 }, /* unterminated: the whole key */
+	{ "{}a", 3, 10875 },
+	{ "x{}", 3, 2608 },
+	{ "a\0{bar}\0", 8, 5061 }, /* binary keys: lengths, not strings */
+};
+
+TEST_F(store, key_slot_matches_redis_cluster)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(known_slots); i++) {
+		ASSERT_EQ(known_slots[i].slot, key_slot(known_slots[i].key, known_slots[i].len))
+		TH_LOG("key '%s'", known_slots[i].key);
+		ASSERT_EQ(known_slots[i].slot % STORE_SHARDS,
+			  key_shard(known_slots[i].key, known_slots[i].len));
+	}
+}
+
+/*
+ * BUG (fails until fixed): key_slot() reads a CRC16 table that only
+ * store_init() fills (daemon/store.c crc16_init()), so before store_init()
+ * every key hashes to slot 0. store.h states no such precondition for this
+ * pure function (nor for key_shard(), lockset_add_key()).
+ */
+TEST(key_slot_before_store_init)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(known_slots); i++) {
+		ASSERT_EQ(known_slots[i].slot, key_slot(known_slots[i].key, known_slots[i].len))
+		TH_LOG("key '%s' without store_init()", known_slots[i].key);
+	}
+}
+
+TEST_F(store, key_slot_range)
+{
+	char key[32];
+	unsigned seen_shards = 0;
+	uint64_t shards = 0;
+
+	for (int i = 0; i < 20000; i++) {
+		int n = snprintf(key, sizeof(key), "k%d", i);
+		unsigned slot = key_slot(key, (size_t)n);
+
+		ASSERT_GT(CLUSTER_SLOTS, slot);
+		if (!(shards & (1ULL << (slot % STORE_SHARDS)))) {
+			shards |= 1ULL << (slot % STORE_SHARDS);
+			seen_shards++;
+		}
+	}
+	ASSERT_EQ(STORE_SHARDS, seen_shards);
+}
+
+/* ---- add, find, set, delete ------------------------------------------------------ */
+
+TEST_F(store, add_find_delete)
+{
+	const char *k = "greeting";
+	size_t klen = strlen(k);
+	struct shard *s = shard_of_key(0, k, klen);
+	uint64_t version = s->version, dirty = store.dirty;
+	struct entry *e;
+
+	lock_key(0, k);
+	ASSERT_EQ(NULL, db_find(0, k, klen));
+	e = db_add(0, k, klen, obj_string("hello", 5));
+	ASSERT_NE(NULL, e);
+	ASSERT_EQ(klen, e->klen);
+	ASSERT_EQ(0, memcmp(k, e->key, klen));
+	ASSERT_EQ('\0', e->key[klen]);
+	ASSERT_EQ(-1, e->expire);
+	ASSERT_EQ(e, db_find(0, k, klen));
+	ASSERT_LT(version, s->version);
+	ASSERT_LT(dirty, store.dirty);
+	unlock_key(0, k);
+
+	ASSERT_EQ(1, key_is(0, k, "hello"));
+	ASSERT_EQ(0, key_is(1, k, "hello")); /* databases are separate */
+	ASSERT_EQ(1, db_size(0));
+	ASSERT_EQ(0, db_size(1));
+	ASSERT_EQ(0, db_expires(0));
+
+	lock_key(0, k);
+	version = s->version;
+	db_delete(0, db_find(0, k, klen));
+	ASSERT_LT(version, s->version);
+	ASSERT_EQ(NULL, db_find(0, k, klen));
+	unlock_key(0, k);
+	ASSERT_EQ(0, db_size(0));
+}
+
+TEST_F(store, binary_keys)
+{
+	static const char k1[] = "a\0b", k2[] = "a\0c";
+	struct shard *s1 = shard_of_key(0, k1, 3), *s2 = shard_of_key(0, k2, 3);
+
+	pthread_mutex_lock(&s1->lock);
+	if (s2 != s1)
+		pthread_mutex_lock(&s2->lock);
+	db_add(0, k1, 3, obj_string("1", 1));
+	db_add(0, k2, 3, obj_string("2", 1));
+	ASSERT_EQ(NULL, db_find(0, "a", 1));
+	ASSERT_EQ(1, db_find(0, k1, 3)->val.i);
+	ASSERT_EQ(2, db_find(0, k2, 3)->val.i);
+	if (s2 != s1)
+		pthread_mutex_unlock(&s2->lock);
+	pthread_mutex_unlock(&s1->lock);
+	ASSERT_EQ(2, db_size(0));
+}
+
+TEST_F(store, many_keys)
+{
+	const int n = 100000;
+	char key[32];
+
+	for (int i = 0; i < n; i++) {
+		keyname(key, sizeof(key), "key", i);
+		set_key(7, key, key, -1);
+	}
+	ASSERT_EQ(n, db_size(7));
+	for (int i = 0; i < n; i++) {
+		keyname(key, sizeof(key), "key", i);
+		ASSERT_EQ(1, key_is(7, key, key));
+	}
+	keyname(key, sizeof(key), "key", n);
+	ASSERT_FALSE(key_exists(7, key));
+	for (int i = 0; i < n; i += 2) {
+		keyname(key, sizeof(key), "key", i);
+		lock_key(7, key);
+		db_delete(7, db_find(7, key, strlen(key)));
+		unlock_key(7, key);
+	}
+	ASSERT_EQ(n / 2, db_size(7));
+	for (int i = 0; i < n; i++) {
+		keyname(key, sizeof(key), "key", i);
+		ASSERT_EQ(i % 2 ? 1 : 0, key_is(7, key, key));
+	}
+}
+
+TEST_F(store, set_replaces_and_drops_ttl)
+{
+	const char *k = "k";
+	int64_t later = now_ms() + 3600 * 1000;
+	struct entry *e;
+
+	set_key(0, k, "one", later);
+	ASSERT_EQ(1, db_expires(0));
+	lock_key(0, k);
+	e = db_find(0, k, 1);
+	ASSERT_EQ(later, e->expire);
+	/* SET ... KEEPTTL keeps the deadline. */
+	e = db_set(0, k, 1, obj_string("two", 3), true);
+	ASSERT_EQ(later, e->expire);
+	ASSERT_EQ(1, db_expires(0));
+	/* Plain SET drops it. */
+	e = db_set(0, k, 1, obj_string("three", 5), false);
+	ASSERT_EQ(-1, e->expire);
+	ASSERT_EQ(0, db_expires(0));
+	unlock_key(0, k);
+	ASSERT_EQ(1, key_is(0, k, "three"));
+	ASSERT_EQ(1, db_size(0));
+
+	/* db_set_value keeps the deadline; -1 removes it; setting twice counts once. */
+	lock_key(0, k);
+	e = db_find(0, k, 1);
+	db_set_expire(0, e, later);
+	db_set_expire(0, e, later + 1);
+	ASSERT_EQ(1, db_expires(0));
+	db_set_value(0, e, obj_string_ll(42));
+	ASSERT_EQ(later + 1, e->expire);
+	db_set_expire(0, e, -1);
+	ASSERT_EQ(0, db_expires(0));
+	db_set_expire(0, e, -1);
+	ASSERT_EQ(0, db_expires(0));
+	unlock_key(0, k);
+	ASSERT_EQ(1, key_is(0, k, "42"));
+}
+
+TEST_F(store, hits_and_misses)
+{
+	const char *k = "counted";
+	struct shard *s = shard_of_key(0, k, strlen(k));
+
+	set_key(0, k, "v", -1);
+	lock_key(0, k);
+	ASSERT_NE(NULL, db_find_read(0, k, strlen(k)));
+	ASSERT_NE(NULL, db_find_read(0, k, strlen(k)));
+	ASSERT_EQ(2, s->hits);
+	ASSERT_EQ(0, s->misses);
+	unlock_key(0, k);
+
+	/* A key of the same shard that is absent. */
+	for (int i = 0;; i++) {
+		char other[32];
+
+		keyname(other, sizeof(other), "absent", i);
+		if (shard_of_key(0, other, strlen(other)) != s)
+			continue;
+		lock_key(0, other);
+		ASSERT_EQ(NULL, db_find_read(0, other, strlen(other)));
+		unlock_key(0, other);
+		break;
+	}
+	ASSERT_EQ(2, s->hits);
+	ASSERT_EQ(1, s->misses);
+	/* db_find does not count. */
+	ASSERT_TRUE(key_exists(0, k));
+	ASSERT_EQ(2, s->hits);
+}
+
+/* ---- expiry ----------------------------------------------------------------------- */
+
+TEST(entry_expired_boundary)
+{
+	struct entry e = { .expire = 1000 };
+
+	ASSERT_FALSE(entry_expired(&e, 999));
+	ASSERT_FALSE(entry_expired(&e, 1000)); /* Redis: expired when now > when */
+	ASSERT_TRUE(entry_expired(&e, 1001));
+	e.expire = -1;
+	ASSERT_FALSE(entry_expired(&e, INT64_MAX));
+	e.expire = 0;
+	ASSERT_TRUE(entry_expired(&e, 1));
+}
+
+TEST_F(store, lazy_expiry)
+{
+	const char *k = "gone", *live = "stays";
+	struct shard *s = shard_of_key(0, k, strlen(k));
+	uint64_t dirty;
+
+	set_key(0, k, "v", now_ms() - 1000);
+	set_key(0, live, "v", now_ms() + 3600 * 1000);
+	ASSERT_EQ(2, db_size(0));
+	ASSERT_EQ(2, db_expires(0));
+	ASSERT_EQ(0, s->expired);
+
+	lock_key(0, k);
+	dirty = store.dirty;
+	ASSERT_EQ(NULL, db_find(0, k, strlen(k)));
+	/* Deleted on the way, and counted. */
+	ASSERT_EQ(1, s->expired);
+	ASSERT_LT(dirty, store.dirty);
+	ASSERT_EQ(NULL, db_find(0, k, strlen(k)));
+	ASSERT_EQ(1, s->expired);
+	unlock_key(0, k);
+	ASSERT_EQ(1, db_size(0));
+	ASSERT_EQ(1, db_expires(0));
+	ASSERT_EQ(1, key_is(0, live, "v"));
+
+	/* db_find_read counts the expired key as a miss. */
+	set_key(0, k, "v", now_ms() - 1);
+	lock_key(0, k);
+	ASSERT_EQ(NULL, db_find_read(0, k, strlen(k)));
+	unlock_key(0, k);
+	ASSERT_EQ(2, s->expired);
+	ASSERT_EQ(1, s->misses);
+
+	/* SET over an expired key creates a fresh one without the deadline. */
+	set_key(0, k, "old", now_ms() - 1);
+	set_key(0, k, "new", -1);
+	ASSERT_EQ(1, key_is(0, k, "new"));
+	ASSERT_EQ(1, db_expires(0));
+}
+
+/* Inside a command the clock is frozen at store_time_ms. */
+TEST_F(store, command_clock)
+{
+	const char *k = "tick";
+	const int64_t t = 1700000000000LL;
+
+	set_key(0, k, "v", t);
+	store_time_ms = t - 5000;
+	ASSERT_EQ(t - 5000, store_now());
+	ASSERT_TRUE(key_exists(0, k));
+	store_time_ms = t;
+	ASSERT_TRUE(key_exists(0, k));
+	store_time_ms = t + 1;
+	ASSERT_FALSE(key_exists(0, k));
+	store_time_ms = 0;
+	ASSERT_LE(now_ms() - 1000, store_now());
+}
+
+/*
+ * Active expiry removes keys whose deadline passed without any lookup, keeps
+ * those with a future deadline or none, and counts what it removed.
+ */
+TEST_F(store, active_expiry)
+{
+	const int n = 300, dbs[] = { 0, 5 };
+	int64_t now = now_ms();
+	char key[32];
+	int calls = 0;
+
+	for (size_t d = 0; d < ARRAY_SIZE(dbs); d++) {
+		for (int i = 0; i < n; i++) {
+			keyname(key, sizeof(key), "past", i);
+			set_key(dbs[d], key, "x", now - 10000 - i);
+			keyname(key, sizeof(key), "future", i);
+			set_key(dbs[d], key, "x", now + 3600 * 1000);
+			keyname(key, sizeof(key), "plain", i);
+			set_key(dbs[d], key, "x", -1);
+		}
+		ASSERT_EQ(3 * n, db_size(dbs[d]));
+		ASSERT_EQ(2 * n, db_expires(dbs[d]));
+	}
+	while (db_expires(0) > n || db_expires(5) > n) {
+		store_active_expire(0, 1, 100000);
+		ASSERT_GT(1000, ++calls);
+	}
+	for (size_t d = 0; d < ARRAY_SIZE(dbs); d++) {
+		/* Counted before any lookup: the removal was active. */
+		ASSERT_EQ(2 * n, db_size(dbs[d]));
+		ASSERT_EQ(n, db_expires(dbs[d]));
+		ASSERT_EQ(n, expired_total(dbs[d]));
+		ASSERT_LT(0, db_avg_ttl(dbs[d]));
+		ASSERT_GE(3600 * 1000, db_avg_ttl(dbs[d]));
+		for (int i = 0; i < n; i++) {
+			keyname(key, sizeof(key), "past", i);
+			ASSERT_FALSE(key_exists(dbs[d], key));
+			keyname(key, sizeof(key), "future", i);
+			ASSERT_TRUE(key_exists(dbs[d], key));
+			keyname(key, sizeof(key), "plain", i);
+			ASSERT_TRUE(key_exists(dbs[d], key));
+		}
+		/* The lookups found nothing left to expire lazily. */
+		ASSERT_EQ(n, expired_total(dbs[d]));
+	}
+	/* Nothing more to do: further runs change nothing. */
+	store_active_expire(0, 1, 100000);
+	ASSERT_EQ(2 * n, db_size(0));
+	ASSERT_EQ(n, expired_total(0));
+}
+
+/* Worker self of n handles the shards whose id (db * STORE_SHARDS + shard)
+ * is self modulo n, and no other. */
+TEST_F(store, active_expiry_partition)
+{
+	const int n = 2000;
+	int64_t now = now_ms();
+	uint64_t before[STORE_SHARDS];
+	char key[32];
+
+	for (int i = 0; i < n; i++) {
+		keyname(key, sizeof(key), "p", i);
+		set_key(1, key, "x", now - 1000);
+	}
+	for (unsigned i = 0; i < STORE_SHARDS; i++) {
+		before[i] = store_shard(1, i)->keys.count;
+		ASSERT_LT(0, before[i]); /* every shard has some */
+	}
+	/* Ids of db 1 are 64..127: worker 1 of 2 owns the odd shards. */
+	for (int i = 0; i < 50; i++)
+		store_active_expire(1, 2, 100000);
+	for (unsigned i = 0; i < STORE_SHARDS; i++) {
+		struct shard *s = store_shard(1, i);
+
+		if (i % 2) {
+			ASSERT_EQ(0, s->keys.count);
+			ASSERT_EQ(0, s->nexpires);
+			ASSERT_EQ(before[i], s->expired);
+		} else {
+			ASSERT_EQ(before[i], s->keys.count);
+			ASSERT_EQ(before[i], s->nexpires);
+			ASSERT_EQ(0, s->expired);
+		}
+	}
+	for (int i = 0; i < 50 && db_size(1); i++)
+		store_active_expire(0, 2, 100000);
+	ASSERT_EQ(0, db_size(1));
+	ASSERT_EQ(0, db_expires(1));
+	ASSERT_EQ(n, expired_total(1));
+}
+
+/* ---- whole databases -------------------------------------------------------------- */
+
+TEST_F(store, flush)
+{
+	const int n = 1000;
+	struct lockset ls;
+	char key[32];
+
+	for (int i = 0; i < n; i++) {
+		keyname(key, sizeof(key), "f", i);
+		set_key(2, key, "x", i % 2 ? now_ms() + 100000 : -1);
+		set_key(3, key, "y", -1);
+	}
+	ASSERT_EQ(n, db_size(2));
+	ASSERT_EQ(n / 2, db_expires(2));
+
+	lockset_init(&ls);
+	lockset_add_db(&ls, 2);
+	lockset_acquire(&ls);
+	ASSERT_EQ(n, db_flush(2));
+	ASSERT_EQ(0, db_flush(2));
+	lockset_release(&ls);
+
+	ASSERT_EQ(0, db_size(2));
+	ASSERT_EQ(0, db_expires(2));
+	ASSERT_EQ(n, db_size(3));
+	keyname(key, sizeof(key), "f", 7);
+	ASSERT_FALSE(key_exists(2, key));
+	ASSERT_EQ(1, key_is(3, key, "y"));
+	/* Still usable. */
+	set_key(2, key, "again", -1);
+	ASSERT_EQ(1, key_is(2, key, "again"));
+	ASSERT_EQ(1, db_size(2));
+}
+
+TEST_F(store, swap)
+{
+	const int n = 500;
+	struct lockset ls;
+	char key[32];
+
+	for (int i = 0; i < n; i++) {
+		keyname(key, sizeof(key), "a", i);
+		set_key(3, key, "in3", now_ms() + 100000);
+	}
+	for (int i = 0; i < 2 * n; i++) {
+		keyname(key, sizeof(key), "b", i);
+		set_key(4, key, "in4", -1);
+	}
+	lockset_init(&ls);
+	lockset_add_db(&ls, 4);
+	lockset_add_db(&ls, 3);
+	lockset_acquire(&ls);
+	db_swap(3, 4);
+	lockset_release(&ls);
+
+	ASSERT_EQ(2 * n, db_size(3));
+	ASSERT_EQ(0, db_expires(3));
+	ASSERT_EQ(n, db_size(4));
+	ASSERT_EQ(n, db_expires(4));
+	for (int i = 0; i < n; i++) {
+		keyname(key, sizeof(key), "a", i);
+		ASSERT_EQ(1, key_is(4, key, "in3"));
+		ASSERT_EQ(0, key_is(3, key, "in3"));
+	}
+	for (int i = 0; i < 2 * n; i++) {
+		keyname(key, sizeof(key), "b", i);
+		ASSERT_EQ(1, key_is(3, key, "in4"));
+	}
+	/* Deleting after the swap keeps the counters right. */
+	keyname(key, sizeof(key), "a", 0);
+	lock_key(4, key);
+	db_delete(4, db_find(4, key, strlen(key)));
+	unlock_key(4, key);
+	ASSERT_EQ(n - 1, db_size(4));
+	ASSERT_EQ(n - 1, db_expires(4));
+}
+
+/* ---- locksets ------------------------------------------------------------------ */
+
+static bool shard_locked(int db, unsigned shard)
+{
+	pthread_mutex_t *m = &store_shard(db, shard)->lock;
+
+	if (pthread_mutex_trylock(m) == EBUSY)
+		return true;
+	pthread_mutex_unlock(m);
+	return false;
+}
+
+TEST_F(store, lockset_orders_and_dedups)
+{
+	struct lockset ls;
+	char key[32];
+	unsigned nlocked = 0;
+
+	lockset_init(&ls);
+	/* The same shard through a hash tag, twice. */
+	lockset_add_key(&ls, 9, "{t}a", 4);
+	lockset_add_key(&ls, 9, "{t}b", 4);
+	ASSERT_EQ(1, ls.n);
+	for (int i = 0; i < 40; i++) {
+		keyname(key, sizeof(key), "l", i);
+		lockset_add_key(&ls, i % 2 ? 9 : 2, key, strlen(key));
+	}
+	lockset_acquire(&ls);
+	ASSERT_TRUE(ls.held);
+	for (unsigned i = 1; i < ls.n; i++)
+		ASSERT_LT(ls.ids[i - 1], ls.ids[i]);
+	for (int db = 0; db < NDBS; db++)
+		for (unsigned s = 0; s < STORE_SHARDS; s++)
+			if (shard_locked(db, s))
+				nlocked++;
+	ASSERT_EQ(ls.n, nlocked);
+	ASSERT_TRUE(shard_locked(9, key_shard("{t}b", 4)));
+	lockset_release(&ls);
+	ASSERT_FALSE(ls.held);
+	ASSERT_FALSE(shard_locked(9, key_shard("{t}b", 4)));
+	/* Releasing twice is harmless. */
+	lockset_release(&ls);
+
+	store_lock_all();
+	ASSERT_TRUE(shard_locked(NDBS - 1, STORE_SHARDS - 1));
+	store_unlock_all();
+	ASSERT_FALSE(shard_locked(0, 0));
+}
+
+TEST_HARNESS_MAIN
