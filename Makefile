@@ -142,8 +142,17 @@ $(KSFT)/kselftest_harness.h:
 	$(Q)tar -xJf $(LINUX_SRC_TAR) -C $(KSFT) --strip-components=4 --wildcards \
 		'*/tools/testing/selftests/kselftest.h' '*/tools/testing/selftests/kselftest_harness.h'
 
+# tests/bpf: the XDP program under BPF_PROG_TEST_RUN (needs root, like CI).
+BPFTEST_SRCS := $(wildcard tests/bpf/*.c)
+BPFTEST_BINS := $(patsubst tests/bpf/%.c,$(OUTPUT)/tests/bpf/%,$(BPFTEST_SRCS))
+$(OUTPUT)/tests/bpf/%: tests/bpf/%.c $(OUTPUT)/libxkvd.a $(BPF_SKELS) $(KSFT)/kselftest_harness.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -Wno-sign-compare -Wno-missing-field-initializers -I$(KSFT) \
+		-o $@ $< $(OUTPUT)/libxkvd.a $(LIBS)
+
 test-unit: $(UNIT_BINS)
-test-build: all asan $(UNIT_BINS)
+test-build: all asan $(UNIT_BINS) $(BPFTEST_BINS)
 
 test: deps
 	$(Q)$(MAKE) --no-print-directory test-build

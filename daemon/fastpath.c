@@ -104,11 +104,31 @@ static void seq_end(struct xkv_slot *s)
 	__atomic_store_n(&s->seq, s->seq + 1, __ATOMIC_RELEASE);
 }
 
+void fastpath_slot_write(struct xkv_slot *s, const void *key, size_t klen, const void *value,
+			 size_t vlen, uint64_t expire_ns)
+{
+	size_t n;
+
+	seq_begin(s);
+	n = (size_t)snprintf((char *)s->reply, sizeof(s->reply), "$%zu\r\n", vlen);
+	memcpy(s->reply + n, value, vlen);
+	memcpy(s->reply + n + vlen, "\r\n", 2);
+	n += vlen + 2;
+	s->reply_len = (uint16_t)n;
+	s->reply_csum = reply_sum(s->reply, n);
+	s->value_len = (uint32_t)vlen;
+	s->expire_ns = expire_ns;
+	memset(s->key, 0, sizeof(s->key));
+	memcpy(s->key, key, klen);
+	s->key_len = (uint16_t)klen;
+	seq_end(s);
+}
+
 /* Writes e's key, reply and deadline into slot s. */
 static void slot_store(struct xkv_slot *s, const struct entry *e)
 {
 	char tmp[LL_STR_SIZE + 1];
-	size_t vlen, n;
+	size_t vlen;
 	const char *val = obj_str(&e->val, tmp, &vlen);
 	uint64_t expire_ns = 0;
 
@@ -121,19 +141,7 @@ static void slot_store(struct xkv_slot *s, const struct entry *e)
 		if (!expire_ns)
 			expire_ns = 1;
 	}
-	seq_begin(s);
-	n = (size_t)snprintf((char *)s->reply, sizeof(s->reply), "$%zu\r\n", vlen);
-	memcpy(s->reply + n, val, vlen);
-	memcpy(s->reply + n + vlen, "\r\n", 2);
-	n += vlen + 2;
-	s->reply_len = (uint16_t)n;
-	s->reply_csum = reply_sum(s->reply, n);
-	s->value_len = (uint32_t)vlen;
-	s->expire_ns = expire_ns;
-	memset(s->key, 0, sizeof(s->key));
-	memcpy(s->key, e->key, e->klen);
-	s->key_len = (uint16_t)e->klen;
-	seq_end(s);
+	fastpath_slot_write(s, e->key, e->klen, val, vlen, expire_ns);
 }
 
 static void slot_clear(struct xkv_slot *s)

@@ -18,8 +18,10 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct entry;
+struct xkv_slot;
 
 /* Loads and attaches as configured (fastpath, fastpath-interfaces, ...). Never
  * fails the server: without the fast path it logs one line saying why. */
@@ -39,6 +41,12 @@ void fastpath_db_reset(int db);
 /* FASTPATH ATTACH / DETACH: 0, or -1 with why. */
 int fastpath_attach(const char *ifaces, char *why, size_t len);
 void fastpath_detach(void);
+
+/* Writes one slot under its seqlock: the key, the preformatted reply for
+ * value, its checksum partial sum, and the CLOCK_MONOTONIC deadline (0: none).
+ * The caller owns the slot (fastpath.c's lock, or a test). */
+void fastpath_slot_write(struct xkv_slot *s, const void *key, size_t klen, const void *value,
+			 size_t vlen, uint64_t expire_ns);
 
 /* Appends INFO fastpath's fields ("name:value\r\n" lines) via emit. */
 typedef void fastpath_emit_fn(void *ctx, const char *name, const char *value);
