@@ -13,6 +13,7 @@
 #include <linux/bpf.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <pthread.h>
 #include <time.h>
 
 #include <bpf/bpf.h>
@@ -493,6 +494,77 @@ TEST_F(xdp, slot_being_written_or_reused)
 		ASSERT_EQ(XDP_PASS, run(self, &in, &out));
 		ASSERT_EQ(2, stat(self, XKV_MISS_TORN));
 	}
+}
+
+struct rewriter {
+	struct xkv_slot *slot;
+	volatile bool stop;
+	uint64_t writes;
+};
+
+/* Rewrites the slot between two patterns as fast as it can. */
+static void *rewrite(void *arg)
+{
+	static char a[XKV_MAX_VALUE], b[XKV_MAX_VALUE];
+	struct rewriter *r = arg;
+
+	memset(a, 'A', sizeof(a));
+	memset(b, 'B', sizeof(b));
+	while (!r->stop) {
+		fastpath_slot_write(r->slot, "k", 1, (r->writes & 1) ? b : a, sizeof(a), 0);
+		r->writes++;
+		/* A short pause so reads also land between writes, not only in them. */
+		for (volatile int spin = 0; spin < 500; spin++)
+			;
+	}
+	return NULL;
+}
+
+TEST_F(xdp, torn_reads_never_reach_the_wire)
+{
+	struct request_spec rs = { .cmd = GET(1) "k\r\n", .pad_to = 1200 };
+	struct rewriter r = { .slot = &self->slots[0] };
+	uint64_t hits = 0, passes = 0;
+	struct packet in, out;
+	pthread_t thread;
+
+	build(&in, &rs);
+	ASSERT_EQ(0, pthread_create(&thread, NULL, rewrite, &r));
+	/* Start once the slot holds a pattern, not the fixture's "hello". */
+	while (!__atomic_load_n(&r.writes, __ATOMIC_RELAXED))
+		;
+	for (int i = 0; i < 200000; i++) {
+		const struct xkv_udp_hdr *h;
+		const char *value;
+		int action, mixed;
+
+		if (i % 1000 == 0)
+			self->skel->bss->xkv_heartbeat_ns = mono_ns();
+		action = run(self, &in, &out);
+		if (action == XDP_PASS) {
+			passes++;
+			continue;
+		}
+		ASSERT_EQ(XDP_TX, action);
+		h = (const void *)(out.bytes + out.l4 + sizeof(struct udphdr));
+		ASSERT_EQ(strlen("$1024\r\n") + XKV_MAX_VALUE + 2, ntohs(h->cmd_len));
+		value = (const char *)(h + 1) + strlen("$1024\r\n");
+		/* One pattern, whole: the first byte decides which. */
+		mixed = -1;
+		for (int j = 1; j < XKV_MAX_VALUE && mixed < 0; j++)
+			if (value[j] != value[0])
+				mixed = j;
+		ASSERT_EQ(-1, mixed) TH_LOG("run %d mixed the patterns at byte %d", i, mixed);
+		ASSERT_EQ(0, udp_check(&out, false));
+		hits++;
+	}
+	r.stop = true;
+	pthread_join(thread, NULL);
+	TH_LOG("%llu hits, %llu passed as torn, %llu rewrites", (unsigned long long)hits,
+	       (unsigned long long)passes, (unsigned long long)r.writes);
+	ASSERT_LT(0, hits);
+	/* Every miss was the seqlock or key check at work, nothing else. */
+	ASSERT_EQ(passes, stat(self, XKV_MISS_TORN));
 }
 
 TEST_HARNESS_MAIN
