@@ -151,8 +151,20 @@ $(OUTPUT)/tests/bpf/%: tests/bpf/%.c $(OUTPUT)/libxkvd.a $(BPF_SKELS) $(KSFT)/ks
 	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -Wno-sign-compare -Wno-missing-field-initializers -I$(KSFT) \
 		-o $@ $< $(OUTPUT)/libxkvd.a $(LIBS)
 
+# tests/e2e: network namespaces and veth pairs; a pass-through program for
+# the peer of a native-mode veth, and the coherence checker.
+E2E_OBJS := $(OUTPUT)/tests/e2e/xdp_pass.bpf.o $(OUTPUT)/tests/e2e/coherence
+$(OUTPUT)/tests/e2e/%.bpf.o: tests/e2e/%.bpf.c
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+$(OUTPUT)/tests/e2e/coherence: tests/e2e/coherence.c shared/xkv_abi.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< -lpthread
+
 test-unit: $(UNIT_BINS)
-test-build: all asan $(UNIT_BINS) $(BPFTEST_BINS)
+test-build: all asan $(UNIT_BINS) $(BPFTEST_BINS) $(E2E_OBJS)
 
 test: deps
 	$(Q)$(MAKE) --no-print-directory test-build

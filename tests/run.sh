@@ -54,6 +54,7 @@ run_tier format format_check
 run_tier unit unit_tests "$OUTPUT/tests/unit"
 run_tier unit-asan unit_tests "$OUTPUT/asan/tests/unit"
 run_tier bpf unit_tests "$OUTPUT/tests/bpf"
+run_tier e2e "$PYTHON" tests/e2e/run.py --output "$OUTPUT"
 run_tier integration-io_uring "$PYTHON" tests/integration/run.py --xkvd "$OUTPUT/xkvd" --io-engine io_uring
 run_tier integration-epoll "$PYTHON" tests/integration/run.py --xkvd "$OUTPUT/xkvd" --io-engine epoll
 run_tier hostile-asan "$PYTHON" tests/integration/run.py --xkvd "$OUTPUT/asan/xkvd" --only hostile
