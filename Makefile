@@ -158,6 +158,12 @@ $(OUTPUT)/tests/e2e/%.bpf.o: tests/e2e/%.bpf.c
 	$(call msg,BPF,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+# The benchmark's ceiling: a no-lookup XDP program (tools/bench/fastpath.sh).
+$(OUTPUT)/tools/bench/%.bpf.o: tools/bench/%.bpf.c $(OUTPUT)/include/vmlinux.h shared/xkv_abi.h
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
 $(OUTPUT)/tests/e2e/coherence: tests/e2e/coherence.c shared/xkv_abi.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(dir $@)
