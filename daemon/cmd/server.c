@@ -59,6 +59,7 @@ static int acl_categories(const struct command *cmd, const char **out)
 		{ "set", "@set" },
 		{ "sorted-set", "@sortedset" },
 		{ "pubsub", "@pubsub" },
+		{ "bitmap", "@bitmap" },
 	};
 	int n = 0;
 
