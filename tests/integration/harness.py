@@ -48,7 +48,7 @@ class Server:
     (Redis directive names), config_file an optional config path that goes
     first on the command line, as with redis-server."""
 
-    def __init__(self, kind, binary=None, engine='uring', directives=None,
+    def __init__(self, kind, binary=None, engine='io_uring', directives=None,
                  config_file=None, label=None):
         self.kind, self.binary, self.engine = kind, binary, engine
         self.directives = dict(directives or {})
