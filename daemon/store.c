@@ -17,6 +17,7 @@
 #include "util.h"
 
 struct store store;
+static int64_t store_start_ms; /* the access clock's zero */
 __thread int64_t store_time_ms;
 
 int64_t store_now(void)
@@ -60,6 +61,7 @@ static uint16_t crc16(const char *p, size_t len)
 
 void store_init(int ndbs)
 {
+	store_start_ms = mono_ms();
 	store.ndbs = ndbs;
 	store.dbs = xcalloc(ndbs, sizeof(*store.dbs));
 	for (int db = 0; db < ndbs; db++) {
@@ -145,6 +147,11 @@ static void expire_entry(int db, struct shard *s, struct entry *e)
 	db_delete(db, e);
 }
 
+uint32_t store_clock(void)
+{
+	return (uint32_t)((mono_ms() - store_start_ms) / 1000);
+}
+
 static struct entry *find_in(int db, struct shard *s, const char *key, size_t len)
 {
 	struct dict_node *n = dict_find(&s->keys, key, len, key_hash(key, len));
@@ -157,6 +164,7 @@ static struct entry *find_in(int db, struct shard *s, const char *key, size_t le
 		expire_entry(db, s, e);
 		return NULL;
 	}
+	e->atime = store_clock();
 	return e;
 }
 
@@ -205,6 +213,7 @@ struct entry *db_add(int db, const char *key, size_t len, struct obj val)
 	e->fp_flags = 0;
 	e->fp_slot = -1;
 	e->fp_epoch = 0;
+	e->atime = store_clock();
 	e->node.hash = key_hash(key, len);
 	e->expire = -1;
 	e->val = val;

@@ -826,3 +826,88 @@ void cmd_swapdb(struct client *c)
 	}
 	reply_ok(c);
 }
+
+/* ---- OBJECT ---------------------------------------------------------------------------------- */
+
+/* The key without touching its access time, as OBJECT looks keys up. */
+static struct entry *key_peek(struct client *c, int i)
+{
+	struct entry *e = db_peek(c->db, c->argv[i].p, c->argv[i].len);
+
+	return e && !entry_expired(e, store_now()) ? e : NULL;
+}
+
+/* Redis shares the integers 0..9999 between keys: their refcount is INT_MAX. */
+#define SHARED_INTEGERS 10000
+
+void cmd_object_encoding(struct client *c)
+{
+	struct entry *e = key_peek(c, 2);
+
+	if (e)
+		reply_bulk_cstr(c, obj_encoding_name(&e->val));
+	else
+		reply_null(c);
+}
+
+void cmd_object_refcount(struct client *c)
+{
+	struct entry *e = key_peek(c, 2);
+
+	if (!e)
+		reply_null(c);
+	else if (e->val.type == OBJ_STRING && e->val.enc == ENC_INT && e->val.i >= 0 &&
+		 e->val.i < SHARED_INTEGERS)
+		reply_int(c, INT_MAX);
+	else
+		reply_int(c, 1);
+}
+
+void cmd_object_idletime(struct client *c)
+{
+	struct entry *e = key_peek(c, 2);
+
+	if (e)
+		reply_int(c, (long long)(store_clock() - e->atime));
+	else
+		reply_null(c);
+}
+
+void cmd_object_freq(struct client *c)
+{
+	struct entry *e = key_peek(c, 2);
+
+	if (!e) {
+		reply_null(c);
+		return;
+	}
+	/* Access frequency is tracked only under an LFU maxmemory-policy, and
+	 * xkv has no eviction policy yet: this is Redis's answer in that case. */
+	reply_error(c, "An LFU maxmemory policy is not selected, access frequency not tracked. "
+		       "Please note that when switching between policies at runtime LRU and LFU "
+		       "data will take some time to adjust.");
+}
+
+void cmd_object_help(struct client *c)
+{
+	static const char *const help[] = {
+		"OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+		"ENCODING <key>",
+		"    Return the kind of internal representation used in order to store the value",
+		"    associated with a <key>.",
+		"FREQ <key>",
+		"    Return the access frequency index of the <key>. The returned integer is",
+		"    proportional to the logarithm of the recent access frequency of the key.",
+		"IDLETIME <key>",
+		"    Return the idle time of the <key>, that is the approximated number of",
+		"    seconds elapsed since the last access to the key.",
+		"REFCOUNT <key>",
+		"    Return the number of references of the value associated with the specified",
+		"    <key>.",
+		"HELP",
+		"    Prints this help.",
+		NULL,
+	};
+
+	reply_help(c, help);
+}
