@@ -56,7 +56,8 @@ bool str_to_ll(const char *p, size_t len, long long *out)
  * it cannot be a number (empty, too long, leading space). */
 static char *number_copy(const char *p, size_t len, char *buf, size_t size)
 {
-	if (len == 0 || len >= size || isspace((unsigned char)p[0]))
+	/* An embedded NUL would end the number early: Redis rejects it. */
+	if (len == 0 || len >= size || isspace((unsigned char)p[0]) || memchr(p, '\0', len))
 		return NULL;
 	memcpy(buf, p, len);
 	buf[len] = '\0';
