@@ -19,6 +19,7 @@
 #include "config.h"
 #include "log.h"
 #include "mem.h"
+#include "multi.h"
 #include "resp.h"
 #include "util.h"
 #include "worker.h"
@@ -109,6 +110,8 @@ struct client *client_create(struct worker *w, int fd)
 
 void client_free(struct client *c)
 {
+	multi_reset(c);
+	multi_unwatch(c);
 	registry_lock();
 	if (c->prev_in_registry)
 		c->prev_in_registry->next_in_registry = c->next_in_registry;

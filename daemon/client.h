@@ -67,6 +67,15 @@ struct client {
 	size_t *arg_off;  /* while parsing, argument offsets into qbuf */
 	char *inline_buf; /* an inline request's unquoted arguments */
 
+	/* MULTI/EXEC (multi.c): queued commands, and the keys WATCHed. */
+	bool in_multi;
+	bool multi_error; /* a command failed to queue: EXEC aborts */
+	bool watch_dirty; /* a watched key changed; set by any worker (atomic) */
+	struct queued_command *queue;
+	int nqueued, queue_cap;
+	struct watched_key *watched;
+	int nwatched;
+
 	/* Replies. */
 	struct reply_block *reply_head, *reply_tail;
 	size_t reply_bytes;

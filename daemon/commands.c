@@ -12,6 +12,7 @@
 
 #include "commands.h"
 #include "mem.h"
+#include "multi.h"
 #include "util.h"
 #include "worker.h"
 
@@ -144,48 +145,44 @@ static void reply_unknown_command(struct client *c)
 		     args);
 }
 
-/* The shards a command's keys live in, locked before it runs. */
-static void lock_keys(struct client *c, const struct command *cmd, struct lockset *ls)
+bool command_add_key_locks(const struct command *cmd, int db, int argc, const struct arg *argv,
+			   struct lockset *ls)
 {
-	if (cmd->first_key <= 0)
-		return;
-	if (cmd->key_step == 1 && cmd->last_key == -1 && c->argc - cmd->first_key > LOCKSET_MAX) {
-		/* More keys than shards: lock the whole database. */
-		lockset_add_db(ls, c->db);
-	} else {
-		int last = cmd->last_key < 0 ? c->argc + cmd->last_key : cmd->last_key;
+	int last;
 
-		if (last >= c->argc)
-			last = c->argc - 1;
-		for (int i = cmd->first_key; i <= last; i += cmd->key_step) {
-			if (ls->n == LOCKSET_MAX - 1) {
-				lockset_init(ls);
-				lockset_add_db(ls, c->db);
-				break;
-			}
-			lockset_add_key(ls, c->db, c->argv[i].p, c->argv[i].len);
+	if (cmd->flags & CMD_LOCKS_SELF)
+		return false;
+	if (cmd->flags & CMD_NO_KEYS_LOCK || cmd->first_key <= 0)
+		return true;
+	last = cmd->last_key < 0 ? argc + cmd->last_key : cmd->last_key;
+	if (last >= argc)
+		last = argc - 1;
+	for (int i = cmd->first_key; i <= last; i += cmd->key_step) {
+		/* More keys than the set holds: the whole database then. */
+		if (ls->n >= LOCKSET_MAX - STORE_SHARDS) {
+			lockset_add_db(ls, db);
+			break;
 		}
+		lockset_add_key(ls, db, argv[i].p, argv[i].len);
 	}
-	lockset_acquire(ls);
+	return true;
 }
 
-void command_dispatch(struct client *c)
+/* The command c->argv names, checked; NULL after replying with the error. */
+static struct command *resolve(struct client *c)
 {
 	struct command *cmd = command_lookup(c->argv[0].p, c->argv[0].len);
-	struct lockset ls;
-	int64_t start;
-	uint64_t elapsed;
 
 	if (!cmd) {
 		reply_unknown_command(c);
-		return;
+		return NULL;
 	}
 	if (cmd->subs && !(c->argc == 1 && cmd->fn)) {
 		struct command *sub;
 
 		if (c->argc == 1) {
 			reply_errorf(c, "wrong number of arguments for '%s' command", cmd->name);
-			return;
+			return NULL;
 		}
 		sub = subcommand_lookup(cmd, c->argv[1].p, c->argv[1].len);
 		if (!sub) {
@@ -197,24 +194,49 @@ void command_dispatch(struct client *c)
 			upper[i] = '\0';
 			reply_errorf(c, "unknown subcommand '%.128s'. Try %s HELP.", c->argv[1].p,
 				     upper);
-			return;
+			return NULL;
 		}
 		cmd = sub;
 	}
 	if ((cmd->arity > 0 && c->argc != cmd->arity) || c->argc < -cmd->arity) {
 		reply_errorf(c, "wrong number of arguments for '%s' command", cmd->name);
 		__atomic_fetch_add(&cmd->rejected, 1, __ATOMIC_RELAXED);
-		return;
+		return NULL;
 	}
 	if (!c->authenticated && !(cmd->flags & CMD_NO_AUTH)) {
 		reply_error(c, "-NOAUTH Authentication required.");
 		__atomic_fetch_add(&cmd->rejected, 1, __ATOMIC_RELAXED);
+		return NULL;
+	}
+	return cmd;
+}
+
+void command_dispatch(struct client *c)
+{
+	struct command *cmd = resolve(c);
+
+	if (!cmd) {
+		/* A command that cannot be queued dooms the transaction. */
+		if (c->in_multi)
+			c->multi_error = true;
 		return;
 	}
+	if (c->in_multi && !(cmd->flags & CMD_NOT_QUEUED)) {
+		multi_queue(c, cmd);
+		return;
+	}
+	command_call(c, cmd, true);
+}
+
+void command_call(struct client *c, struct command *cmd, bool lock_keys)
+{
+	struct lockset ls;
+	int64_t start;
+	uint64_t elapsed;
 
 	lockset_init(&ls);
-	if (!(cmd->flags & (CMD_LOCKS_SELF | CMD_NO_KEYS_LOCK)))
-		lock_keys(c, cmd, &ls);
+	if (lock_keys && command_add_key_locks(cmd, c->db, c->argc, c->argv, &ls))
+		lockset_acquire(&ls);
 	__atomic_store_n(&c->last_cmd, cmd->name, __ATOMIC_RELAXED);
 	start = now_us();
 	store_time_ms = start / 1000;

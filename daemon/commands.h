@@ -45,7 +45,9 @@ enum command_flag {
 	CMD_NO_AUTH = 1u << 12,
 	CMD_ALLOW_BUSY = 1u << 13,
 	CMD_NO_MULTI = 1u << 14,
-	/* Not shown by COMMAND INFO: how the dispatcher locks the store. */
+	/* Not shown by COMMAND INFO. */
+	CMD_NOT_QUEUED = 1u << 29, /* runs at once inside MULTI (EXEC, DISCARD...) */
+	/* How the dispatcher locks the store. */
 	CMD_LOCKS_SELF = 1u << 30,   /* the handler locks what it touches */
 	CMD_NO_KEYS_LOCK = 1u << 31, /* touches no key */
 };
@@ -78,8 +80,16 @@ struct command {
 void commands_init(void);
 /* Looks a command or container up by name, any case; NULL if unknown. */
 struct command *command_lookup(const char *name, size_t len);
-/* Parses, checks and runs c's current request (argv), replying to it. */
+/* Parses, checks and runs c's current request (argv), replying to it (or
+ * queues it inside MULTI). */
 void command_dispatch(struct client *c);
+/* Runs cmd on c->argv; lock_keys false when the caller holds the shards
+ * (EXEC). */
+void command_call(struct client *c, struct command *cmd, bool lock_keys);
+/* The shards cmd's keys in argv live in, added to ls; false if cmd locks for
+ * itself or there are too many to list (then lock everything). */
+bool command_add_key_locks(const struct command *cmd, int db, int argc, const struct arg *argv,
+			   struct lockset *ls);
 /* Every top-level command, for COMMAND and COMMAND COUNT; NULL-terminated. */
 struct command **command_all(void);
 /* Fills keys[] with the indexes of argv's key arguments for cmd (at most max);

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <xxhash.h>
 
+#include "client.h"
 #include "fastpath.h"
 #include "log.h"
 #include "mem.h"
@@ -131,11 +132,46 @@ static inline struct shard *entry_shard(int db, const struct entry *e)
 	return store_shard(db, e->slot % STORE_SHARDS);
 }
 
+/* Tells the watchers of key (in shard s) that it changed. */
+static void touch_watchers(struct shard *s, const char *key, size_t len)
+{
+	for (struct watcher *w = s->watchers; w; w = w->next)
+		if (w->klen == len && memcmp(w->key, key, len) == 0)
+			__atomic_store_n(&w->client->watch_dirty, true, __ATOMIC_RELEASE);
+}
+
+struct watcher *db_watch(int db, struct client *c, const char *key, size_t len)
+{
+	struct shard *s = shard_of(db, key, len);
+	struct watcher *w = xmalloc(sizeof(*w) + len);
+
+	w->client = c;
+	w->klen = (uint32_t)len;
+	memcpy(w->key, key, len);
+	w->next = s->watchers;
+	s->watchers = w;
+	return w;
+}
+
+void db_unwatch(int db, struct watcher *w)
+{
+	struct shard *s = shard_of(db, w->key, w->klen);
+	struct watcher **pp = &s->watchers;
+
+	while (*pp && *pp != w)
+		pp = &(*pp)->next;
+	if (*pp)
+		*pp = w->next;
+	xfree(w);
+}
+
 void db_changed(int db, struct entry *e)
 {
 	struct shard *s = entry_shard(db, e);
 
 	fastpath_key_changed(db, e);
+	if (s->watchers)
+		touch_watchers(s, e->key, e->klen);
 	s->version++;
 	atomic_fetch_add_explicit((_Atomic uint64_t *)&store.dirty, 1, memory_order_relaxed);
 }
@@ -313,6 +349,10 @@ uint64_t db_flush(int db)
 		removed += s->keys.count;
 		if (s->keys.count)
 			s->version++;
+		/* A watched key that existed is gone. */
+		for (struct watcher *w = s->watchers; w; w = w->next)
+			if (dict_find(&s->keys, w->key, w->klen, key_hash(w->key, w->klen)))
+				__atomic_store_n(&w->client->watch_dirty, true, __ATOMIC_RELEASE);
 		dict_clear(&s->keys, entry_free_node);
 		s->nexpires = 0;
 		s->expire_cursor = 0;
@@ -330,6 +370,20 @@ void db_swap(int a, int b)
 	for (unsigned i = 0; i < STORE_SHARDS; i++) {
 		struct shard *x = store_shard(a, i), *y = store_shard(b, i);
 		struct dict keys = x->keys;
+
+		/* A watched key that exists on either side changes. */
+		for (int side = 0; side < 2; side++) {
+			struct shard *w_s = side ? y : x;
+
+			for (struct watcher *w = w_s->watchers; w; w = w->next) {
+				uint64_t h = key_hash(w->key, w->klen);
+
+				if (dict_find(&x->keys, w->key, w->klen, h) ||
+				    dict_find(&y->keys, w->key, w->klen, h))
+					__atomic_store_n(&w->client->watch_dirty, true,
+							 __ATOMIC_RELEASE);
+			}
+		}
 		uint64_t nexpires = x->nexpires;
 
 		x->keys = y->keys;
@@ -450,8 +504,26 @@ static int id_cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+__thread unsigned store_locks_held;
+
+void store_shard_lock(int db, unsigned shard)
+{
+	if (!store_locks_held)
+		pthread_mutex_lock(&store_shard(db, shard)->lock);
+}
+
+void store_shard_unlock(int db, unsigned shard)
+{
+	if (!store_locks_held)
+		pthread_mutex_unlock(&store_shard(db, shard)->lock);
+}
+
 void lockset_acquire(struct lockset *ls)
 {
+	if (store_locks_held) {
+		ls->held = false;
+		return;
+	}
 	if (ls->n > 1)
 		qsort(ls->ids, ls->n, sizeof(ls->ids[0]), id_cmp);
 	for (unsigned i = 0; i < ls->n; i++)
@@ -474,6 +546,8 @@ void lockset_release(struct lockset *ls)
 
 void store_lock_all(void)
 {
+	if (store_locks_held++)
+		return;
 	for (int db = 0; db < store.ndbs; db++)
 		for (unsigned i = 0; i < STORE_SHARDS; i++)
 			pthread_mutex_lock(&store_shard(db, i)->lock);
@@ -481,6 +555,8 @@ void store_lock_all(void)
 
 void store_unlock_all(void)
 {
+	if (--store_locks_held)
+		return;
 	for (int db = store.ndbs; db-- > 0;)
 		for (unsigned i = STORE_SHARDS; i-- > 0;)
 			pthread_mutex_unlock(&store_shard(db, i)->lock);

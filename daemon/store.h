@@ -47,8 +47,17 @@ struct entry {
 
 #define entry_of(n) ((struct entry *)((char *)(n) - __builtin_offsetof(struct entry, node)))
 
+/* A client watching a key of this shard (WATCH); see multi.c. */
+struct watcher {
+	struct watcher *next;
+	struct client *client;
+	uint32_t klen;
+	char key[];
+};
+
 struct shard {
 	pthread_mutex_t lock;
+	struct watcher *watchers; /* WATCHed keys of this shard */
 	struct dict keys;
 	uint64_t nexpires;	/* entries with a deadline */
 	uint64_t expire_cursor; /* where active expiry resumes its scan */
@@ -146,8 +155,20 @@ void lockset_add_key(struct lockset *ls, int db, const char *key, size_t len);
 void lockset_add_db(struct lockset *ls, int db);
 void lockset_acquire(struct lockset *ls);
 void lockset_release(struct lockset *ls);
-/* Locks or unlocks every shard of every database (FLUSHALL). */
+/* Locks or unlocks every shard of every database (FLUSHALL, EXEC). While this
+ * thread holds them all, the lock functions here are no-ops for it, so the
+ * commands of a transaction run with the locks EXEC took. */
 void store_lock_all(void);
 void store_unlock_all(void);
+/* One shard (KEYS, SCAN walk them in order). */
+void store_shard_lock(int db, unsigned shard);
+void store_shard_unlock(int db, unsigned shard);
+/* True while this thread runs a transaction's commands under EXEC's locks. */
+extern __thread unsigned store_locks_held;
+
+/* WATCH: the watchers of key in db are told of every change (their client's
+ * watch_dirty is set). The caller holds the key's shard lock. */
+struct watcher *db_watch(int db, struct client *c, const char *key, size_t len);
+void db_unwatch(int db, struct watcher *w);
 
 #endif

@@ -7,6 +7,7 @@
 #include "commands.h"
 #include "config.h"
 #include "mem.h"
+#include "multi.h"
 #include "util.h"
 #include "worker.h"
 
@@ -182,6 +183,8 @@ void cmd_reset(struct client *c)
 {
 	static const struct arg none = { NULL, 0 };
 
+	multi_reset(c);
+	multi_unwatch(c);
 	__atomic_store_n(&c->db, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&c->resp, 2, __ATOMIC_RELAXED);
 	c->authenticated = !config.requirepass[0];

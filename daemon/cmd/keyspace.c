@@ -80,12 +80,12 @@ static void expire_collected(int db, struct keyvec *kv)
 
 static void shard_lock(int db, unsigned i)
 {
-	pthread_mutex_lock(&store_shard(db, i)->lock);
+	store_shard_lock(db, i);
 }
 
 static void shard_unlock(int db, unsigned i)
 {
-	pthread_mutex_unlock(&store_shard(db, i)->lock);
+	store_shard_unlock(db, i);
 }
 
 static bool same_arg(const struct client *c, int i, int j)

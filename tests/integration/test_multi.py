@@ -1,0 +1,110 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""Transactions: MULTI EXEC DISCARD WATCH UNWATCH."""
+
+import threading
+
+from harness import test
+
+
+@test
+def multi_exec_basics(t):
+    for proto in (2, 3):
+        t.compare([
+            ('MULTI',), ('SET', 'a', '1'), ('INCR', 'a'), ('LPUSH', 'a', 'x'), ('GET', 'a'),
+            ('EXEC',), ('GET', 'a'),
+            ('EXEC',), ('DISCARD',),
+            ('MULTI',), ('MULTI',), ('SET', 'b', '1'), ('DISCARD',), ('GET', 'b'),
+            ('MULTI',), ('WATCH', 'a'), ('EXEC',),
+            ('MULTI',), ('EXEC',),
+            ('FLUSHALL',),
+        ], proto=proto)
+
+
+@test
+def exec_abort_on_queue_errors(t):
+    t.compare([
+        ('MULTI',), ('SET', 'a', '1'), ('NOSUCHCMD',), ('SET', 'b'), ('EXEC',),
+        ('GET', 'a'), ('EXEC',),
+        ('MULTI',), ('SET', 'a', '1'), ('GET',), ('EXEC',), ('GET', 'a'),
+    ])
+
+
+@test
+def multi_with_select_and_keyspace_commands(t):
+    t.compare([
+        ('MULTI',), ('SET', 'k', 'v0'), ('SELECT', '1'), ('SET', 'k', 'v1'), ('KEYS', '*'),
+        ('SELECT', '0'), ('DBSIZE',), ('EXEC',), ('GET', 'k'), ('SELECT', '1'), ('GET', 'k'),
+        ('SELECT', '0'), ('MULTI',), ('FLUSHALL',), ('SET', 'x', '1'), ('EXEC',), ('KEYS', '*'),
+    ])
+
+
+def watch_steps(t, changer):
+    """WATCH k on one connection, run changer on another, then EXEC."""
+    def run(srv):
+        with srv.client() as a, srv.client() as b:
+            out = [a.cmd('SET', 'k', '1'), a.cmd('WATCH', 'k')]
+            for cmd in changer:
+                out.append(b.cmd(*cmd))
+            out += [a.cmd('MULTI'), a.cmd('INCR', 'k'), a.cmd('EXEC'), a.cmd('GET', 'k')]
+            b.cmd('FLUSHALL')
+            return out
+    return t.same(run, 'WATCH then %r' % (changer,))
+
+
+@test
+def watch_detects_changes(t):
+    watch_steps(t, [])                                   # untouched: EXEC runs
+    watch_steps(t, [('SET', 'k', '5')])                  # changed: EXEC is nil
+    watch_steps(t, [('SET', 'k', '1')])                  # same value still counts
+    watch_steps(t, [('DEL', 'k')])
+    watch_steps(t, [('EXPIRE', 'k', '100')])
+    watch_steps(t, [('RENAME', 'k', 'k2')])
+    watch_steps(t, [('FLUSHALL',)])
+    watch_steps(t, [('SWAPDB', '0', '1')])
+    watch_steps(t, [('SET', 'other', '1')])              # another key: EXEC runs
+    watch_steps(t, [('PEXPIRE', 'k', '1'), ('DEBUG', 'SLEEP', '0.01')])  # expired
+
+
+@test
+def unwatch_and_exec_forget_watches(t):
+    def run(srv):
+        with srv.client() as a, srv.client() as b:
+            out = [a.cmd('SET', 'k', '1'), a.cmd('WATCH', 'k'), a.cmd('UNWATCH'),
+                   b.cmd('SET', 'k', '2'), a.cmd('MULTI'), a.cmd('GET', 'k'), a.cmd('EXEC'),
+                   a.cmd('WATCH', 'k'), a.cmd('MULTI'), a.cmd('EXEC'),
+                   b.cmd('SET', 'k', '3'), a.cmd('MULTI'), a.cmd('GET', 'k'), a.cmd('EXEC')]
+            b.cmd('FLUSHALL')
+            return out
+    t.same(run, 'UNWATCH / EXEC clear the watches')
+
+
+@test
+def exec_is_isolated(t):
+    """One client moves a unit between a and b (different shards) in MULTI
+    loops; readers on other connections must never see the sum change."""
+    srv = t.sut
+    srv.call('MSET', 'a', '1000', 'b', '0')
+    stop, bad = threading.Event(), []
+
+    def writer():
+        with srv.client() as c:
+            for _ in range(2000):
+                c.send_raw(b'MULTI\r\nDECR a\r\nINCR b\r\nEXEC\r\n')
+                c.read_replies(4)
+        stop.set()
+
+    def reader():
+        with srv.client() as c:
+            while not stop.is_set():
+                a, b = c.call('MGET', 'a', 'b')
+                if int(a) + int(b) != 1000:
+                    bad.append((a, b))
+
+    threads = [threading.Thread(target=writer)] + [threading.Thread(target=reader)
+                                                     for _ in range(3)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(120)
+    assert not bad, bad[:5]
+    assert srv.call('MGET', 'a', 'b') == [b'-1000', b'2000'], srv.call('MGET', 'a', 'b')
