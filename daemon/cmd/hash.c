@@ -1,0 +1,1041 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * The hash family: field reads and writes, counters, HSCAN and HRANDFIELD as
+ * in Redis 7.0; field expiry (HEXPIRE and friends, HTTL and friends, HPERSIST)
+ * as in Redis 7.4; HGETDEL, HGETEX and HSETEX as in Redis 8.0.
+ *
+ * Every handler looks its hash up through lookup(), which reclaims the fields
+ * whose deadlines have passed (and deletes the key if none is left) before
+ * anything else reads the hash. Reads are then exact: HLEN, HGETALL and
+ * HRANDFIELD never see an expired field. Handlers run with the key's shard
+ * locked (see commands.h), so the entry stays valid until they return unless
+ * they delete it themselves.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "mem.h"
+#include "t_hash.h"
+#include "util.h"
+
+/* The largest deadline the field-expiry commands accept: Redis's
+ * HFE_MAX_ABS_TIME_MSEC, 2^46 - 1 ms (the year 4199). */
+#define HFE_MAX_MS ((1ll << 46) - 1)
+
+#define ERR_FIELDS_MISSING "Mandatory argument FIELDS is missing or not at the right position"
+#define ERR_NUMFIELDS "Number of fields must be a positive integer"
+#define ERR_NUMFIELDS_MATCH "The `numfields` parameter must match the number of arguments"
+#define ERR_ONE_EXPIRY "Only one of EX, PX, EXAT, PXAT or KEEPTTL arguments can be specified"
+
+/*
+ * Finds the hash at argv[1] and reclaims its expired fields. Returns false
+ * after replying WRONGTYPE; otherwise *out is the entry, or NULL if the key is
+ * missing or has just lost its last field.
+ */
+static bool lookup(struct client *c, bool read, struct entry **out)
+{
+	struct entry *e = read ? key_find_read(c, 1) : key_find(c, 1);
+
+	*out = NULL;
+	if (!e)
+		return true;
+	if (!entry_is(c, e, OBJ_HASH))
+		return false;
+	if (hash_expire_due(&e->val, store_now())) {
+		if (!hash_len(&e->val)) {
+			db_delete(c->db, e);
+			return true;
+		}
+		db_changed(c->db, e);
+	}
+	*out = e;
+	return true;
+}
+
+/* Adds the hash at argv[1], which must be absent. */
+static struct entry *create(struct client *c)
+{
+	return db_add(c->db, c->argv[1].p, c->argv[1].len, hash_new());
+}
+
+/* After an in-place change: an emptied hash is deleted, as Redis does. */
+static void changed(struct client *c, struct entry *e)
+{
+	if (!hash_len(&e->val))
+		db_delete(c->db, e);
+	else
+		db_changed(c->db, e);
+}
+
+static bool field_get(const struct entry *e, const struct arg *f, struct hash_field *hf)
+{
+	return e && hash_get(&e->val, f->p, f->len, hf);
+}
+
+/* The value of field argv[i] as a bulk, or a null. */
+static void reply_field(struct client *c, const struct entry *e, int i)
+{
+	struct hash_field hf;
+
+	if (field_get(e, &c->argv[i], &hf))
+		reply_bulk(c, hf.v, hf.vlen);
+	else
+		reply_null(c);
+}
+
+/* ---- HSET, HSETNX, HGET, HMGET, HDEL and the other field commands ----------------------------- */
+
+static void hset_generic(struct client *c, bool hmset)
+{
+	long long created = 0;
+	struct entry *e;
+
+	/* The arity says "at least one pair"; only here can it say "pairs". */
+	if (c->argc % 2 == 1) {
+		reply_errorf(c, "wrong number of arguments for '%s' command",
+			     hmset ? "hmset" : "hset");
+		return;
+	}
+	if (!lookup(c, false, &e))
+		return;
+	if (!e)
+		e = create(c);
+	for (int i = 2; i < c->argc; i += 2) {
+		const struct arg *f = &c->argv[i], *v = &c->argv[i + 1];
+
+		created += hash_set(&e->val, f->p, f->len, v->p, v->len, 0);
+	}
+	db_changed(c->db, e);
+	if (hmset)
+		reply_ok(c);
+	else
+		reply_int(c, created);
+}
+
+void cmd_hset(struct client *c)
+{
+	hset_generic(c, false);
+}
+
+void cmd_hmset(struct client *c)
+{
+	hset_generic(c, true);
+}
+
+void cmd_hsetnx(struct client *c)
+{
+	const struct arg *f = &c->argv[2], *v = &c->argv[3];
+	struct entry *e;
+
+	if (!lookup(c, false, &e))
+		return;
+	if (e && hash_exists(&e->val, f->p, f->len)) {
+		reply_int(c, 0);
+		return;
+	}
+	if (!e)
+		e = create(c);
+	hash_set(&e->val, f->p, f->len, v->p, v->len, 0);
+	db_changed(c->db, e);
+	reply_int(c, 1);
+}
+
+void cmd_hget(struct client *c)
+{
+	struct entry *e;
+
+	if (lookup(c, true, &e))
+		reply_field(c, e, 2);
+}
+
+void cmd_hmget(struct client *c)
+{
+	struct entry *e;
+
+	/* A missing key is an empty hash: a null per field. */
+	if (!lookup(c, true, &e))
+		return;
+	reply_array(c, c->argc - 2);
+	for (int i = 2; i < c->argc; i++)
+		reply_field(c, e, i);
+}
+
+void cmd_hdel(struct client *c)
+{
+	long long deleted = 0;
+	struct entry *e;
+
+	if (!lookup(c, false, &e))
+		return;
+	if (e) {
+		for (int i = 2; i < c->argc; i++)
+			deleted += hash_delete(&e->val, c->argv[i].p, c->argv[i].len);
+		if (deleted)
+			changed(c, e);
+	}
+	reply_int(c, deleted);
+}
+
+void cmd_hlen(struct client *c)
+{
+	struct entry *e;
+
+	if (lookup(c, true, &e))
+		reply_int(c, e ? (long long)hash_len(&e->val) : 0);
+}
+
+void cmd_hstrlen(struct client *c)
+{
+	struct hash_field hf;
+	struct entry *e;
+
+	if (lookup(c, true, &e))
+		reply_int(c, field_get(e, &c->argv[2], &hf) ? (long long)hf.vlen : 0);
+}
+
+void cmd_hexists(struct client *c)
+{
+	struct hash_field hf;
+	struct entry *e;
+
+	if (lookup(c, true, &e))
+		reply_int(c, field_get(e, &c->argv[2], &hf));
+}
+
+/* HGETALL (a map), HKEYS and HVALS (arrays). */
+static void getall_generic(struct client *c, bool fields, bool values)
+{
+	struct hash_iter it;
+	struct hash_field hf;
+	struct entry *e;
+	uint64_t n;
+
+	if (!lookup(c, true, &e))
+		return;
+	n = e ? hash_len(&e->val) : 0;
+	if (fields && values)
+		reply_map(c, (long)n);
+	else
+		reply_array(c, (long)n);
+	if (!e)
+		return;
+	hash_iter_init(&it, &e->val);
+	while (hash_iter_next(&it, &hf)) {
+		if (fields)
+			reply_bulk(c, hf.f, hf.flen);
+		if (values)
+			reply_bulk(c, hf.v, hf.vlen);
+	}
+}
+
+void cmd_hgetall(struct client *c)
+{
+	getall_generic(c, true, true);
+}
+
+void cmd_hkeys(struct client *c)
+{
+	getall_generic(c, true, false);
+}
+
+void cmd_hvals(struct client *c)
+{
+	getall_generic(c, false, true);
+}
+
+/* ---- HINCRBY, HINCRBYFLOAT ------------------------------------------------------------------ */
+
+/* Sets field argv[2] of the hash at argv[1] (created if missing) to buf,
+ * keeping the field's deadline as Redis 7.4 does for counters. */
+static void set_counter(struct client *c, struct entry *e, const char *buf, size_t len)
+{
+	const struct arg *f = &c->argv[2];
+
+	if (!e)
+		e = create(c);
+	hash_set(&e->val, f->p, f->len, buf, len, HASH_SET_KEEPTTL);
+	db_changed(c->db, e);
+}
+
+void cmd_hincrby(struct client *c)
+{
+	char buf[LL_STR_SIZE + 1];
+	long long by, v = 0;
+	struct hash_field hf;
+	struct entry *e;
+
+	if (!arg_ll(c, 3, &by) || !lookup(c, false, &e))
+		return;
+	if (field_get(e, &c->argv[2], &hf) && !str_to_ll(hf.v, hf.vlen, &v)) {
+		reply_error(c, "hash value is not an integer");
+		return;
+	}
+	if ((by < 0 && v < 0 && by < LLONG_MIN - v) || (by > 0 && v > 0 && by > LLONG_MAX - v)) {
+		reply_error(c, ERR_OVERFLOW);
+		return;
+	}
+	v += by;
+	set_counter(c, e, buf, (size_t)ll_to_str(buf, v));
+	reply_int(c, v);
+}
+
+void cmd_hincrbyfloat(struct client *c)
+{
+	const struct arg *arg = &c->argv[3];
+	long double by, v = 0;
+	char buf[LD_STR_SIZE];
+	struct hash_field hf;
+	struct entry *e;
+	int len;
+
+	if (!str_to_ld(arg->p, arg->len, &by)) {
+		reply_error(c, ERR_NOT_FLOAT);
+		return;
+	}
+	if (isnan(by) || isinf(by)) {
+		reply_error(c, "value is NaN or Infinity");
+		return;
+	}
+	if (!lookup(c, false, &e))
+		return;
+	if (field_get(e, &c->argv[2], &hf) && !str_to_ld(hf.v, hf.vlen, &v)) {
+		reply_error(c, "hash value is not a float");
+		return;
+	}
+	v += by;
+	if (isnan(v) || isinf(v)) {
+		reply_error(c, "increment would produce NaN or Infinity");
+		return;
+	}
+	len = ld_to_str(buf, sizeof(buf), v);
+	set_counter(c, e, buf, (size_t)len);
+	reply_bulk(c, buf, (size_t)len);
+}
+
+/* ---- HRANDFIELD ----------------------------------------------------------------------------- */
+
+/* One pick: the field, and with values its value (RESP3 pairs them). */
+static void reply_pick(struct client *c, const struct hash_field *hf, bool withvalues)
+{
+	if (withvalues && c->resp > 2)
+		reply_array(c, 2);
+	reply_bulk(c, hf->f, hf->flen);
+	if (withvalues)
+		reply_bulk(c, hf->v, hf->vlen);
+}
+
+/* A set of field pointers (open addressing), to pick distinct fields. */
+struct ptrset {
+	const void **slots;
+	size_t mask;
+};
+
+static bool ptrset_add(struct ptrset *s, const void *p)
+{
+	size_t i = (size_t)(((uintptr_t)p * 0x9e3779b97f4a7c15ull) >> 7) & s->mask;
+
+	for (; s->slots[i]; i = (i + 1) & s->mask)
+		if (s->slots[i] == p)
+			return false;
+	s->slots[i] = p;
+	return true;
+}
+
+/* Distinct random fields, count of them, fewer than the hash holds. */
+static void hrandfield_distinct(struct client *c, const struct obj *o, uint64_t count,
+				bool withvalues)
+{
+	uint64_t size = hash_len(o);
+	struct hash_field hf;
+
+	if (o->enc == ENC_LISTPACK) {
+		/* Selection sampling: each field is taken with probability
+		 * needed / remaining, so the picks keep listpack order. */
+		uint64_t needed = count, remaining = size;
+		struct hash_iter it;
+
+		hash_iter_init(&it, o);
+		while (needed && hash_iter_next(&it, &hf)) {
+			if (hash_rand() % remaining-- < needed) {
+				reply_pick(c, &hf, withvalues);
+				needed--;
+			}
+		}
+	} else if (count * 3 > size) {
+		/* Close to the whole hash: copy it, drop random fields. */
+		struct hash_field *all = xmalloc(sizeof(*all) * size);
+		struct hash_iter it;
+		uint64_t n = 0;
+
+		hash_iter_init(&it, o);
+		while (hash_iter_next(&it, &all[n]))
+			n++;
+		while (n > count) {
+			uint64_t drop = hash_rand() % n;
+
+			all[drop] = all[--n];
+		}
+		for (uint64_t i = 0; i < n; i++)
+			reply_pick(c, &all[i], withvalues);
+		xfree(all);
+	} else {
+		/* A small share of a big hash: pick until enough are new. */
+		struct hash_sampler s;
+		struct ptrset seen;
+		size_t slots = 16;
+
+		while (slots < count * 2)
+			slots *= 2;
+		seen.slots = xcalloc(slots, sizeof(*seen.slots));
+		seen.mask = slots - 1;
+		hash_sampler_init(&s, o);
+		for (uint64_t added = 0; added < count;) {
+			hash_sampler_pick(&s, hash_rand(), &hf);
+			if (ptrset_add(&seen, hf.f)) {
+				reply_pick(c, &hf, withvalues);
+				added++;
+			}
+		}
+		hash_sampler_free(&s);
+		xfree(seen.slots);
+	}
+}
+
+static void hrandfield_count(struct client *c, long long l, bool withvalues)
+{
+	uint64_t count = l >= 0 ? (uint64_t)l : (uint64_t)-l, size, n;
+	struct hash_field hf;
+	struct entry *e;
+
+	if (!lookup(c, true, &e))
+		return;
+	if (!e || count == 0) {
+		reply_array(c, 0);
+		return;
+	}
+	size = hash_len(&e->val);
+
+	/* A negative count allows repeats and answers in random order. */
+	if (l < 0 || count == 1) {
+		struct hash_sampler s;
+
+		reply_array(c, (long)(withvalues && c->resp == 2 ? count * 2 : count));
+		hash_sampler_init(&s, &e->val);
+		while (count--) {
+			hash_sampler_pick(&s, hash_rand(), &hf);
+			reply_pick(c, &hf, withvalues);
+		}
+		hash_sampler_free(&s);
+		return;
+	}
+	n = count < size ? count : size;
+	reply_array(c, (long)(withvalues && c->resp == 2 ? n * 2 : n));
+	if (count >= size) {
+		struct hash_iter it;
+
+		hash_iter_init(&it, &e->val);
+		while (hash_iter_next(&it, &hf))
+			reply_pick(c, &hf, withvalues);
+		return;
+	}
+	hrandfield_distinct(c, &e->val, count, withvalues);
+}
+
+void cmd_hrandfield(struct client *c)
+{
+	struct hash_sampler s;
+	struct hash_field hf;
+	struct entry *e;
+
+	if (c->argc >= 3) {
+		bool withvalues = false;
+		long long l;
+
+		if (!arg_ll(c, 2, &l))
+			return;
+		if (l < -LLONG_MAX) {
+			reply_errorf(c, "value is out of range, value must between %lld and %lld",
+				     -LLONG_MAX, LLONG_MAX);
+			return;
+		}
+		if (c->argc > 4 || (c->argc == 4 && !arg_is(c, 3, "withvalues"))) {
+			reply_error(c, ERR_SYNTAX);
+			return;
+		}
+		if (c->argc == 4) {
+			withvalues = true;
+			/* The reply holds twice as many elements. */
+			if (l < -LLONG_MAX / 2 || l > LLONG_MAX / 2) {
+				reply_error(c, "value is out of range");
+				return;
+			}
+		}
+		hrandfield_count(c, l, withvalues);
+		return;
+	}
+	if (!lookup(c, true, &e))
+		return;
+	if (!e) {
+		reply_null(c);
+		return;
+	}
+	hash_sampler_init(&s, &e->val);
+	hash_sampler_pick(&s, hash_rand(), &hf);
+	reply_bulk(c, hf.f, hf.flen);
+	hash_sampler_free(&s);
+}
+
+/* ---- HSCAN ---------------------------------------------------------------------------------- */
+
+struct scan_acc {
+	struct hash_field *v;
+	size_t n, cap;
+	uint64_t elements; /* what the step collected, filter aside (COUNT) */
+	bool novalues;
+};
+
+static void scan_collect(void *ctx, const struct hash_field *hf)
+{
+	struct scan_acc *acc = ctx;
+
+	if (acc->n == acc->cap) {
+		acc->cap = acc->cap ? acc->cap * 2 : 16;
+		acc->v = xrealloc(acc->v, acc->cap * sizeof(*acc->v));
+	}
+	acc->v[acc->n++] = *hf;
+	acc->elements += acc->novalues ? 1 : 2;
+}
+
+/* The cursor as Redis reads it (strtoul): a leading sign is allowed and
+ * wraps, the empty string is 0; leading spaces, trailing bytes and values
+ * beyond 64 bits are not. */
+static bool parse_cursor(const struct arg *a, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	if (a->len && isspace((unsigned char)a->p[0]))
+		return false;
+	errno = 0;
+	v = strtoull(a->p, &end, 10);
+	if (end != a->p + a->len || errno == ERANGE)
+		return false;
+	*out = v;
+	return true;
+}
+
+void cmd_hscan(struct client *c)
+{
+	struct scan_acc acc = { 0 };
+	const char *pat = NULL;
+	long long count = 10;
+	uint64_t cursor, budget;
+	size_t plen = 0, nout = 0;
+	char buf[LL_STR_SIZE + 1];
+	struct entry *e;
+
+	if (!parse_cursor(&c->argv[2], &cursor)) {
+		reply_error(c, "invalid cursor");
+		return;
+	}
+	if (!lookup(c, true, &e))
+		return;
+	if (!e) {
+		reply_array(c, 2);
+		reply_bulk(c, "0", 1);
+		reply_array(c, 0);
+		return;
+	}
+	for (int i = 3; i < c->argc;) {
+		bool has_val = i + 1 < c->argc;
+
+		if (has_val && arg_is(c, i, "count")) {
+			if (!arg_ll(c, i + 1, &count))
+				return;
+			if (count < 1) {
+				reply_error(c, ERR_SYNTAX);
+				return;
+			}
+			i += 2;
+		} else if (has_val && arg_is(c, i, "match")) {
+			pat = c->argv[i + 1].p;
+			plen = c->argv[i + 1].len;
+			i += 2;
+		} else if (arg_is(c, i, "novalues")) {
+			acc.novalues = true;
+			i++;
+		} else {
+			reply_error(c, ERR_SYNTAX);
+			return;
+		}
+	}
+	if (pat && plen == 1 && pat[0] == '*')
+		pat = NULL;
+
+	/* As Redis: at most ten buckets per element asked for. */
+	budget = (uint64_t)count > UINT64_MAX / 10 ? UINT64_MAX : (uint64_t)count * 10;
+	do
+		cursor = hash_scan(&e->val, cursor, scan_collect, &acc);
+	while (cursor && --budget && acc.elements < (uint64_t)count);
+
+	for (size_t i = 0; i < acc.n; i++)
+		if (!pat || glob_match(pat, plen, acc.v[i].f, acc.v[i].flen, false))
+			acc.v[nout++] = acc.v[i];
+	reply_array(c, 2);
+	reply_bulk(c, buf, (size_t)snprintf(buf, sizeof(buf), "%llu", (unsigned long long)cursor));
+	reply_array(c, (long)(acc.novalues ? nout : nout * 2));
+	for (size_t i = 0; i < nout; i++) {
+		reply_bulk(c, acc.v[i].f, acc.v[i].flen);
+		if (!acc.novalues)
+			reply_bulk(c, acc.v[i].v, acc.v[i].vlen);
+	}
+	xfree(acc.v);
+}
+
+/* ---- field expiry (Redis 7.4) ----------------------------------------------------------------- */
+
+/*
+ * Reads the deadline argument argv[i] (seconds or ms, added to base: the
+ * clock for relative forms, 0 for absolute ones) with Redis's bounds. Errors
+ * name cmd.
+ */
+static bool parse_deadline(struct client *c, int i, bool seconds, int64_t base, const char *cmd,
+			   int64_t *when)
+{
+	long long v;
+
+	if (!arg_ll(c, i, &v))
+		return false;
+	if (v < 0) {
+		reply_error(c, "invalid expire time, must be >= 0");
+		return false;
+	}
+	if (seconds) {
+		if (v > HFE_MAX_MS / 1000)
+			goto invalid;
+		v *= 1000;
+	}
+	if (v > HFE_MAX_MS - base)
+		goto invalid;
+	*when = v + base;
+	return true;
+
+invalid:
+	reply_errorf(c, "invalid expire time in '%s' command", cmd);
+	return false;
+}
+
+/*
+ * Checks "FIELDS numfields field..." with the FIELDS token at argv[at] and the
+ * fields running to the end of the arguments. Returns the count, or 0 after
+ * replying the error (numerr for a count that is not a positive integer).
+ */
+static long long parse_fields(struct client *c, int at, const char *numerr)
+{
+	long long n;
+
+	if (at >= c->argc || !arg_is(c, at, "fields")) {
+		reply_error(c, ERR_FIELDS_MISSING);
+		return 0;
+	}
+	if (at + 1 >= c->argc || !str_to_ll(c->argv[at + 1].p, c->argv[at + 1].len, &n) || n < 1) {
+		reply_error(c, numerr);
+		return 0;
+	}
+	if (n != c->argc - at - 2) {
+		reply_error(c, ERR_NUMFIELDS_MATCH);
+		return 0;
+	}
+	return n;
+}
+
+/* Per-field replies of HEXPIRE and friends. */
+enum {
+	HFE_NO_FIELD = -2,
+	HFE_NOT_MET = 0,
+	HFE_SET = 1,
+	HFE_DELETED = 2,
+};
+
+enum hfe_cond { COND_NONE, COND_NX, COND_XX, COND_GT, COND_LT };
+
+/* Would cond let a deadline replace cur (HASH_NO_EXPIRE counting as
+ * infinite)? */
+static bool cond_met(enum hfe_cond cond, int64_t cur, int64_t when)
+{
+	switch (cond) {
+	case COND_NX:
+		return cur == HASH_NO_EXPIRE;
+	case COND_XX:
+		return cur != HASH_NO_EXPIRE;
+	case COND_GT:
+		return cur != HASH_NO_EXPIRE && when > cur;
+	case COND_LT:
+		return cur == HASH_NO_EXPIRE || when < cur;
+	default:
+		return true;
+	}
+}
+
+static void hexpire_generic(struct client *c, bool relative, bool seconds, const char *cmd)
+{
+	static const char *const conds[] = {
+		[COND_NX] = "nx",
+		[COND_XX] = "xx",
+		[COND_GT] = "gt",
+		[COND_LT] = "lt",
+	};
+	enum hfe_cond cond = COND_NONE;
+	int64_t now = store_now(), when;
+	bool dirty = false;
+	struct entry *e;
+	int at = 3;
+
+	if (!lookup(c, false, &e) || !parse_deadline(c, 2, seconds, relative ? now : 0, cmd, &when))
+		return;
+	for (int k = COND_NX; k <= COND_LT; k++) {
+		if (arg_is(c, 3, conds[k])) {
+			cond = (enum hfe_cond)k;
+			at = 4;
+		}
+	}
+	if (!parse_fields(c, at, "Parameter `numFields` should be greater than 0"))
+		return;
+
+	reply_array(c, c->argc - at - 2);
+	for (int i = at + 2; i < c->argc; i++) {
+		const struct arg *f = &c->argv[i];
+		struct hash_field hf;
+
+		if (!field_get(e, f, &hf)) {
+			reply_int(c, HFE_NO_FIELD);
+		} else if (!cond_met(cond, hf.expire, when)) {
+			reply_int(c, HFE_NOT_MET);
+		} else if (when <= now) {
+			/* A deadline already reached deletes the field. */
+			hash_delete(&e->val, f->p, f->len);
+			dirty = true;
+			reply_int(c, HFE_DELETED);
+		} else {
+			hash_set_expire(&e->val, f->p, f->len, when);
+			dirty = true;
+			reply_int(c, HFE_SET);
+		}
+	}
+	if (dirty)
+		changed(c, e);
+}
+
+void cmd_hexpire(struct client *c)
+{
+	hexpire_generic(c, true, true, "hexpire");
+}
+
+void cmd_hpexpire(struct client *c)
+{
+	hexpire_generic(c, true, false, "hpexpire");
+}
+
+void cmd_hexpireat(struct client *c)
+{
+	hexpire_generic(c, false, true, "hexpireat");
+}
+
+void cmd_hpexpireat(struct client *c)
+{
+	hexpire_generic(c, false, false, "hpexpireat");
+}
+
+/* HTTL and friends: -2 no such field, -1 no deadline, else the time left
+ * (relative) or the deadline, seconds rounded up as Redis does. */
+static void httl_generic(struct client *c, bool relative, bool seconds)
+{
+	int64_t base = relative ? store_now() : 0;
+	struct entry *e;
+
+	if (!lookup(c, true, &e) || !parse_fields(c, 2, ERR_NUMFIELDS))
+		return;
+	reply_array(c, c->argc - 4);
+	for (int i = 4; i < c->argc; i++) {
+		struct hash_field hf;
+		int64_t t;
+
+		if (!field_get(e, &c->argv[i], &hf)) {
+			reply_int(c, HFE_NO_FIELD);
+			continue;
+		}
+		if (hf.expire == HASH_NO_EXPIRE) {
+			reply_int(c, -1);
+			continue;
+		}
+		t = hf.expire - base;
+		reply_int(c, seconds ? (t + 999) / 1000 : t);
+	}
+}
+
+void cmd_httl(struct client *c)
+{
+	httl_generic(c, true, true);
+}
+
+void cmd_hpttl(struct client *c)
+{
+	httl_generic(c, true, false);
+}
+
+void cmd_hexpiretime(struct client *c)
+{
+	httl_generic(c, false, true);
+}
+
+void cmd_hpexpiretime(struct client *c)
+{
+	httl_generic(c, false, false);
+}
+
+void cmd_hpersist(struct client *c)
+{
+	bool dirty = false;
+	struct entry *e;
+
+	if (!lookup(c, false, &e) || !parse_fields(c, 2, ERR_NUMFIELDS))
+		return;
+	reply_array(c, c->argc - 4);
+	for (int i = 4; i < c->argc; i++) {
+		const struct arg *f = &c->argv[i];
+		struct hash_field hf;
+
+		if (!field_get(e, f, &hf)) {
+			reply_int(c, HFE_NO_FIELD);
+		} else if (hf.expire == HASH_NO_EXPIRE) {
+			reply_int(c, -1);
+		} else {
+			hash_set_expire(&e->val, f->p, f->len, HASH_NO_EXPIRE);
+			dirty = true;
+			reply_int(c, 1);
+		}
+	}
+	if (dirty)
+		changed(c, e);
+}
+
+/* ---- HGETDEL, HGETEX, HSETEX (Redis 8.0) ------------------------------------------------------ */
+
+void cmd_hgetdel(struct client *c)
+{
+	bool dirty = false;
+	struct entry *e;
+
+	if (!lookup(c, false, &e) || !parse_fields(c, 2, ERR_NUMFIELDS))
+		return;
+	reply_array(c, c->argc - 4);
+	for (int i = 4; i < c->argc; i++) {
+		const struct arg *f = &c->argv[i];
+		struct hash_field hf;
+
+		if (!field_get(e, f, &hf)) {
+			reply_null(c);
+			continue;
+		}
+		reply_bulk(c, hf.v, hf.vlen);
+		hash_delete(&e->val, f->p, f->len);
+		dirty = true;
+	}
+	if (dirty)
+		changed(c, e);
+}
+
+/* Expiry options of HGETEX and HSETEX. */
+enum {
+	OPT_EX = 1u << 0,
+	OPT_PX = 1u << 1,
+	OPT_EXAT = 1u << 2,
+	OPT_PXAT = 1u << 3,
+	OPT_PERSIST = 1u << 4,
+	OPT_KEEPTTL = 1u << 5,
+	OPT_FNX = 1u << 6,
+	OPT_FXX = 1u << 7,
+};
+
+#define OPT_DEADLINE (OPT_EX | OPT_PX | OPT_EXAT | OPT_PXAT)
+
+static const struct {
+	const char *word;
+	unsigned opt;
+} expire_words[] = {
+	{ "ex", OPT_EX },
+	{ "px", OPT_PX },
+	{ "exat", OPT_EXAT },
+	{ "pxat", OPT_PXAT },
+};
+
+/* Which of EX, PX, EXAT and PXAT argv[i] is, or 0. */
+static unsigned expire_word(const struct client *c, int i)
+{
+	for (size_t k = 0; k < sizeof(expire_words) / sizeof(expire_words[0]); k++)
+		if (arg_is(c, i, expire_words[k].word))
+			return expire_words[k].opt;
+	return 0;
+}
+
+/* Reads the deadline argv[i] of option opt (one of OPT_DEADLINE). */
+static bool option_deadline(struct client *c, int i, unsigned opt, const char *cmd, int64_t *when)
+{
+	int64_t base = opt & (OPT_EX | OPT_PX) ? store_now() : 0;
+
+	return parse_deadline(c, i, opt & (OPT_EX | OPT_EXAT), base, cmd, when);
+}
+
+/* Applies a deadline to an existing field: one already reached deletes it. */
+static void field_deadline(struct entry *e, const struct arg *f, int64_t when)
+{
+	if (when <= store_now())
+		hash_delete(&e->val, f->p, f->len);
+	else
+		hash_set_expire(&e->val, f->p, f->len, when);
+}
+
+void cmd_hgetex(struct client *c)
+{
+	unsigned opt = expire_word(c, 2);
+	bool dirty = false;
+	int64_t when = 0;
+	struct entry *e;
+	int at = 2;
+
+	if (!lookup(c, false, &e))
+		return;
+	if (opt) {
+		if (!option_deadline(c, 3, opt, "hgetex", &when))
+			return;
+		at = 4;
+	} else if (arg_is(c, 2, "persist")) {
+		opt = OPT_PERSIST;
+		at = 3;
+	}
+	if (!parse_fields(c, at, ERR_NUMFIELDS))
+		return;
+
+	reply_array(c, c->argc - at - 2);
+	for (int i = at + 2; i < c->argc; i++) {
+		const struct arg *f = &c->argv[i];
+		struct hash_field hf;
+
+		if (!field_get(e, f, &hf)) {
+			reply_null(c);
+			continue;
+		}
+		reply_bulk(c, hf.v, hf.vlen);
+		if (opt == OPT_PERSIST && hf.expire != HASH_NO_EXPIRE) {
+			hash_set_expire(&e->val, f->p, f->len, HASH_NO_EXPIRE);
+			dirty = true;
+		} else if (opt & OPT_DEADLINE) {
+			field_deadline(e, f, when);
+			dirty = true;
+		}
+	}
+	if (dirty)
+		changed(c, e);
+}
+
+/*
+ * HSETEX's options, in any order before FIELDS, as Redis 8.0 parses them:
+ * each option is checked (and its deadline read) as it comes. On success
+ * *first is the index of the first field.
+ */
+static bool hsetex_options(struct client *c, unsigned *opts, int64_t *when, int *first)
+{
+	*opts = 0;
+	for (int i = 2; i < c->argc; i++) {
+		unsigned opt = expire_word(c, i);
+		long long n;
+
+		if (arg_is(c, i, "fields")) {
+			if (i >= c->argc - 3)
+				goto arity;
+			if (!str_to_ll(c->argv[i + 1].p, c->argv[i + 1].len, &n) || n < 1 ||
+			    n > INT_MAX) {
+				reply_error(c, "invalid number of fields");
+				return false;
+			}
+			if ((c->argc - i - 2) % 2 || n != (c->argc - i - 2) / 2)
+				goto arity;
+			*first = i + 2;
+			return true;
+		}
+		if (opt || arg_is(c, i, "keepttl")) {
+			if (*opts & (OPT_DEADLINE | OPT_KEEPTTL)) {
+				reply_error(c, ERR_ONE_EXPIRY);
+				return false;
+			}
+			if (!opt) {
+				*opts |= OPT_KEEPTTL;
+				continue;
+			}
+			if (i >= c->argc - 1) {
+				reply_error(c, "missing expire time");
+				return false;
+			}
+			if (!option_deadline(c, ++i, opt, "hsetex", when))
+				return false;
+			*opts |= opt;
+		} else if (arg_is(c, i, "fnx") || arg_is(c, i, "fxx")) {
+			if (*opts & (OPT_FNX | OPT_FXX)) {
+				reply_error(c, "Only one of FXX or FNX arguments can be specified");
+				return false;
+			}
+			*opts |= arg_is(c, i, "fnx") ? OPT_FNX : OPT_FXX;
+		} else {
+			reply_errorf(c, "unknown argument: %s", c->argv[i].p);
+			return false;
+		}
+	}
+	/* Every argument was an option: FIELDS never came. */
+arity:
+	reply_error(c, "wrong number of arguments for 'hsetex' command");
+	return false;
+}
+
+void cmd_hsetex(struct client *c)
+{
+	unsigned opts;
+	int64_t when = 0;
+	struct entry *e;
+	int first;
+
+	if (!hsetex_options(c, &opts, &when, &first) || !lookup(c, false, &e))
+		return;
+	if (!e && (opts & OPT_FXX)) {
+		reply_int(c, 0);
+		return;
+	}
+	/* FNX: none of the fields may exist; FXX: all of them must. */
+	if (e && (opts & (OPT_FNX | OPT_FXX))) {
+		for (int i = first; i < c->argc; i += 2) {
+			bool exists = hash_exists(&e->val, c->argv[i].p, c->argv[i].len);
+
+			if (exists != !!(opts & OPT_FXX)) {
+				reply_int(c, 0);
+				return;
+			}
+		}
+	}
+	if (!e)
+		e = create(c);
+	for (int i = first; i < c->argc; i += 2) {
+		const struct arg *f = &c->argv[i], *v = &c->argv[i + 1];
+
+		hash_set(&e->val, f->p, f->len, v->p, v->len,
+			 opts & (OPT_DEADLINE | OPT_KEEPTTL) ? HASH_SET_KEEPTTL : 0);
+		if (opts & OPT_DEADLINE)
+			field_deadline(e, f, when);
+	}
+	reply_int(c, 1);
+	changed(c, e);
+}
