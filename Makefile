@@ -109,6 +109,14 @@ $(OUTPUT)/xkv-bench: $(OUTPUT)/tools/xkv-bench/main.o $(call BENCH_LIB,$(OUTPUT)
 	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $^ -lpthread -lm
 tools: $(if $(wildcard tools/xkv-bench/main.c),$(OUTPUT)/xkv-bench)
 
+# tools/xkvctl: the fast-path CLI and its client library libxkv (libc only).
+XKVCTL_SRCS := $(wildcard tools/xkvctl/*.c)
+$(OUTPUT)/xkvctl: $(XKVCTL_SRCS) $(wildcard tools/xkvctl/*.h) shared/xkv_abi.h
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -Itools/xkvctl -o $@ $(XKVCTL_SRCS)
+tools: $(OUTPUT)/xkvctl
+
 # ---- tests ----------------------------------------------------------------------
 KSFT := $(OUTPUT)/include/kselftest
 UNIT_SRCS := $(wildcard tests/unit/*.c)
