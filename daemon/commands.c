@@ -11,6 +11,8 @@
 #include <ctype.h>
 
 #include "commands.h"
+#include "config.h"
+#include "evict.h"
 #include "mem.h"
 #include "multi.h"
 #include "util.h"
@@ -217,6 +219,13 @@ void command_dispatch(struct client *c)
 
 	if (!cmd) {
 		/* A command that cannot be queued dooms the transaction. */
+		if (c->in_multi)
+			c->multi_error = true;
+		return;
+	}
+	/* maxmemory: make room first; refuse what would need more if none. */
+	if (config.maxmemory && !evict_until_fits() && (cmd->flags & CMD_DENYOOM)) {
+		reply_error(c, "-OOM command not allowed when used memory > 'maxmemory'.");
 		if (c->in_multi)
 			c->multi_error = true;
 		return;

@@ -41,6 +41,10 @@ static const char *const io_engine_names[] = { "auto", "io_uring", "epoll", NULL
  * anything else, so tools that read them (redis-benchmark) see "off". */
 static const char *const save_names[] = { "", NULL };
 static const char *const yes_no_names[] = { "no", "yes", NULL };
+/* In the order of enum maxmemory_policy (evict.h). */
+static const char *const policy_names[] = { "volatile-lru",   "volatile-lfu", "volatile-random",
+					    "volatile-ttl",   "allkeys-lru",  "allkeys-lfu",
+					    "allkeys-random", "noeviction",   NULL };
 static const char *const fastpath_mode_names[] = { "auto", "native", "generic", NULL };
 static const char *const appendonly_names[] = { "no", NULL };
 
@@ -94,6 +98,11 @@ static const struct config_def defs[] = {
 	INT("threads", threads, "0", 0, 1024, CFG_IMMUTABLE),
 	ENUM("io-engine", io_engine, "auto", io_engine_names, CFG_IMMUTABLE, NULL),
 	INT("hz", hz, "10", 1, 500, 0),
+	MEM("maxmemory", maxmemory, "0", 0, LLONG_MAX, 0),
+	ENUM("maxmemory-policy", maxmemory_policy, "noeviction", policy_names, 0, NULL),
+	INT("maxmemory-samples", maxmemory_samples, "5", 1, INT_MAX, 0),
+	INT("lfu-log-factor", lfu_log_factor, "10", 0, INT_MAX, 0),
+	INT("lfu-decay-time", lfu_decay_time, "1", 0, INT_MAX, 0),
 	INT("list-max-listpack-size", list_max_listpack_size, "-2", INT_MIN, INT_MAX, 0),
 	MEM("hash-max-listpack-entries", hash_max_listpack_entries, "128", 0, LLONG_MAX, 0),
 	MEM("hash-max-listpack-value", hash_max_listpack_value, "64", 0, LLONG_MAX, 0),

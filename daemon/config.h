@@ -33,6 +33,11 @@ struct config {
 	long long threads; /* 0: one per online CPU */
 	long long io_engine;
 	long long hz;
+	long long maxmemory;	    /* bytes, 0: no limit */
+	long long maxmemory_policy; /* enum maxmemory_policy (evict.h) */
+	long long maxmemory_samples;
+	long long lfu_log_factor;
+	long long lfu_decay_time; /* minutes */
 	/* Compact encodings of small aggregates, as Redis's directives. */
 	long long list_max_listpack_size; /* > 0: entries per node; -1..-5: 4..64 KiB */
 	long long hash_max_listpack_entries, hash_max_listpack_value;

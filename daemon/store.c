@@ -11,6 +11,7 @@
 #include <xxhash.h>
 
 #include "client.h"
+#include "evict.h"
 #include "fastpath.h"
 #include "log.h"
 #include "mem.h"
@@ -185,7 +186,7 @@ static void expire_entry(int db, struct shard *s, struct entry *e)
 
 uint32_t store_clock(void)
 {
-	return (uint32_t)((mono_ms() - store_start_ms) / 1000);
+	return (uint32_t)((mono_ms() - store_start_ms) / (1000 / STORE_CLOCK_HZ));
 }
 
 static struct entry *find_in(int db, struct shard *s, const char *key, size_t len)
@@ -200,6 +201,8 @@ static struct entry *find_in(int db, struct shard *s, const char *key, size_t le
 		expire_entry(db, s, e);
 		return NULL;
 	}
+	if (evict_policy_is_lfu())
+		lfu_touch(e, store_clock());
 	e->atime = store_clock();
 	return e;
 }
@@ -250,6 +253,7 @@ struct entry *db_add(int db, const char *key, size_t len, struct obj val)
 	e->fp_slot = -1;
 	e->fp_epoch = 0;
 	e->atime = store_clock();
+	e->lfu = LFU_INIT_VAL;
 	e->node.hash = key_hash(key, len);
 	e->expire = -1;
 	e->val = val;

@@ -39,7 +39,8 @@ struct entry {
 	uint8_t fp_flags;  /* FP_* */
 	int32_t fp_slot;   /* the slot holding this key's value, or -1 */
 	uint32_t fp_epoch; /* fp_slot is valid only in the epoch it was set in */
-	uint32_t atime;	   /* last access, in store_clock() seconds (OBJECT IDLETIME) */
+	uint32_t atime;	   /* last access, in store_clock() ticks (LRU, OBJECT IDLETIME) */
+	uint8_t lfu;	   /* logarithmic access counter, under LFU policies (evict.c) */
 	char key[];
 };
 
@@ -121,7 +122,9 @@ void db_set_expire(int db, struct entry *e, int64_t when_ms);
  * here before the writer is answered (db_add, db_set_value, db_delete and
  * db_set_expire call it; code that edits a value in place calls it after). */
 void db_changed(int db, struct entry *e);
-/* The access clock: seconds since the store started (for idle times). */
+/* The access clock: ticks of 10 ms since the store started (idle times, LRU
+ * and LFU decay); 32 bits last 497 days. */
+#define STORE_CLOCK_HZ 100
 uint32_t store_clock(void);
 /* Is e past its deadline? */
 bool entry_expired(const struct entry *e, int64_t now);

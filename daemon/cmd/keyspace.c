@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "evict.h"
 #include "mem.h"
 #include "util.h"
 
@@ -867,10 +868,18 @@ void cmd_object_idletime(struct client *c)
 {
 	struct entry *e = key_peek(c, 2);
 
-	if (e)
-		reply_int(c, (long long)(store_clock() - e->atime));
-	else
+	if (!e) {
 		reply_null(c);
+		return;
+	}
+	/* Under LFU the access time keeps the counter's decay, not idle time. */
+	if (evict_policy_is_lfu()) {
+		reply_error(c, "An LFU maxmemory policy is selected, idle time not tracked. Please "
+			       "note that when switching between policies at runtime LRU and LFU "
+			       "data will take some time to adjust.");
+		return;
+	}
+	reply_int(c, (long long)((store_clock() - e->atime) / STORE_CLOCK_HZ));
 }
 
 void cmd_object_freq(struct client *c)
@@ -881,11 +890,14 @@ void cmd_object_freq(struct client *c)
 		reply_null(c);
 		return;
 	}
-	/* Access frequency is tracked only under an LFU maxmemory-policy, and
-	 * xkv has no eviction policy yet: this is Redis's answer in that case. */
-	reply_error(c, "An LFU maxmemory policy is not selected, access frequency not tracked. "
-		       "Please note that when switching between policies at runtime LRU and LFU "
-		       "data will take some time to adjust.");
+	if (!evict_policy_is_lfu()) {
+		reply_error(c,
+			    "An LFU maxmemory policy is not selected, access frequency not "
+			    "tracked. Please note that when switching between policies at runtime "
+			    "LRU and LFU data will take some time to adjust.");
+		return;
+	}
+	reply_int(c, lfu_value(e, store_clock()));
 }
 
 void cmd_object_help(struct client *c)

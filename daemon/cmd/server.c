@@ -13,6 +13,7 @@
 
 #include "commands.h"
 #include "config.h"
+#include "evict.h"
 #include "fastpath.h"
 #include "log.h"
 #include "mem.h"
@@ -441,17 +442,32 @@ static void info_clients(struct text *t)
 		    (unsigned long long)registry_count(), config.maxclients);
 }
 
+/* config_get's visitor for a single directive: keeps its value. */
+static void first_value(void *ctx, const char *name, const char *value)
+{
+	*(const char **)ctx = value;
+}
+
+static const char *policy_name(void)
+{
+	const char *name = "noeviction";
+
+	config_get("maxmemory-policy", strlen("maxmemory-policy"), first_value, &name);
+	return name;
+}
+
 static void info_memory(struct text *t)
 {
 	size_t used = mem_used(), rss = mem_rss(), peak = mem_peak();
 	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
 	size_t total = pages > 0 && psize > 0 ? (size_t)pages * (size_t)psize : 0;
-	char h_used[32], h_rss[32], h_peak[32], h_total[32];
+	char h_used[32], h_rss[32], h_peak[32], h_total[32], h_max[32];
 
 	human_bytes(h_used, sizeof(h_used), (double)used);
 	human_bytes(h_rss, sizeof(h_rss), (double)rss);
 	human_bytes(h_peak, sizeof(h_peak), (double)peak);
 	human_bytes(h_total, sizeof(h_total), (double)total);
+	human_bytes(h_max, sizeof(h_max), (double)config.maxmemory);
 	text_printf(t,
 		    "# Memory\r\n"
 		    "used_memory:%zu\r\n"
@@ -463,14 +479,15 @@ static void info_memory(struct text *t)
 		    "used_memory_peak_perc:%.2f%%\r\n"
 		    "total_system_memory:%zu\r\n"
 		    "total_system_memory_human:%s\r\n"
-		    "maxmemory:0\r\n"
-		    "maxmemory_human:0B\r\n"
-		    "maxmemory_policy:noeviction\r\n"
+		    "maxmemory:%lld\r\n"
+		    "maxmemory_human:%s\r\n"
+		    "maxmemory_policy:%s\r\n"
 		    "mem_fragmentation_ratio:%.2f\r\n"
 		    "mem_allocator:%s\r\n",
 		    used, h_used, rss, h_rss, peak, h_peak,
 		    peak ? 100.0 * (double)used / (double)peak : 0, total, h_total,
-		    used ? (double)rss / (double)used : 0, mem_allocator());
+		    config.maxmemory, h_max, policy_name(), used ? (double)rss / (double)used : 0,
+		    mem_allocator());
 }
 
 static void info_stats(struct text *t)
@@ -495,7 +512,7 @@ static void info_stats(struct text *t)
 		    "total_net_output_bytes:%llu\r\n"
 		    "rejected_connections:%llu\r\n"
 		    "expired_keys:%llu\r\n"
-		    "evicted_keys:0\r\n"
+		    "evicted_keys:%llu\r\n"
 		    "keyspace_hits:%llu\r\n"
 		    "keyspace_misses:%llu\r\n"
 		    "total_error_replies:%llu\r\n",
@@ -503,8 +520,9 @@ static void info_stats(struct text *t)
 		    (unsigned long long)STAT(stat_commands),
 		    (unsigned long long)server_ops_per_sec(), (unsigned long long)STAT(stat_net_in),
 		    (unsigned long long)STAT(stat_net_out), (unsigned long long)STAT(stat_rejected),
-		    (unsigned long long)expired, (unsigned long long)hits,
-		    (unsigned long long)misses, (unsigned long long)STAT(stat_errors));
+		    (unsigned long long)expired, (unsigned long long)evict_count(),
+		    (unsigned long long)hits, (unsigned long long)misses,
+		    (unsigned long long)STAT(stat_errors));
 }
 
 static double seconds(struct timeval tv)

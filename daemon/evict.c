@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "config.h"
+#include "evict.h"
+#include "mem.h"
+#include "store.h"
+#include "util.h"
+
+/* Bounds one call's work, so one command never stalls for long. */
+#define MAX_EVICTIONS_PER_CALL 100000
+#define VOLATILE_TRIES_PER_SAMPLE 8
+
+static _Atomic uint64_t evicted;
+
+uint64_t evict_count(void)
+{
+	return atomic_load_explicit(&evicted, memory_order_relaxed);
+}
+
+bool evict_policy_is_lfu(void)
+{
+	return config.maxmemory_policy == POLICY_ALLKEYS_LFU ||
+	       config.maxmemory_policy == POLICY_VOLATILE_LFU;
+}
+
+static bool volatile_policy(void)
+{
+	return config.maxmemory_policy == POLICY_VOLATILE_LRU ||
+	       config.maxmemory_policy == POLICY_VOLATILE_LFU ||
+	       config.maxmemory_policy == POLICY_VOLATILE_RANDOM ||
+	       config.maxmemory_policy == POLICY_VOLATILE_TTL;
+}
+
+static uint64_t rand64(void)
+{
+	static __thread uint64_t s;
+
+	if (!s)
+		s = (uint64_t)now_us() * 0x9e3779b97f4a7c15ULL | 1;
+	s ^= s << 13;
+	s ^= s >> 7;
+	s ^= s << 17;
+	return s;
+}
+
+uint8_t lfu_value(const struct entry *e, uint32_t now)
+{
+	/* The counter loses one per lfu-decay-time minutes without access. */
+	uint32_t minutes = (now - e->atime) / (60 * STORE_CLOCK_HZ);
+	uint32_t periods = config.lfu_decay_time ? minutes / (uint32_t)config.lfu_decay_time : 0;
+
+	return periods >= e->lfu ? 0 : (uint8_t)(e->lfu - periods);
+}
+
+void lfu_touch(struct entry *e, uint32_t now)
+{
+	uint8_t counter = lfu_value(e, now);
+
+	/* Logarithmic: the more hits a key has, the less likely one more counts. */
+	if (counter < 255) {
+		double base = counter > LFU_INIT_VAL ? counter - LFU_INIT_VAL : 0;
+		double p = 1.0 / (base * (double)config.lfu_log_factor + 1);
+
+		if ((double)(rand64() >> 11) / (double)(1ULL << 53) < p)
+			counter++;
+	}
+	e->lfu = counter;
+}
+
+/* Lower is evicted first. */
+static uint64_t eviction_rank(const struct entry *e, uint32_t now)
+{
+	switch (config.maxmemory_policy) {
+	case POLICY_ALLKEYS_LRU:
+	case POLICY_VOLATILE_LRU:
+		return e->atime;
+	case POLICY_ALLKEYS_LFU:
+	case POLICY_VOLATILE_LFU:
+		return lfu_value(e, now);
+	case POLICY_VOLATILE_TTL:
+		return (uint64_t)e->expire;
+	default:
+		return 0;
+	}
+}
+
+/* Evicts the best of a sample from one shard; false if the shard had none. */
+static bool evict_from(int db, unsigned shard)
+{
+	struct shard *s = store_shard(db, shard);
+	bool only_volatile = volatile_policy();
+	uint32_t now = store_clock();
+	struct entry *best = NULL;
+	uint64_t best_rank = 0;
+	long samples = config.maxmemory_samples;
+
+	store_shard_lock(db, shard);
+	for (long i = 0, tries = 0;
+	     i < samples && s->keys.count && tries < samples * VOLATILE_TRIES_PER_SAMPLE; tries++) {
+		struct dict_node *n = dict_random(&s->keys, rand64());
+		struct entry *e = n ? entry_of(n) : NULL;
+		uint64_t rank;
+
+		if (!e || (only_volatile && e->expire < 0))
+			continue;
+		i++;
+		rank = eviction_rank(e, now);
+		if (!best || rank < best_rank) {
+			best = e;
+			best_rank = rank;
+		}
+	}
+	if (best) {
+		db_delete(db, best);
+		atomic_fetch_add_explicit(&evicted, 1, memory_order_relaxed);
+	}
+	store_shard_unlock(db, shard);
+	return best != NULL;
+}
+
+/* Keys the policy may evict in db (racy, as a weight). */
+static uint64_t candidates(int db)
+{
+	return volatile_policy() ? db_expires(db) : db_size(db);
+}
+
+/* A database chosen with probability proportional to its candidates, so every
+ * key has the same chance to be sampled; -1 if there are none. */
+static int pick_db(void)
+{
+	uint64_t total = 0, r;
+
+	for (int db = 0; db < store.ndbs; db++)
+		total += candidates(db);
+	if (!total)
+		return -1;
+	r = rand64() % total;
+	for (int db = 0; db < store.ndbs; db++) {
+		uint64_t n = candidates(db);
+
+		if (r < n)
+			return db;
+		r -= n;
+	}
+	return store.ndbs - 1;
+}
+
+bool evict_until_fits(void)
+{
+	size_t limit = (size_t)config.maxmemory;
+
+	if (!limit || mem_used() <= limit)
+		return true;
+	if (config.maxmemory_policy == POLICY_NOEVICTION)
+		return false;
+	for (int round = 0; round < MAX_EVICTIONS_PER_CALL && mem_used() > limit; round++) {
+		int db = pick_db();
+		unsigned start = (unsigned)(rand64() % STORE_SHARDS);
+		bool done = false;
+
+		if (db < 0)
+			return false; /* nothing left that the policy may evict */
+		/* From a random shard of that database on, the first with candidates. */
+		for (unsigned k = 0; k < STORE_SHARDS && !done; k++) {
+			unsigned shard = (start + k) % STORE_SHARDS;
+			struct shard *s = store_shard(db, shard);
+
+			if (!__atomic_load_n(&s->keys.count, __ATOMIC_RELAXED) ||
+			    (volatile_policy() && !__atomic_load_n(&s->nexpires, __ATOMIC_RELAXED)))
+				continue;
+			done = evict_from(db, shard);
+		}
+		if (!done)
+			return false;
+	}
+	return mem_used() <= limit;
+}
