@@ -184,6 +184,15 @@ test: deps
 	$(Q)$(MAKE) --no-print-directory test-build
 	$(Q)tests/run.sh
 
+# ---- benchmarks (not part of make test) -------------------------------------------
+bench: all
+	$(Q)tools/bench/redis-benchmark-compare.sh
+
+# The kernel fast path against the daemon, redis-server and a no-lookup XDP ceiling
+# (needs root: it makes its own network namespace). E.g. BENCH_ARGS='-r 3'.
+bench-fastpath: all $(OUTPUT)/tools/bench/xdp_ceiling.bpf.o
+	$(Q)tools/bench/fastpath.sh -o $(OUTPUT) $(BENCH_ARGS)
+
 # ---- the rest -------------------------------------------------------------------
 DEB_PACKAGES := clang llvm libbpf-dev bpftool liburing-dev libjemalloc-dev libxxhash-dev \
 	libxdp-dev libhiredis-dev pkg-config iproute2 redis-tools redis-server python3-redis \
@@ -227,6 +236,9 @@ help:
 	@echo '  run          install, build and run xkvd on 127.0.0.1:6379'
 	@echo '  test         install, build and run every test tier'
 	@echo '  docs         regenerate docs/commands.md from the command table'
+	@echo '  bench        redis-benchmark side by side with redis-server (docs/benchmarks.md)'
+	@echo '  bench-fastpath  the kernel fast path vs the daemon, redis-server and the XDP ceiling'
 	@echo '  bpf daemon tools asan test-unit format format-check clean'
 
-.PHONY: all bpf daemon tools asan test test-unit test-build deps run docs format format-check clean help
+.PHONY: all bpf daemon tools asan test test-unit test-build deps run docs format format-check clean help \
+	bench bench-fastpath

@@ -44,7 +44,7 @@ int udp_open(struct worker *w)
 		const char *addr = optional ? a + 1 : a;
 		struct addrinfo *ai;
 		char service[16];
-		int fd, one = 1;
+		int fd, one = 1, rcvbuf = 4 * 1024 * 1024;
 
 		if (w->nudp == (int)(sizeof(w->udp_fds) / sizeof(w->udp_fds[0])))
 			break;
@@ -56,6 +56,8 @@ int udp_open(struct worker *w)
 		fd = socket(ai->ai_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 		if (fd >= 0) {
 			setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
+			/* Misses arrive in bursts behind kernel hits: room for them. */
+			setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
 			if (ai->ai_family == AF_INET6)
 				setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
 			if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0) {

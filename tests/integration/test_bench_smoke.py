@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """xkv-bench against xkvd: each mode (closed loop, open loop, sweep, --json,
-prefill, pipeline, RESP3) runs for about a second; its output must parse,
+prefill, pipeline, RESP3, UDP) runs for about a second; its output must parse,
 report no errors and a plausible request count, and where the count can be
 checked on the server (INCR, DBSIZE after a prefill) it must be exact. A run
 the server answers with errors must say so and exit non-zero."""
@@ -159,3 +159,48 @@ def bench_errors_exit_nonzero(t):
     rc, out = bench(t, *LIGHT, '--prefill', '--keys', 100, '--command', 'incr', '-n', 200, ok=False)
     assert rc == 1 and re.search(r'^  errors +200 error replies', out, re.M), out
     assert 'FAILED' in out, out
+
+
+@xkv_only
+@test
+def bench_udp(t):
+    # xkvd serves UDP on its TCP port; the harness runs it without the fast
+    # path, so the daemon answers every datagram and the kernel none.
+    _, doc = bench_json(t, *LIGHT, '--transport', 'udp', '--prefill', '--keys', 200,
+                        '--command', 'get', '--data-size', 64, '-n', 2000)
+    assert doc['transport'] == 'udp' and doc['config']['udp_pad'] == 1200, doc
+    assert doc['ok'] and doc['failures'] == 0, doc
+    # The prefill's SETs went over TCP.
+    check_step(doc['prefill'], 200)
+    assert doc['prefill']['requests'] == 200 and 'kernel_answered' not in doc['prefill'], doc
+    assert t.sut.call('DBSIZE') == 200
+    (step,) = doc['steps']
+    check_step(step, 2000)
+    assert step['requests'] == 2000, step
+    assert step['kernel_answered'] == 0 and step['kernel_answered_pct'] == 0, step
+    # Every GET found its 64-byte value: "$64\r\n" + value + "\r\n".
+    assert step['bytes_in'] == 2000 * 71, step
+    # Pipelined PINGs by time, in the human report.
+    _, out = bench(t, *LIGHT, '--transport', 'udp', '--command', 'ping', '-P', 8, '-T', 1)
+    n, _, _, _ = text_step(out)
+    assert n >= 200, out
+    assert re.search(r'^  kernel answered: 0 \(0\.0%\)$', out, re.M), out
+    assert re.search(r' over udp, .*pipeline 8', out), out
+
+
+@xkv_only
+@test
+def bench_udp_refuses(t):
+    # UDP serves GET and PING only: anything else is a bad command line.
+    for args in (['--command', 'set'], ['--ratio', '1:10'], ['--command', 'get', '--resp', 3]):
+        rc, _ = bench(t, '--transport', 'udp', '-n', 10, *args, ok=False)
+        assert rc == 2, (args, rc)
+    # A value larger than the padding comes back truncated: an error reply.
+    t.sut.call('SET', 'big', 'x' * 2000)
+    rc, doc = bench_json(t, '-t', 1, '-c', 1, '--transport', 'udp', '--command', 'GET big',
+                         '-n', 10, ok=False)
+    assert rc == 1 and doc['steps'][0]['errors'] == 10, doc
+    assert 'raise --udp-pad' in doc['steps'][0]['first_error'], doc
+    _, doc = bench_json(t, '-t', 1, '-c', 1, '--transport', 'udp', '--command', 'GET big',
+                        '--udp-pad', 2100, '-n', 10)
+    assert doc['steps'][0]['bytes_in'] == 10 * len('$2000\r\n' + 'x' * 2000 + '\r\n'), doc

@@ -27,6 +27,7 @@ void bench_opts_init(struct bench_opts *o)
 	o->host = "127.0.0.1";
 	o->port = 6379;
 	o->transport = &transport_tcp;
+	o->topts.udp_pad = TRANSPORT_UDP_PAD;
 	o->threads = 4;
 	o->conns = 50;
 	o->pipeline = 1;
@@ -114,6 +115,7 @@ static void merge(struct bench_result *res, struct worker *wks, unsigned threads
 		res->conn_errors += st->conn_errors;
 		res->bytes_out += st->bytes_out;
 		res->bytes_in += st->bytes_in;
+		res->kernel += st->kernel;
 		res->unsent += wks[t].unsent;
 		if (st->last_reply > last)
 			last = st->last_reply;
@@ -136,6 +138,7 @@ int bench_run(const struct bench_opts *o, const struct workload *w, const struct
 	memset(res, 0, sizeof(*res));
 	hist_init(&res->hist);
 	res->rate = step->rate;
+	res->datagram = o->transport->datagram;
 	if (!ctl || !wks) {
 		snprintf(res->first_error, sizeof(res->first_error), "out of memory");
 		ret = -ENOMEM;

@@ -33,6 +33,7 @@ struct bench_opts {
 	const char *host;
 	unsigned port;
 	const struct transport_ops *transport;
+	struct transport_opts topts;
 	unsigned threads;
 	unsigned conns;	   /* per thread */
 	unsigned pipeline; /* requests in flight per connection */
@@ -61,6 +62,8 @@ struct bench_result {
 	uint64_t unsent;      /* open loop: slots of the timetable never sent */
 	uint64_t conn_errors; /* connections that broke during the step */
 	uint64_t bytes_out, bytes_in;
+	bool datagram;	       /* over a datagram transport: `kernel` is counted */
+	uint64_t kernel;       /* replies the kernel answered (XKV_F_KERNEL) */
 	uint64_t window_ns;    /* the sending window (open loop), else 0 */
 	uint64_t elapsed_ns;   /* from the start to the last reply */
 	bool interrupted;      /* stopped early by bench_stop */

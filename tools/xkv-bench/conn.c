@@ -142,10 +142,10 @@ static int conn_hello(struct conn *c, int timeout_ms, char *why, size_t whylen)
 	return err;
 }
 
-int conn_open(struct conn *c, const struct transport_ops *ops, const struct sockaddr *addr,
-	      socklen_t addrlen, int timeout_ms, unsigned resp, unsigned window,
-	      const struct workload *w, unsigned index, unsigned nconns, int epfd, char *why,
-	      size_t whylen)
+int conn_open(struct conn *c, const struct transport_ops *ops, const struct transport_opts *topts,
+	      const struct sockaddr *addr, socklen_t addrlen, int timeout_ms, unsigned resp,
+	      unsigned window, const struct workload *w, unsigned index, unsigned nconns, int epfd,
+	      char *why, size_t whylen)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = c };
 	int err;
@@ -168,9 +168,17 @@ int conn_open(struct conn *c, const struct transport_ops *ops, const struct sock
 	c->out = xrealloc(NULL, c->out_cap);
 	c->ts = xrealloc(NULL, (size_t)window * sizeof(*c->ts));
 
-	err = ops->open(&c->t, addr, addrlen, timeout_ms);
+	err = ops->open(&c->t, addr, addrlen, topts, timeout_ms);
 	if (err) {
-		snprintf(why, whylen, "connect: %s", strerror(-err));
+		/* A datagram transport "connects" by asking PING: say what its failures mean. */
+		if (ops->datagram && err == -EACCES)
+			snprintf(why, whylen,
+				 "the server requires AUTH over UDP: pass its "
+				 "fastpath-token with --udp-token");
+		else if (ops->datagram && err == -ETIMEDOUT)
+			snprintf(why, whylen, "no reply to PING over UDP");
+		else
+			snprintf(why, whylen, "connect: %s", strerror(-err));
 		return err;
 	}
 	if (resp == 3) {
@@ -273,8 +281,65 @@ static void record(struct conn *c, struct conn_stats *st, uint64_t got, uint64_t
 	atomic_fetch_add_explicit(&st->live_requests, got, memory_order_relaxed);
 }
 
+/*
+ * A datagram reply at `now` to the index-th request in flight: its start
+ * time leaves the ring, the older ones move up one place.
+ */
+static void record_at(struct conn *c, struct conn_stats *st, unsigned index, uint64_t now)
+{
+	uint64_t start = c->ts[(c->ts_head + index) % c->window];
+
+	for (unsigned j = index; j > 0; j--)
+		c->ts[(c->ts_head + j) % c->window] = c->ts[(c->ts_head + j - 1) % c->window];
+	c->ts_head = (c->ts_head + 1) % c->window;
+	c->inflight--;
+	hist_record(&st->hist, now > start ? now - start : 0);
+	st->requests++;
+	st->last_reply = now;
+	atomic_fetch_add_explicit(&st->live_requests, 1, memory_order_relaxed);
+}
+
+/* Datagram transports: each recv() is one whole reply, and says which request it answers. */
+static int conn_read_datagrams(struct conn *c, struct conn_stats *st)
+{
+	for (int i = 0; i < READS_PER_EVENT; i++) {
+		uint64_t replies = c->rd.replies, errors = c->rd.errors, now;
+		ssize_t n, used;
+
+		/* Every datagram is parsed whole: the buffer is empty between them. */
+		c->in_pos = 0;
+		c->in_len = 0;
+		n = c->t.ops->recv(&c->t, c->in, c->in_cap);
+		if (n == -EAGAIN)
+			return 0;
+		if (n == 0)
+			return -ECONNRESET;
+		if (n < 0)
+			return (int)n;
+		now = clock_ns();
+		c->wait_since = now;
+		st->bytes_in += (uint64_t)n;
+		used = resp_reader_feed(&c->rd, c->in, (size_t)n);
+		/* Exactly one reply, to a request in flight. */
+		if (used != n || c->rd.replies - replies != 1 || c->t.reply.index >= c->inflight)
+			return -EPROTO;
+		record_at(c, st, c->t.reply.index, now);
+		if (c->t.reply.kernel)
+			st->kernel++;
+		errors = c->rd.errors - errors;
+		if (errors) {
+			st->errors += errors;
+			keep_first(st->first_error, c->rd.first_error);
+			atomic_fetch_add_explicit(&st->live_errors, errors, memory_order_relaxed);
+		}
+	}
+	return 0;
+}
+
 int conn_read(struct conn *c, struct conn_stats *st)
 {
+	if (c->t.ops->datagram)
+		return conn_read_datagrams(c, st);
 	for (int i = 0; i < READS_PER_EVENT; i++) {
 		uint64_t replies = c->rd.replies, errors = c->rd.errors, now;
 		ssize_t n, used;
@@ -341,4 +406,21 @@ void conn_fail(struct conn *c, struct conn_stats *st, int err)
 		epoll_ctl(c->epfd, EPOLL_CTL_DEL, c->t.fd, NULL);
 		c->t.ops->close(&c->t);
 	}
+}
+
+void conn_expire(struct conn *c, struct conn_stats *st, uint64_t now)
+{
+	const uint64_t timeout = CONN_DATAGRAM_TIMEOUT_MS * NSEC_PER_MSEC;
+	unsigned n;
+
+	if (c->dead || now < timeout)
+		return;
+	n = c->t.ops->expire(&c->t, now - timeout);
+	if (!n)
+		return;
+	/* The transport forgot the oldest n: so do the start times. */
+	c->ts_head = (c->ts_head + n) % c->window;
+	c->inflight -= n;
+	st->lost += n;
+	keep_first(st->first_error, "no reply to a datagram within 1 s: lost");
 }

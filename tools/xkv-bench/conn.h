@@ -9,6 +9,11 @@
  * A start time is the moment the request was written (closed loop) or its
  * slot on the timetable (open loop); the caller passes it to conn_issue().
  *
+ * Over a datagram transport (UDP) every reply says which request in flight it
+ * answers, so a reply that overtakes an older one gets its own start time; a
+ * request unanswered for CONN_DATAGRAM_TIMEOUT_MS is lost (conn_expire()) and
+ * the connection carries on.
+ *
  * A conn and its conn_stats belong to one worker thread; only the live_*
  * counters are read by another thread (the progress line), with relaxed
  * atomics since they are only displayed.
@@ -28,11 +33,14 @@
 
 /* A connection with requests in flight and nothing received for this long gives up. */
 #define CONN_REPLY_TIMEOUT_S 5
+/* A datagram request unanswered for this long is lost; its connection goes on. */
+#define CONN_DATAGRAM_TIMEOUT_MS 1000
 
 /* What a thread's connections record into; owned by the worker. */
 struct conn_stats {
 	struct hist hist;
 	uint64_t requests, errors, lost, conn_errors, bytes_out, bytes_in;
+	uint64_t kernel;     /* datagram replies the kernel answered (XKV_F_KERNEL) */
 	uint64_t last_reply; /* ns; 0 before the first */
 	char first_error[RESP_READER_ERR_MAX + 1];
 	/* Written by the worker, read by the progress line. */
@@ -64,10 +72,10 @@ struct conn {
  * `nconns` seeds its key generator. 0, or -errno with a message in why.
  * Release with conn_close() whatever it returned.
  */
-int conn_open(struct conn *c, const struct transport_ops *ops, const struct sockaddr *addr,
-	      socklen_t addrlen, int timeout_ms, unsigned resp, unsigned window,
-	      const struct workload *w, unsigned index, unsigned nconns, int epfd, char *why,
-	      size_t whylen);
+int conn_open(struct conn *c, const struct transport_ops *ops, const struct transport_opts *topts,
+	      const struct sockaddr *addr, socklen_t addrlen, int timeout_ms, unsigned resp,
+	      unsigned window, const struct workload *w, unsigned index, unsigned nconns, int epfd,
+	      char *why, size_t whylen);
 void conn_close(struct conn *c);
 
 /* Builds one request with start time `start` into the output buffer. The window must have room. */
@@ -85,5 +93,11 @@ int conn_read(struct conn *c, struct conn_stats *st);
  * its requests in flight as lost and keeps the first reason in st.
  */
 void conn_fail(struct conn *c, struct conn_stats *st, int err);
+/*
+ * Datagram transports: counts the requests sent more than
+ * CONN_DATAGRAM_TIMEOUT_MS before `now` as lost and frees their places in
+ * the window.
+ */
+void conn_expire(struct conn *c, struct conn_stats *st, uint64_t now);
 
 #endif /* XKV_BENCH_CONN_H */

@@ -18,10 +18,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
+#include <linux/types.h>
 
 #include "bench.h"
 #include "report.h"
+#include "xkv_abi.h"
 
 #define MAX_THREADS 1024
 #define MAX_CONNS 100000 /* over all threads */
@@ -41,6 +44,9 @@ enum {
 	OPT_RESP,
 	OPT_SEED,
 	OPT_JSON,
+	OPT_TRANSPORT,
+	OPT_UDP_PAD,
+	OPT_UDP_TOKEN,
 	OPT_HELP,
 };
 
@@ -65,6 +71,9 @@ static const struct option long_opts[] = {
 	{ "resp", required_argument, NULL, OPT_RESP },
 	{ "seed", required_argument, NULL, OPT_SEED },
 	{ "json", no_argument, NULL, OPT_JSON },
+	{ "transport", required_argument, NULL, OPT_TRANSPORT },
+	{ "udp-pad", required_argument, NULL, OPT_UDP_PAD },
+	{ "udp-token", required_argument, NULL, OPT_UDP_TOKEN },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ 0 },
 };
@@ -92,6 +101,9 @@ static const char usage_text[] =
 	"      --resp 2|3           protocol version; 3 says HELLO 3 first (2)\n"
 	"      --seed N             seed for keys and values (fixed)\n"
 	"      --json               print the results as JSON only\n"
+	"      --transport tcp|udp  udp: xkvd's datagram protocol, GET and PING only (tcp)\n"
+	"      --udp-pad B          UDP payload a request is padded to (1200)\n"
+	"      --udp-token N        the server's fastpath-token, if it has requirepass (0)\n"
 	"      --help               this text\n"
 	"Numbers take a k (1000) or M (1000000) suffix.\n";
 
@@ -250,6 +262,18 @@ static void parse_args(struct cli *cli, int argc, char **argv)
 		case OPT_JSON:
 			cli->json = true;
 			break;
+		case OPT_TRANSPORT:
+			cli->o.transport = transport_find(optarg);
+			if (!cli->o.transport)
+				usage_error("--transport: tcp or udp, not '%s'", optarg);
+			break;
+		case OPT_UDP_PAD:
+			cli->o.topts.udp_pad = (unsigned)parse_count(
+				"udp-pad", optarg, sizeof(struct xkv_udp_hdr), TRANSPORT_UDP_MAX);
+			break;
+		case OPT_UDP_TOKEN:
+			cli->o.topts.udp_token = parse_count("udp-token", optarg, 0, UINT64_MAX);
+			break;
 		case OPT_HELP:
 			fputs(usage_text, stdout);
 			exit(0);
@@ -267,10 +291,39 @@ static void parse_args(struct cli *cli, int argc, char **argv)
 		usage_error("--rate and --sweep exclude each other");
 	if ((uint64_t)cli->o.threads * cli->o.conns > MAX_CONNS)
 		usage_error("at most %d connections in all", MAX_CONNS);
+	if (cli->o.transport->datagram && cli->o.resp != 2)
+		usage_error("--transport udp speaks RESP2 only");
 	/* --requests alone bounds a step by its count, not by the default time. */
 	if (cli->o.requests && !cli->time_set)
 		cli->o.test_time = 0;
 	cli->o.progress = !cli->json && isatty(STDOUT_FILENO);
+}
+
+/*
+ * UDP serves GET and PING only (daemon/udp.c): any other command would be
+ * answered with an error, so refuse it here. 0, or -EINVAL with a message.
+ */
+static int check_datagram_workload(const struct workload *w, char *why, size_t len)
+{
+	for (unsigned i = 0; i < w->ncmd; i++) {
+		const char *name = w->cmd[i].name;
+
+		if (!w->weight[i])
+			continue;
+		if (strcasecmp(name, "GET") && strcasecmp(name, "PING")) {
+			snprintf(why, len,
+				 "--transport udp: only GET and PING are served over UDP, not %s "
+				 "(use --command get or --ratio 0:1)",
+				 name);
+			return -EINVAL;
+		}
+	}
+	if (w->max_len + sizeof(struct xkv_udp_hdr) > TRANSPORT_UDP_MAX) {
+		snprintf(why, len, "--transport udp: a %zu-byte request does not fit a datagram",
+			 w->max_len);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 static void on_sigint(int sig)
@@ -280,25 +333,30 @@ static void on_sigint(int sig)
 }
 
 /* Runs one step; prints why it could not start. 0 or -errno. */
-static int run_step(const struct cli *cli, const struct workload *w, const struct bench_step *step,
-		    struct bench_result *res)
+static int run_step(const struct bench_opts *o, const struct workload *w,
+		    const struct bench_step *step, struct bench_result *res)
 {
-	int err = bench_run(&cli->o, w, step, res);
+	int err = bench_run(o, w, step, res);
 
 	if (err)
 		fprintf(stderr, "xkv-bench: %s\n", res->first_error);
 	return err;
 }
 
-/* SETs every key once, each connection its own share, in order. */
+/*
+ * SETs every key once, each connection its own share, in order. Always over
+ * TCP: UDP takes no SET, and xkvd serves both on the same port.
+ */
 static int prefill(const struct cli *cli, struct bench_result *res)
 {
 	struct workload_spec spec = cli->o.load;
 	struct bench_step step = { .label = "prefill" };
+	struct bench_opts o = cli->o;
 	struct workload w;
 	char why[160];
 	int err;
 
+	o.transport = &transport_tcp;
 	spec.command = "set";
 	spec.pattern = KEY_SEQUENTIAL;
 	err = workload_init(&w, &spec, why, sizeof(why));
@@ -308,7 +366,7 @@ static int prefill(const struct cli *cli, struct bench_result *res)
 	}
 	step.requests = spec.keys;
 	step.pipeline = cli->o.pipeline > PREFILL_PIPELINE ? cli->o.pipeline : PREFILL_PIPELINE;
-	err = run_step(cli, &w, &step, res);
+	err = run_step(&o, &w, &step, res);
 	workload_free(&w);
 	return err;
 }
@@ -329,6 +387,8 @@ int main(int argc, char **argv)
 		return 1;
 	parse_args(cli, argc, argv);
 	if (workload_init(&w, &cli->o.load, why, sizeof(why)))
+		usage_error("%s", why);
+	if (cli->o.transport->datagram && check_datagram_workload(&w, why, sizeof(why)))
 		usage_error("%s", why);
 	run.o = &cli->o;
 	run.w = &w;
@@ -365,7 +425,7 @@ int main(int argc, char **argv)
 		uint64_t rate = cli->nsweep ? cli->sweep[i] : cli->rate;
 
 		bench_step_from_opts(&step, &cli->o, rate);
-		err = run_step(cli, &w, &step, &steps[i]);
+		err = run_step(&cli->o, &w, &step, &steps[i]);
 		if (err)
 			goto end;
 		run.nsteps++;

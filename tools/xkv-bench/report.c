@@ -34,6 +34,12 @@ static uint64_t span(const struct bench_result *r)
 	return r->elapsed_ns > r->window_ns ? r->elapsed_ns : r->window_ns;
 }
 
+/* Of the replies, how many the kernel answered, in percent. */
+static double kernel_pct(const struct bench_result *r)
+{
+	return r->requests ? 100.0 * (double)r->kernel / (double)r->requests : 0.0;
+}
+
 void report_progress(FILE *f, const struct bench_step *step, uint64_t elapsed_ns, uint64_t requests,
 		     double rate, uint64_t errors)
 {
@@ -76,7 +82,10 @@ void report_header(FILE *f, const struct report_run *run)
 		key_pattern_name(w->pattern));
 	if (w->pattern == KEY_ZIPF)
 		fprintf(f, " s=%g", w->zipf.s);
-	fprintf(f, ", %zu-byte values, RESP%u\n", o->load.data_size, o->resp);
+	fprintf(f, ", %zu-byte values, RESP%u", o->load.data_size, o->resp);
+	if (o->transport->datagram)
+		fprintf(f, ", requests padded to %u bytes", o->topts.udp_pad);
+	fputc('\n', f);
 }
 
 static void errors_line(FILE *f, const struct bench_result *res)
@@ -112,6 +121,9 @@ void report_step(FILE *f, const char *title, const struct bench_result *res)
 	for (unsigned i = 0; i < REPORT_NPCT; i++)
 		fprintf(f, "  %s %.3f", pct_names[i], ms(hist_percentile(h, report_pcts[i])));
 	fprintf(f, "  max %.3f ms\n", ms(h->total ? h->max : 0));
+	if (res->datagram)
+		fprintf(f, "  kernel answered: %" PRIu64 " (%.1f%%)\n", res->kernel,
+			kernel_pct(res));
 	errors_line(f, res);
 }
 
@@ -171,6 +183,10 @@ static void json_step(FILE *f, const struct bench_result *r, const char *indent)
 		r->conn_errors, indent, r->unsent);
 	fprintf(f, "%s  \"bytes_out\": %" PRIu64 ",\n%s  \"bytes_in\": %" PRIu64 ",\n", indent,
 		r->bytes_out, indent, r->bytes_in);
+	if (r->datagram) {
+		fprintf(f, "%s  \"kernel_answered\": %" PRIu64 ",\n", indent, r->kernel);
+		fprintf(f, "%s  \"kernel_answered_pct\": %.2f,\n", indent, kernel_pct(r));
+	}
 	fprintf(f, "%s  \"interrupted\": %s,\n", indent, r->interrupted ? "true" : "false");
 	fprintf(f, "%s  \"first_error\": ", indent);
 	if (r->first_error[0])
@@ -201,8 +217,11 @@ void report_json(FILE *f, const struct report_run *run)
 	json_str(f, w->desc);
 	fprintf(f, ", \"keys\": %" PRIu64 ", \"key_prefix\": ", w->nkeys);
 	json_str(f, w->prefix);
-	fprintf(f, ", \"key_pattern\": \"%s\", \"zipf_s\": %g, \"data_size\": %zu},\n",
+	fprintf(f, ", \"key_pattern\": \"%s\", \"zipf_s\": %g, \"data_size\": %zu",
 		key_pattern_name(w->pattern), o->load.zipf_s, o->load.data_size);
+	if (o->transport->datagram)
+		fprintf(f, ", \"udp_pad\": %u", o->topts.udp_pad);
+	fprintf(f, "},\n");
 	fprintf(f, "  \"prefill\": ");
 	if (run->prefill) {
 		json_step(f, run->prefill, "  ");

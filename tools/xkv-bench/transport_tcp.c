@@ -17,7 +17,7 @@
 #include "transport.h"
 
 static int tcp_open(struct transport *t, const struct sockaddr *addr, socklen_t addrlen,
-		    int timeout_ms)
+		    const struct transport_opts *opts, int timeout_ms)
 {
 	struct pollfd pfd;
 	int fd, one = 1, err = 0, soerr = 0;
@@ -87,8 +87,11 @@ const struct transport_ops transport_tcp = {
 
 const struct transport_ops *transport_find(const char *name)
 {
-	if (!strcmp(name, transport_tcp.name))
-		return &transport_tcp;
+	static const struct transport_ops *const all[] = { &transport_tcp, &transport_udp };
+
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		if (!strcmp(name, all[i]->name))
+			return all[i];
 	return NULL;
 }
 

@@ -65,9 +65,10 @@ static int worker_setup(struct worker *wk)
 		unsigned g = wk->id * ctl->o->conns + i;
 
 		wk->nconns++;
-		err = conn_open(&wk->conns[i], ctl->o->transport, (struct sockaddr *)&ctl->addr,
-				ctl->addrlen, CONNECT_TIMEOUT_MS, ctl->o->resp, ctl->step->pipeline,
-				ctl->w, g, ctl->total_conns, wk->epfd, why, sizeof(why));
+		err = conn_open(&wk->conns[i], ctl->o->transport, &ctl->o->topts,
+				(struct sockaddr *)&ctl->addr, ctl->addrlen, CONNECT_TIMEOUT_MS,
+				ctl->o->resp, ctl->step->pipeline, ctl->w, g, ctl->total_conns,
+				wk->epfd, why, sizeof(why));
 		if (err) {
 			snprintf(wk->st.first_error, sizeof(wk->st.first_error), "%s", why);
 			return err;
@@ -168,7 +169,11 @@ static void worker_loop(struct worker *wk)
 					}
 				}
 			}
-			if (c->inflight) {
+			if (c->inflight && c->t.ops->datagram) {
+				/* Datagrams get lost: give up on those, not on the connection. */
+				conn_expire(c, &wk->st, now);
+				busy |= c->inflight != 0;
+			} else if (c->inflight) {
 				busy = true;
 				if (now > c->wait_since &&
 				    now - c->wait_since > CONN_REPLY_TIMEOUT_S * NSEC_PER_SEC)

@@ -257,6 +257,7 @@ static int tpl_build(struct cmd_tpl *c, const char *tpl, const char *data, size_
 		snprintf(err, errlen, "empty command");
 		return -EINVAL;
 	}
+	snprintf(c->name, sizeof(c->name), "%.*s", (int)lens[0], words[0]);
 	c->bytes = malloc(size);
 	if (!c->bytes) {
 		snprintf(err, errlen, "out of memory");

@@ -64,7 +64,8 @@ struct cmd_part {
 
 /* One command, RESP-encoded except for the key. */
 struct cmd_tpl {
-	char *bytes; /* owned */
+	char name[32]; /* its first word as written, cut to 31 bytes */
+	char *bytes;   /* owned */
 	size_t len;
 	struct cmd_part parts[WORKLOAD_MAX_PARTS];
 	unsigned nparts, nkeys;

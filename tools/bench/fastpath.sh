@@ -1,0 +1,318 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# fastpath.sh: measures the kernel fast path against the daemon, Debian's
+# redis-server and a no-lookup XDP ceiling, in one run, side by side, and
+# writes the table into docs/benchmarks.md ("Kernel fast path").
+#
+# For each value size (64 and 256 bytes), with the same client load (xkv-bench,
+# THREADS x CONNS connections, pipeline 1, closed loop, GET on KEYS keys, after
+# a prefill and a warm-up):
+#   kernel   UDP GET hits answered by xdp_get_fastpath (xkvd, generic XDP on lo)
+#   daemon   the same UDP GETs, answered by xkvd with the program detached
+#   redis    GET over TCP to redis-server --save '' --appendonly no
+#   ceiling  UDP requests answered by tools/bench/xdp_ceiling.bpf.c, which
+#            does the packet work of a hit without parsing or lookup
+# and the ratios the project's targets are about: kernel/redis req/s (>= 3),
+# redis p50 / kernel p50 (>= 3), kernel/ceiling req/s (>= 0.8).
+#
+# Everything runs in a network namespace of its own (xkv-bench-PID), on its
+# own loopback: nothing on the host is touched. The namespace is removed at
+# the end and every process is stopped by its PID. Needs root (ip netns).
+#
+# Usage: tools/bench/fastpath.sh [-t SECONDS] [-o OUTPUT] [-T THREADS] [-c CONNS]
+#                                [-k KEYS] [-w WARMUP] [-r ROUNDS] [-d DOC | -n] [-a]
+#   -t  seconds per measured row (10)       -o  build output directory (.output)
+#   -T  client threads (2)                  -c  connections per thread (8)
+#   -k  keys (1000, all fit the cache)      -w  seconds of warm-up per row (2)
+#   -r  rounds of all the rows (1); with more, the table gives each figure's
+#       median over the rounds
+#   -d  the markdown file (docs/benchmarks.md)
+#   -n  do not write the markdown file      -a  add this run to the section
+#                                               instead of replacing it
+set -eu -o pipefail
+cd "$(dirname "$0")/../.."
+
+secs=10 output=.output threads=2 conns=8 keys=1000 warm=2 rounds=1
+doc=docs/benchmarks.md write_doc=1 append=0
+cmdline="tools/bench/fastpath.sh${*:+ $*}"
+while getopts "t:o:T:c:k:w:r:d:na" opt; do
+	case $opt in
+	t) secs=$OPTARG ;;
+	o) output=$OPTARG ;;
+	T) threads=$OPTARG ;;
+	c) conns=$OPTARG ;;
+	k) keys=$OPTARG ;;
+	w) warm=$OPTARG ;;
+	r) rounds=$OPTARG ;;
+	d) doc=$OPTARG ;;
+	n) write_doc=0 ;;
+	a) append=1 ;;
+	*) exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+[ $# -eq 0 ] || { echo "fastpath.sh: unexpected argument '$1'" >&2; exit 2; }
+
+python=${PYTHON:-/usr/bin/python3}
+xkvd=$output/xkvd bench=$output/xkv-bench ceiling=$output/tools/bench/xdp_ceiling.bpf.o
+for f in "$xkvd" "$bench"; do
+	[ -x "$f" ] || { echo "fastpath.sh: no $f (make OUTPUT=$output all)" >&2; exit 1; }
+done
+[ -f "$ceiling" ] || {
+	echo "fastpath.sh: no $ceiling (make OUTPUT=$output $ceiling)" >&2
+	exit 1
+}
+for t in ip redis-server redis-cli "$python"; do
+	command -v "$t" >/dev/null || { echo "fastpath.sh: $t is missing (make deps)" >&2; exit 1; }
+done
+[ "$(id -u)" -eq 0 ] || { echo "fastpath.sh: needs root for ip netns" >&2; exit 1; }
+
+ns=xkv-bench-$$
+port=6379
+tmp=$(mktemp -d)
+pids=()
+
+# Stops one process by its PID: TERM, then KILL after 5 s.
+stop_pid() {
+	local pid=$1
+	kill -TERM "$pid" 2>/dev/null || return 0
+	for _ in $(seq 50); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -KILL "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
+}
+
+cleanup() {
+	local pid
+	for pid in "${pids[@]}"; do
+		stop_pid "$pid"
+	done
+	ip netns del "$ns" 2>/dev/null || true
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+ip netns add "$ns"
+ip -n "$ns" link set lo up
+nsx() { ip netns exec "$ns" "$@"; }
+
+# start NAME COMMAND...: runs a server in the namespace, waits for PING on $port.
+start() {
+	local name=$1
+	shift
+	if nsx redis-cli -p "$port" ping >/dev/null 2>&1; then
+		echo "fastpath.sh: something still answers on port $port" >&2
+		exit 1
+	fi
+	# Not through nsx: $! must be the server itself (ip netns exec execs it).
+	ip netns exec "$ns" "$@" >"$tmp/$name.out" 2>&1 &
+	pids+=($!)
+	for _ in $(seq 100); do
+		nsx redis-cli -p "$port" ping >/dev/null 2>&1 && return 0
+		kill -0 "${pids[-1]}" 2>/dev/null || break
+		sleep 0.05
+	done
+	echo "fastpath.sh: $name did not start:" >&2
+	cat "$tmp/$name.out" "$tmp/$name.log" >&2 2>/dev/null || true
+	exit 1
+}
+
+# stop_last: stops the server started last.
+stop_last() {
+	stop_pid "${pids[-1]}"
+	unset 'pids[-1]'
+}
+
+# run ROW SIZE TRANSPORT: warm-up, then the measured step; appends
+# "row size req/s p50 p99 kernel% failures" to $tmp/results.
+run() {
+	local row=$1 size=$2 transport=$3 out
+	local load=(-p "$port" -t "$threads" -c "$conns" -P 1 -k "$keys" -d "$size" --command get
+		--transport "$transport")
+	nsx "$bench" "${load[@]}" -T "$warm" --json >"$tmp/warm.json" ||
+		echo "  (warm-up of $row reported failures)" >&2
+	out=$tmp/$row-$size.json
+	nsx "$bench" "${load[@]}" -T "$secs" --json >"$out" ||
+		echo "  ($row reported failures: see the failures column)" >&2
+	"$python" - "$row" "$size" "$out" >>"$tmp/results" <<'EOF'
+import json, sys
+row, size, path = sys.argv[1:]
+d = json.load(open(path))
+s = d['steps'][0]
+lat = s['latency_us']
+print(row, size, '%.0f' % s['achieved'], '%.1f' % lat['p50'], '%.1f' % lat['p99'],
+      '%.1f' % s.get('kernel_answered_pct', -1), s['errors'] + s['lost'] + s['conn_errors'])
+EOF
+	tail -n 1 "$tmp/results" |
+		awk '{ printf "  %-8s %4s B  %9s req/s  p50 %8s us  p99 %8s us\n", $1, $2, $3, $4, $5 }'
+}
+
+xkvd_args=(--port "$port" --bind 127.0.0.1 --dir "$tmp" --logfile "$tmp/xkvd.log"
+	--fastpath yes --fastpath-interfaces lo --fastpath-admit-threshold 1)
+
+# measure SIZE: the four rows for one value size.
+measure() {
+	local size=$1
+	# a. kernel: every key is admitted by the prefill's GETs (threshold 1).
+	start xkvd "$xkvd" "${xkvd_args[@]}"
+	grep -q 'XDP attached to lo' "$tmp/xkvd.log" || {
+		echo "fastpath.sh: xkvd did not attach its XDP program:" >&2
+		cat "$tmp/xkvd.log" >&2
+		exit 1
+	}
+	nsx "$bench" -p "$port" -t "$threads" -c "$conns" -k "$keys" -d "$size" --prefill \
+		--command get --transport udp --key-pattern sequential -n "$((2 * keys))" \
+		--json >"$tmp/prefill.json" || echo "  (prefill of xkvd reported failures)" >&2
+	run kernel "$size" udp
+	# b. daemon: the same load with the program detached.
+	[ "$(nsx redis-cli -p "$port" fastpath detach)" = OK ] || {
+		echo "fastpath.sh: FASTPATH DETACH failed" >&2
+		exit 1
+	}
+	run daemon "$size" udp
+	stop_last
+	rm -f "$tmp/xkvd.log"
+
+	# c. redis-server over TCP.
+	start redis redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
+		--dir "$tmp" --logfile "$tmp/redis.log" --daemonize no
+	nsx "$bench" -p "$port" -t "$threads" -c "$conns" -k "$keys" -d "$size" --prefill \
+		--command get --key-pattern sequential -n "$keys" --json >"$tmp/prefill.json" ||
+		echo "  (prefill of redis-server reported failures)" >&2
+	run redis "$size" tcp
+	stop_last
+
+	# d. the ceiling: no server at all, the program answers every request.
+	ip -n "$ns" link set dev lo xdpgeneric obj "$ceiling" sec xdp
+	run ceiling "$size" udp
+	ip -n "$ns" link set dev lo xdpgeneric off
+}
+
+load0=$(cut -d' ' -f1 /proc/loadavg)
+echo "fastpath.sh: namespace $ns, $threads threads x $conns connections, pipeline 1," \
+	"$keys keys, ${secs} s per row after ${warm} s of warm-up, $rounds round(s)"
+for _ in $(seq "$rounds"); do
+	for size in 64 256; do
+		measure "$size"
+	done
+done
+
+machine="$(nproc) CPUs ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)),"
+machine="$machine Linux $(uname -r), load average $load0 at the start"
+versions="xkvd $("$xkvd" --version | sed 's/^xkvd v=\([^ ]*\).*/\1/')"
+versions="$versions, redis-server $(redis-server --version | sed 's/.* v=\([^ ]*\).*/\1/')"
+"$python" - "$tmp/results" "$doc" "$write_doc" "$append" "$cmdline" "$machine" "$versions" \
+	"$threads" "$conns" "$keys" "$secs" "$warm" "$rounds" <<'EOF'
+import datetime, os, statistics, sys, textwrap
+(results, doc, write_doc, append, cmdline, machine, versions,
+ threads, conns, keys, secs, warm, rounds) = sys.argv[1:]
+runs = {}
+for line in open(results):
+    row, size, rps, p50, p99, kpct, fail = line.split()
+    runs.setdefault((row, int(size)), []).append(dict(
+        rps=float(rps), p50=float(p50), p99=float(p99), kpct=float(kpct), fail=int(fail)))
+# One figure per row: the median over the rounds; failures are summed.
+rows = {}
+for k, rs in runs.items():
+    rows[k] = {m: statistics.median(r[m] for r in rs) for m in ('rps', 'p50', 'p99', 'kpct')}
+    rows[k]['fail'] = sum(r['fail'] for r in rs)
+sizes = sorted({s for _, s in rows})
+names = {
+    'kernel': 'UDP GET, XDP hit (kernel)',
+    'daemon': 'UDP GET, daemon (XDP detached)',
+    'redis': 'TCP GET, redis-server',
+    'ceiling': 'UDP, no-lookup XDP (ceiling)',
+}
+# (name, how, target): each ratio and the least it must be.
+targets = [
+    ('kernel/redis req/s', lambda r: r['kernel']['rps'] / r['redis']['rps'], 3.0),
+    ('redis p50 / kernel p50', lambda r: r['redis']['p50'] / r['kernel']['p50'], 3.0),
+    ('kernel/ceiling req/s', lambda r: r['kernel']['rps'] / r['ceiling']['rps'], 0.8),
+]
+
+def ratios(size):
+    r = {row: rows[(row, size)] for row in names}
+    return [(name, f(r), least) for name, f, least in targets]
+
+def kernel_col(v):
+    return '-' if v['kpct'] < 0 else '%.1f%%' % v['kpct']
+
+# The terminal table.
+print()
+print('%-6s %-32s %10s %9s %9s %8s %8s' % ('value', 'path', 'req/s', 'p50 us', 'p99 us',
+                                            'kernel', 'failures'))
+for size in sizes:
+    for row in names:
+        v = rows[(row, size)]
+        print('%-6s %-32s %10.0f %9.1f %9.1f %8s %8d' % (
+            '%d B' % size, names[row], v['rps'], v['p50'], v['p99'], kernel_col(v), v['fail']))
+print()
+for size in sizes:
+    print('%d B: ' % size + ';  '.join('%s %.2f (target >= %g: %s)' % (
+        n, x, least, 'holds' if x >= least else 'MISSES') for n, x, least in ratios(size)))
+
+if write_doc != '1':
+    sys.exit(0)
+
+def wrap(text):
+    # Prose at the width of the rest of the file; tables stay one line a row.
+    return textwrap.wrap(text, 95, break_long_words=False, break_on_hyphens=False)
+
+when = datetime.datetime.now().strftime('%Y-%m-%d %H:%M')
+run = ['### Run of %s' % when, '']
+run += wrap('`%s`: %s; %s.%s' % (cmdline, machine, versions,
+                                 ' Each figure is the median of %s rounds.' % rounds
+                                 if rounds != '1' else ''))
+run += ['',
+       '| value | path | req/s | p50 µs | p99 µs | kernel answered | failures |',
+       '|---|---|---:|---:|---:|---:|---:|']
+for size in sizes:
+    for row in names:
+        v = rows[(row, size)]
+        run.append('| %d B | %s | %.0f | %.1f | %.1f | %s | %d |' % (
+            size, names[row], v['rps'], v['p50'], v['p99'], kernel_col(v), v['fail']))
+run += ['', '| value | ' + ' | '.join('%s (target ≥ %g)' % (n, least)
+                                       for n, _, least in targets) + ' |',
+        '|---|' + '---:|' * len(targets)]
+for size in sizes:
+    run.append('| %d B | ' % size + ' | '.join('%.2f: %s' % (x, 'holds' if x >= least else
+                                                             '**misses**')
+                                             for _, x, least in ratios(size)) + ' |')
+run.append('')
+
+head = ['## Kernel fast path', ''] + wrap(
+        '`tools/bench/fastpath.sh` (`make bench-fastpath`) measures, in one run and under the '
+        'same client load, GET hits answered by the XDP program, the same GETs answered by the '
+        'daemon with the program detached, GET over TCP to Debian\'s redis-server, and the '
+        'ceiling: `tools/bench/xdp_ceiling.bpf.c`, which answers every request with a fixed '
+        'reply and does the packet work of a hit without parsing or lookup. It runs in a '
+        'network namespace of its own, with generic XDP on that namespace\'s loopback, so '
+        'client and server share the machine\'s CPUs; latencies include the client\'s own '
+        'time.') + [''] + wrap(
+        'Every row: xkv-bench, %s threads x %s connections, pipeline 1, closed loop for %s s, '
+        'GET on %s keys drawn uniformly (all cached), after a prefill and %s s of warm-up; UDP '
+        'requests padded to 1200 bytes. The targets: kernel hits at least 3x the Redis TCP '
+        'GET rate, at most 1/3 of its median latency, and at least 0.8 of the ceiling. On a '
+        'shared machine the rates move from run to run with the other load: compare several '
+        'runs (or `-r`, which gives medians over rounds) before trusting one ratio.'
+        % (threads, conns, secs, keys, warm)) + ['']
+text = open(doc).read() if os.path.exists(doc) else '# Benchmarks\n'
+lines = text.rstrip('\n').split('\n')
+try:
+    start = lines.index('## Kernel fast path')
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith('## ')),
+               len(lines))
+    old = lines[start:end]
+    while old and old[-1] == '':
+        old.pop()
+    section = (old + [''] if append == '1' else head) + run
+    lines[start:end] = section + ([''] if end < len(lines) else [])
+except ValueError:
+    lines += [''] + head + run
+open(doc, 'w').write('\n'.join(lines).rstrip('\n') + '\n')
+print('\nwrote %s' % doc)
+EOF
