@@ -20,6 +20,7 @@
 #include "log.h"
 #include "mem.h"
 #include "multi.h"
+#include "pubsub.h"
 #include "resp.h"
 #include "util.h"
 #include "worker.h"
@@ -112,6 +113,7 @@ void client_free(struct client *c)
 {
 	multi_reset(c);
 	multi_unwatch(c);
+	pubsub_client_free(c);
 	registry_lock();
 	if (c->prev_in_registry)
 		c->prev_in_registry->next_in_registry = c->next_in_registry;
@@ -258,16 +260,20 @@ char *client_info_line(struct client *c)
 {
 	int64_t now = mono_ms();
 	char *line = xmalloc(1024);
+	long sub = __atomic_load_n(&c->pubsub_counts[0], __ATOMIC_RELAXED);
+	long psub = __atomic_load_n(&c->pubsub_counts[1], __ATOMIC_RELAXED);
+	long ssub = __atomic_load_n(&c->pubsub_counts[2], __ATOMIC_RELAXED);
 
 	snprintf(line, 1024,
-		 "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=N db=%d sub=0 "
-		 "psub=0 ssub=0 multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%zu "
+		 "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=%ld "
+		 "psub=%ld ssub=%ld multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%zu "
 		 "rbp=0 obl=0 oll=0 omem=%zu tot-mem=%zu events=r cmd=%s user=default redir=-1 "
 		 "resp=%d lib-name=%s lib-ver=%s",
 		 (unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name ? c->name : "",
 		 (long long)(now - __atomic_load_n(&c->ctime_ms, __ATOMIC_RELAXED)) / 1000,
 		 (long long)(now - __atomic_load_n(&c->last_ms, __ATOMIC_RELAXED)) / 1000,
-		 __atomic_load_n(&c->db, __ATOMIC_RELAXED),
+		 sub + psub + ssub ? "P" : "N", __atomic_load_n(&c->db, __ATOMIC_RELAXED), sub,
+		 psub, ssub,
 		 __atomic_load_n(&c->qlen, __ATOMIC_RELAXED) -
 			 __atomic_load_n(&c->qpos, __ATOMIC_RELAXED),
 		 __atomic_load_n(&c->qcap, __ATOMIC_RELAXED) -

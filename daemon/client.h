@@ -76,6 +76,12 @@ struct client {
 	struct watched_key *watched;
 	int nwatched;
 
+	/* Pub/sub (pubsub.c): subscriptions, or NULL before the first one.
+	 * The counts (channels, patterns, shard channels) are written by the
+	 * owner and read by CLIENT LIST on any worker (relaxed atomics). */
+	struct ps_client *pubsub;
+	long pubsub_counts[3];
+
 	/* Replies. */
 	struct reply_block *reply_head, *reply_tail;
 	size_t reply_bytes;

@@ -15,6 +15,7 @@
 #include "evict.h"
 #include "mem.h"
 #include "multi.h"
+#include "pubsub.h"
 #include "util.h"
 #include "worker.h"
 
@@ -230,6 +231,20 @@ void command_dispatch(struct client *c)
 			c->multi_error = true;
 		return;
 	}
+	/* A RESP2 subscriber's connection carries only pushes and these. */
+	if (c->resp == 2 && pubsub_client_subscribed(c) && cmd->fn != cmd_ping &&
+	    cmd->fn != cmd_subscribe && cmd->fn != cmd_ssubscribe && cmd->fn != cmd_unsubscribe &&
+	    cmd->fn != cmd_sunsubscribe && cmd->fn != cmd_psubscribe &&
+	    cmd->fn != cmd_punsubscribe && cmd->fn != cmd_quit && cmd->fn != cmd_reset) {
+		reply_errorf(c,
+			     "Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / "
+			     "QUIT / RESET are allowed in this context",
+			     cmd->name);
+		__atomic_fetch_add(&cmd->rejected, 1, __ATOMIC_RELAXED);
+		if (c->in_multi)
+			c->multi_error = true;
+		return;
+	}
 	if (c->in_multi && !(cmd->flags & CMD_NOT_QUEUED)) {
 		multi_queue(c, cmd);
 		return;
@@ -241,12 +256,13 @@ void command_call(struct client *c, struct command *cmd, bool lock_keys)
 {
 	struct lockset ls;
 	int64_t start;
-	uint64_t elapsed;
+	uint64_t elapsed, errors;
 
 	lockset_init(&ls);
 	if (lock_keys && command_add_key_locks(cmd, c->db, c->argc, c->argv, &ls))
 		lockset_acquire(&ls);
 	__atomic_store_n(&c->last_cmd, cmd->name, __ATOMIC_RELAXED);
+	errors = c->worker ? __atomic_load_n(&c->worker->stat_errors, __ATOMIC_RELAXED) : 0;
 	start = now_us();
 	store_time_ms = start / 1000;
 	current_client = c;
@@ -258,6 +274,9 @@ void command_call(struct client *c, struct command *cmd, bool lock_keys)
 
 	__atomic_fetch_add(&cmd->calls, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&cmd->usec, elapsed, __ATOMIC_RELAXED);
+	/* The worker runs one command at a time: its new errors are this one's. */
+	if (c->worker && __atomic_load_n(&c->worker->stat_errors, __ATOMIC_RELAXED) != errors)
+		__atomic_fetch_add(&cmd->failed, 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&c->last_ms, mono_ms(), __ATOMIC_RELAXED);
 	c->commands++;
 	__atomic_fetch_add(&c->worker->stat_commands, 1, __ATOMIC_RELAXED);

@@ -15,7 +15,7 @@
 
 struct config config;
 
-enum config_type { CFG_INT, CFG_MEMORY, CFG_STRING, CFG_ENUM };
+enum config_type { CFG_INT, CFG_MEMORY, CFG_STRING, CFG_ENUM, CFG_OBUF };
 
 enum config_flag {
 	CFG_IMMUTABLE = 1 << 0, /* start-up only */
@@ -121,6 +121,8 @@ static const struct config_def defs[] = {
 	INT("udp-port", udp_port, "-1", -1, 65535, CFG_IMMUTABLE),
 	ENUM("save", save, "", save_names, 0, NULL),
 	ENUM("appendonly", appendonly, "no", appendonly_names, 0, NULL),
+	{ "client-output-buffer-limit", CFG_OBUF, 0, &config.obuf_limits,
+	  "normal 0 0 0 slave 256mb 64mb 60 pubsub 32mb 8mb 60", 0, 0, NULL, NULL },
 };
 
 #define NDEFS (sizeof(defs) / sizeof(defs[0]))
@@ -170,6 +172,71 @@ static bool parse_memory(const char *p, size_t len, long long *out)
 	return true;
 }
 
+struct obuf_words {
+	char *v[64];
+	size_t len[64];
+	int n;
+};
+
+static void add_obuf_word(void *ctx, char *arg, size_t len)
+{
+	struct obuf_words *a = ctx;
+
+	if (a->n < 64) {
+		a->v[a->n] = arg;
+		a->len[a->n] = len;
+	}
+	a->n++;
+}
+
+/* client-output-buffer-limit: "<class> <hard> <soft> <seconds>" groups
+ * applied over the current limits into out. 0, or -1 with err. */
+static int parse_obuf(const char *p, size_t len, long long out[OBUF_CLASSES][3], char *err,
+		      size_t errlen)
+{
+	char *buf = xmalloc(2 * len + 1);
+	struct obuf_words a = { .n = 0 };
+	int ret = -1;
+
+	memcpy(out, config.obuf_limits, sizeof(config.obuf_limits));
+	if (split_args(p, len, buf, add_obuf_word, &a) < 0 || a.n % 4 || a.n > 64) {
+		snprintf(err, errlen, "Wrong number of arguments in buffer limit configuration.");
+		goto out;
+	}
+	for (int i = 0; i < a.n; i += 4) {
+		int cls;
+		long long hard, soft, secs;
+
+		if (str_eq_nocase(a.v[i], a.len[i], "normal"))
+			cls = OBUF_NORMAL;
+		else if (str_eq_nocase(a.v[i], a.len[i], "slave") ||
+			 str_eq_nocase(a.v[i], a.len[i], "replica"))
+			cls = OBUF_REPLICA;
+		else if (str_eq_nocase(a.v[i], a.len[i], "pubsub"))
+			cls = OBUF_PUBSUB;
+		else {
+			snprintf(err, errlen,
+				 "Invalid client class specified in buffer limit configuration.");
+			goto out;
+		}
+		if (!parse_memory(a.v[i + 1], a.len[i + 1], &hard) ||
+		    !parse_memory(a.v[i + 2], a.len[i + 2], &soft) ||
+		    !str_to_ll(a.v[i + 3], a.len[i + 3], &secs) || secs < 0) {
+			snprintf(err, errlen,
+				 "Error in hard, soft or soft_seconds setting in buffer "
+				 "limit configuration.");
+			goto out;
+		}
+		out[cls][0] = hard;
+		out[cls][1] = soft;
+		out[cls][2] = secs;
+	}
+	ret = 0;
+out:
+	xfree(buf);
+	return ret;
+}
+
 /* Parses value for d into *num or *str without changing the config. */
 static int parse_value(const struct config_def *d, const char *p, size_t len, long long *num,
 		       char *err, size_t errlen)
@@ -204,6 +271,11 @@ static int parse_value(const struct config_def *d, const char *p, size_t len, lo
 		return -1;
 	case CFG_STRING:
 		return 0;
+	case CFG_OBUF: {
+		long long limits[OBUF_CLASSES][3];
+
+		return parse_obuf(p, len, limits, err, errlen);
+	}
 	}
 	if (*num < d->min || *num > d->max) {
 		snprintf(err, errlen, "argument must be between %lld and %lld inclusive", d->min,
@@ -225,6 +297,16 @@ static void store_value(const struct config_def *d, const char *p, size_t len, l
 			pthread_mutex_unlock(&retire_lock);
 		}
 		*field = xstrndup(p, len);
+	} else if (d->type == CFG_OBUF) {
+		long long limits[OBUF_CLASSES][3];
+		char err[128];
+
+		/* Validated by parse_value(); each number is stored whole. */
+		if (parse_obuf(p, len, limits, err, sizeof(err)) == 0)
+			for (int i = 0; i < OBUF_CLASSES; i++)
+				for (int j = 0; j < 3; j++)
+					__atomic_store_n(&config.obuf_limits[i][j], limits[i][j],
+							 __ATOMIC_RELAXED);
 	} else {
 		__atomic_store_n((long long *)d->field, num, __ATOMIC_RELAXED);
 	}
@@ -297,11 +379,11 @@ static int load_line(const char *line, int lineno)
 		fatal_config(lineno, line, "Bad directive or wrong number of arguments");
 		goto out;
 	}
-	if (a.n != 2 && !(d->type == CFG_STRING && a.n >= 2)) {
+	if (a.n != 2 && !((d->type == CFG_STRING || d->type == CFG_OBUF) && a.n >= 2)) {
 		fatal_config(lineno, line, "wrong number of arguments");
 		goto out;
 	}
-	if (d->type == CFG_STRING && a.n > 2) {
+	if ((d->type == CFG_STRING || d->type == CFG_OBUF) && a.n > 2) {
 		/* Multi-word strings (bind 127.0.0.1 ::1) are kept space-separated. */
 		for (int i = 2; i < a.n && i < 64; i++)
 			a.v[i][-1] = ' ';
@@ -426,7 +508,7 @@ void config_get(const char *pattern, size_t len, config_visit_fn *fn, void *ctx)
 {
 	for (size_t i = 0; i < NDEFS; i++) {
 		const struct config_def *d = &defs[i];
-		char buf[64];
+		char buf[256];
 		const char *value = buf;
 
 		if (!glob_match(pattern, len, d->name, strlen(d->name), true))
@@ -437,6 +519,15 @@ void config_get(const char *pattern, size_t len, config_visit_fn *fn, void *ctx)
 			break;
 		case CFG_ENUM:
 			value = d->names[*(long long *)d->field];
+			break;
+		case CFG_OBUF:
+			snprintf(buf, sizeof(buf),
+				 "normal %lld %lld %lld slave %lld %lld %lld pubsub %lld %lld %lld",
+				 config.obuf_limits[0][0], config.obuf_limits[0][1],
+				 config.obuf_limits[0][2], config.obuf_limits[1][0],
+				 config.obuf_limits[1][1], config.obuf_limits[1][2],
+				 config.obuf_limits[2][0], config.obuf_limits[2][1],
+				 config.obuf_limits[2][2]);
 			break;
 		default:
 			snprintf(buf, sizeof(buf), "%lld", *(long long *)d->field);

@@ -15,6 +15,8 @@
 #include <stddef.h>
 
 enum io_engine_choice { IO_ENGINE_AUTO, IO_ENGINE_URING, IO_ENGINE_EPOLL };
+/* client-output-buffer-limit classes, in Redis's order. */
+enum obuf_class { OBUF_NORMAL, OBUF_REPLICA, OBUF_PUBSUB, OBUF_CLASSES };
 
 struct config {
 	long long port;
@@ -55,6 +57,9 @@ struct config {
 	long long save;	      /* always 0: "" (no snapshots yet) */
 	long long appendonly; /* always 0: "no" (no append-only file yet) */
 	char *config_file;    /* absolute path of the file read at start, or NULL */
+	/* client-output-buffer-limit: per class, hard bytes, soft bytes, soft
+	 * seconds (0: no limit). */
+	long long obuf_limits[OBUF_CLASSES][3];
 };
 
 extern struct config config;

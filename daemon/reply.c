@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "client.h"
+#include "errorstats.h"
 #include "mem.h"
 #include "reply.h"
 #include "util.h"
@@ -76,6 +77,7 @@ void reply_error(struct client *c, const char *msg)
 
 	if (c->worker)
 		__atomic_fetch_add(&c->worker->stat_errors, 1, __ATOMIC_RELAXED);
+	errorstats_count(msg);
 	if (msg[0] != '-')
 		reply_raw(c, "-ERR ", 5);
 	/* An error line cannot carry CR or LF: replace them as Redis does. */
@@ -145,6 +147,11 @@ void reply_null_array(struct client *c)
 void reply_array(struct client *c, long len)
 {
 	reply_len(c, '*', len);
+}
+
+void reply_push(struct client *c, long len)
+{
+	reply_len(c, c->resp >= 3 ? '>' : '*', len);
 }
 
 void reply_map(struct client *c, long len)

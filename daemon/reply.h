@@ -29,6 +29,8 @@ void reply_null(struct client *c);
 /* Null array: "*-1" in RESP2, "_" in RESP3. */
 void reply_null_array(struct client *c);
 void reply_array(struct client *c, long len);
+/* An out-of-band push (pub/sub): ">len" in RESP3, "*len" in RESP2. */
+void reply_push(struct client *c, long len);
 /* A map of len pairs: "%len" in RESP3, "*2len" in RESP2. */
 void reply_map(struct client *c, long len);
 /* A set: "~len" in RESP3, "*len" in RESP2. */

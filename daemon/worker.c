@@ -24,6 +24,7 @@
 #include "log.h"
 #include "mem.h"
 #include "fastpath.h"
+#include "pubsub.h"
 #include "store.h"
 #include "udp.h"
 #include "util.h"
@@ -45,12 +46,18 @@ void server_request_shutdown(void)
 
 void worker_post(struct worker *w, enum mail_kind kind, uint64_t client_id)
 {
+	worker_post_payload(w, kind, client_id, NULL);
+}
+
+void worker_post_payload(struct worker *w, enum mail_kind kind, uint64_t client_id, void *payload)
+{
 	struct mail *m = xmalloc(sizeof(*m));
 	uint64_t one = 1;
 
 	m->next = NULL;
 	m->kind = kind;
 	m->client_id = client_id;
+	m->payload = payload;
 	pthread_mutex_lock(&w->mail_lock);
 	if (w->mail_tail)
 		w->mail_tail->next = m;
@@ -83,6 +90,8 @@ void worker_drain_mail(struct worker *w)
 					break;
 				}
 			}
+		} else if (m->kind == MAIL_PUBSUB) {
+			pubsub_deliver(w, m->payload);
 		}
 		xfree(m);
 		m = next;
@@ -342,6 +351,16 @@ static void close_listeners(void)
 		if (w->wake_fd >= 0)
 			close(w->wake_fd);
 		w->wake_fd = -1;
+		/* Mail that arrived after the worker stopped is never delivered. */
+		while (w->mail_head) {
+			struct mail *m = w->mail_head;
+
+			w->mail_head = m->next;
+			if (m->kind == MAIL_PUBSUB)
+				pubsub_mail_free(m->payload);
+			xfree(m);
+		}
+		w->mail_tail = NULL;
 		pthread_mutex_destroy(&w->mail_lock);
 	}
 }

@@ -5,8 +5,8 @@
  * clients the kernel hands it, for their whole life. A command runs to
  * completion on its client's worker.
  *
- * Cross-thread requests (CLIENT KILL of another worker's client, shutdown)
- * go through the target worker's mailbox: a mutex-protected message list plus
+ * Cross-thread requests (CLIENT KILL of another worker's client, pub/sub
+ * delivery, shutdown) go through the target worker's mailbox: a mutex-protected message list plus
  * an eventfd that wakes its engine. Nothing else of a worker is touched by
  * another thread; its statistics are atomics read by INFO.
  */
@@ -37,12 +37,13 @@ struct net_engine {
 extern const struct net_engine net_engine_uring;
 extern const struct net_engine net_engine_epoll;
 
-enum mail_kind { MAIL_KILL_CLIENT, MAIL_WAKE };
+enum mail_kind { MAIL_KILL_CLIENT, MAIL_WAKE, MAIL_PUBSUB };
 
 struct mail {
 	struct mail *next;
 	enum mail_kind kind;
 	uint64_t client_id;
+	void *payload; /* MAIL_PUBSUB: a pubsub.c delivery, owned by the mail */
 };
 
 struct worker {
@@ -117,5 +118,8 @@ int worker_wait_ms(struct worker *w);
 void worker_drain_mail(struct worker *w);
 /* Posts a message to w and wakes it. */
 void worker_post(struct worker *w, enum mail_kind kind, uint64_t client_id);
+/* The same with a payload that w's drain hands to its owner module (and
+ * that is freed with the mail if never delivered). */
+void worker_post_payload(struct worker *w, enum mail_kind kind, uint64_t client_id, void *payload);
 
 #endif

@@ -8,6 +8,7 @@
 #include "config.h"
 #include "mem.h"
 #include "multi.h"
+#include "pubsub.h"
 #include "util.h"
 #include "worker.h"
 
@@ -20,10 +21,19 @@ void cmd_ping(struct client *c)
 		reply_errorf(c, "wrong number of arguments for '%s' command", "ping");
 		return;
 	}
-	if (c->argc == 2)
+	/* A RESP2 subscriber gets PING's answer in the shape of a push. */
+	if (c->resp == 2 && pubsub_client_subscribed(c)) {
+		reply_array(c, 2);
+		reply_bulk(c, "pong", 4);
+		if (c->argc == 2)
+			reply_bulk(c, c->argv[1].p, c->argv[1].len);
+		else
+			reply_bulk(c, "", 0);
+	} else if (c->argc == 2) {
 		reply_bulk(c, c->argv[1].p, c->argv[1].len);
-	else
+	} else {
 		reply_status(c, "PONG");
+	}
 }
 
 void cmd_echo(struct client *c)
@@ -185,6 +195,8 @@ void cmd_reset(struct client *c)
 
 	multi_reset(c);
 	multi_unwatch(c);
+	for (int k = 0; k < PUBSUB_KINDS; k++)
+		pubsub_unsubscribe_all(c, k, false);
 	__atomic_store_n(&c->db, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&c->resp, 2, __ATOMIC_RELAXED);
 	c->authenticated = !config.requirepass[0];
