@@ -13,9 +13,11 @@
 #include "commands.h"
 #include "config.h"
 #include "evict.h"
+#include "latency.h"
 #include "mem.h"
 #include "multi.h"
 #include "pubsub.h"
+#include "slowlog.h"
 #include "util.h"
 #include "worker.h"
 
@@ -277,6 +279,8 @@ void command_call(struct client *c, struct command *cmd, bool lock_keys)
 	/* The worker runs one command at a time: its new errors are this one's. */
 	if (c->worker && __atomic_load_n(&c->worker->stat_errors, __ATOMIC_RELAXED) != errors)
 		__atomic_fetch_add(&cmd->failed, 1, __ATOMIC_RELAXED);
+	slowlog_push_if_needed(c, cmd, elapsed);
+	latency_command_done(cmd, elapsed);
 	__atomic_store_n(&c->last_ms, mono_ms(), __ATOMIC_RELAXED);
 	c->commands++;
 	__atomic_fetch_add(&c->worker->stat_commands, 1, __ATOMIC_RELAXED);

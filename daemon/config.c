@@ -121,6 +121,9 @@ static const struct config_def defs[] = {
 	INT("udp-port", udp_port, "-1", -1, 65535, CFG_IMMUTABLE),
 	ENUM("save", save, "", save_names, 0, NULL),
 	ENUM("appendonly", appendonly, "no", appendonly_names, 0, NULL),
+	INT("slowlog-log-slower-than", slowlog_log_slower_than, "10000", -1, LLONG_MAX, 0),
+	INT("slowlog-max-len", slowlog_max_len, "128", 0, LONG_MAX, 0),
+	INT("latency-monitor-threshold", latency_monitor_threshold, "0", 0, LLONG_MAX, 0),
 	{ "client-output-buffer-limit", CFG_OBUF, 0, &config.obuf_limits,
 	  "normal 0 0 0 slave 256mb 64mb 60 pubsub 32mb 8mb 60", 0, 0, NULL, NULL },
 };

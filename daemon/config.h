@@ -57,6 +57,10 @@ struct config {
 	long long save;	      /* always 0: "" (no snapshots yet) */
 	long long appendonly; /* always 0: "no" (no append-only file yet) */
 	char *config_file;    /* absolute path of the file read at start, or NULL */
+	/* Diagnostics (slowlog.c, latency.c). */
+	long long slowlog_log_slower_than; /* microseconds; -1: off, 0: every command */
+	long long slowlog_max_len;
+	long long latency_monitor_threshold; /* milliseconds; 0: off */
 	/* client-output-buffer-limit: per class, hard bytes, soft bytes, soft
 	 * seconds (0: no limit). */
 	long long obuf_limits[OBUF_CLASSES][3];

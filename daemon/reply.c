@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "client.h"
+#include "errorstats.h"
 #include "mem.h"
 #include "reply.h"
 #include "util.h"
@@ -76,6 +77,7 @@ void reply_error(struct client *c, const char *msg)
 
 	if (c->worker)
 		__atomic_fetch_add(&c->worker->stat_errors, 1, __ATOMIC_RELAXED);
+	errorstats_count(msg);
 	if (msg[0] != '-')
 		reply_raw(c, "-ERR ", 5);
 	/* An error line cannot carry CR or LF: replace them as Redis does. */

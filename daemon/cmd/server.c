@@ -13,8 +13,10 @@
 
 #include "commands.h"
 #include "config.h"
+#include "errorstats.h"
 #include "evict.h"
 #include "fastpath.h"
+#include "latency.h"
 #include "log.h"
 #include "mem.h"
 #include "util.h"
@@ -570,13 +572,61 @@ static void info_fastpath(struct text *t)
 	fastpath_info(info_field, t);
 }
 
+static void info_command_stats(struct text *t, const struct command *cmd)
+{
+	uint64_t calls = __atomic_load_n(&cmd->calls, __ATOMIC_RELAXED);
+	uint64_t usec = __atomic_load_n(&cmd->usec, __ATOMIC_RELAXED);
+	uint64_t rejected = __atomic_load_n(&cmd->rejected, __ATOMIC_RELAXED);
+	uint64_t failed = __atomic_load_n(&cmd->failed, __ATOMIC_RELAXED);
+
+	if (!calls && !rejected && !failed)
+		return;
+	text_printf(t,
+		    "cmdstat_%s:calls=%llu,usec=%llu,usec_per_call=%.2f,rejected_calls=%llu,"
+		    "failed_calls=%llu\r\n",
+		    cmd->name, (unsigned long long)calls, (unsigned long long)usec,
+		    calls ? (double)usec / (double)calls : 0, (unsigned long long)rejected,
+		    (unsigned long long)failed);
+}
+
+static void info_commandstats(struct text *t)
+{
+	text_printf(t, "# Commandstats\r\n");
+	for (struct command **all = command_all(); *all; all++) {
+		info_command_stats(t, *all);
+		for (unsigned i = 0; i < (*all)->nsubs; i++)
+			info_command_stats(t, (*all)->subs[i]);
+	}
+}
+
+static void info_errorstats(struct text *t)
+{
+	text_printf(t, "# Errorstats\r\n");
+	errorstats_info(info_field, t);
+}
+
+static void info_latencystats(struct text *t)
+{
+	text_printf(t, "# Latencystats\r\n");
+	latency_info_percentiles(info_field, t);
+}
+
+/* Sections marked extra are left out of INFO and INFO default, as in Redis. */
 static const struct {
 	const char *name;
 	void (*fn)(struct text *t);
+	bool extra;
 } info_sections[] = {
-	{ "server", info_server },     { "clients", info_clients }, { "memory", info_memory },
-	{ "stats", info_stats },       { "cpu", info_cpu },	    { "keyspace", info_keyspace },
-	{ "fastpath", info_fastpath },
+	{ "server", info_server, false },
+	{ "clients", info_clients, false },
+	{ "memory", info_memory, false },
+	{ "stats", info_stats, false },
+	{ "cpu", info_cpu, false },
+	{ "commandstats", info_commandstats, true },
+	{ "errorstats", info_errorstats, false },
+	{ "latencystats", info_latencystats, true },
+	{ "keyspace", info_keyspace, false },
+	{ "fastpath", info_fastpath, false },
 };
 
 #define NSECTIONS (sizeof(info_sections) / sizeof(info_sections[0]))
@@ -589,12 +639,13 @@ void cmd_info(struct client *c)
 
 	if (c->argc == 1) {
 		for (size_t s = 0; s < NSECTIONS; s++)
-			want[s] = true;
+			want[s] = !info_sections[s].extra;
 	}
 	for (int i = 1; i < c->argc; i++) {
 		for (size_t s = 0; s < NSECTIONS; s++) {
 			if (arg_is(c, i, "all") || arg_is(c, i, "everything") ||
-			    arg_is(c, i, "default") || arg_is(c, i, info_sections[s].name))
+			    (arg_is(c, i, "default") && !info_sections[s].extra) ||
+			    arg_is(c, i, info_sections[s].name))
 				want[s] = true;
 		}
 	}
@@ -696,7 +747,17 @@ void cmd_config_resetstat(struct client *c)
 		__atomic_store_n(&(*all)->usec, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&(*all)->rejected, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&(*all)->failed, 0, __ATOMIC_RELAXED);
+		for (unsigned i = 0; i < (*all)->nsubs; i++) {
+			struct command *sub = (*all)->subs[i];
+
+			__atomic_store_n(&sub->calls, 0, __ATOMIC_RELAXED);
+			__atomic_store_n(&sub->usec, 0, __ATOMIC_RELAXED);
+			__atomic_store_n(&sub->rejected, 0, __ATOMIC_RELAXED);
+			__atomic_store_n(&sub->failed, 0, __ATOMIC_RELAXED);
+		}
 	}
+	errorstats_reset();
+	latency_reset_histograms();
 	reply_ok(c);
 }
 

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * latency: the latency monitor (events slower than latency-monitor-threshold
+ * milliseconds, for LATENCY LATEST / HISTORY / RESET / DOCTOR) and the
+ * per-command latency histograms (LATENCY HISTOGRAM, INFO latencystats).
+ */
+#ifndef XKV_LATENCY_H
+#define XKV_LATENCY_H
+
+#include <stdint.h>
+
+#include "client.h"
+
+struct command;
+
+/* Called by command_call() after every command, on its worker, no lock held. */
+void latency_command_done(const struct command *cmd, uint64_t duration_us);
+
+/* LATENCY subcommands' replies. */
+void latency_reply_latest(struct client *c);
+void latency_reply_history(struct client *c, const char *event, size_t len);
+/* Resets the named events (all when n is 0); returns how many were reset. */
+int latency_reset(const struct arg *events, int n);
+void latency_reply_doctor(struct client *c);
+void latency_reply_graph(struct client *c, const char *event, size_t len);
+/* LATENCY HISTOGRAM for the commands named in names[0..n) (all when n is 0). */
+void latency_reply_histogram(struct client *c, const struct arg *names, int n);
+
+/* INFO latencystats: fn(ctx, "latency_percentiles_usec_<cmd>", "p50=..."). */
+typedef void latency_visit_fn(void *ctx, const char *name, const char *value);
+void latency_info_percentiles(latency_visit_fn *fn, void *ctx);
+/* CONFIG RESETSTAT: forgets every command's histogram. */
+void latency_reset_histograms(void);
+
+#endif
