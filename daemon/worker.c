@@ -289,6 +289,34 @@ fail:
 	return -1;
 }
 
+/*
+ * SO_REUSEPORT would let a second server share the port silently: first
+ * check, with a plain socket, that nobody else listens there.
+ */
+static bool port_taken(const char *addr, int port)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
+				  .ai_flags = AI_PASSIVE | AI_NUMERICHOST };
+	struct addrinfo *ai;
+	char service[16];
+	bool taken = false;
+	int fd, one = 1;
+
+	snprintf(service, sizeof(service), "%d", port);
+	if (getaddrinfo(strcmp(addr, "*") == 0 ? "0.0.0.0" : addr, service, &hints, &ai))
+		return false;
+	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0) {
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (ai->ai_family == AF_INET6)
+			setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+		taken = bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 && errno == EADDRINUSE;
+		close(fd);
+	}
+	freeaddrinfo(ai);
+	return taken;
+}
+
 /* Every worker listens on every bind address: the kernel spreads the
  * connections over the workers' sockets. */
 static int open_listeners(struct worker *w)
@@ -303,6 +331,16 @@ static int open_listeners(struct worker *w)
 
 		if (w->nlisten == (int)(sizeof(w->listen_fds) / sizeof(w->listen_fds[0])))
 			break;
+		if (w->id == 0 && config.port &&
+		    port_taken(optional ? a + 1 : a, (int)config.port)) {
+			log_warning("Could not create server TCP listening socket %s:%lld: bind: "
+				    "Address already in use",
+				    optional ? a + 1 : a, config.port);
+			if (optional)
+				continue;
+			ret = -1;
+			break;
+		}
 		fd = open_listener(optional ? a + 1 : a, (int)config.port);
 		if (fd < 0) {
 			if (optional)

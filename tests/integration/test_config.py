@@ -57,3 +57,12 @@ def bad_config_is_fatal(t):
     assert rc != 0 and 'must be one of the following: auto, io_uring, epoll' in err, (rc, err)
     rc, err = run_xkvd(t, '--port', '70000')
     assert rc != 0 and 'between 0 and 65535' in err, (rc, err)
+
+
+@test
+@xkv_only
+def a_taken_port_is_refused(t):
+    # SO_REUSEPORT must not let a second server share the port silently.
+    rc, err = run_xkvd(t, '--port', str(t.sut.port), '--bind', '127.0.0.1', '--fastpath', 'no',
+                       '--logfile', '')
+    assert rc != 0, rc
