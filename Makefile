@@ -188,6 +188,10 @@ test: deps
 bench: all
 	$(Q)tools/bench/redis-benchmark-compare.sh
 
+# xkv-bench side by side with redis-server: throughput, per core, sweeps, plots.
+bench-compare: all
+	$(Q)tools/bench/compare.sh -o $(OUTPUT) $(BENCH_ARGS)
+
 # The kernel fast path against the daemon, redis-server and a no-lookup XDP ceiling
 # (needs root: it makes its own network namespace). E.g. BENCH_ARGS='-r 3'.
 bench-fastpath: all $(OUTPUT)/tools/bench/xdp_ceiling.bpf.o
@@ -196,7 +200,7 @@ bench-fastpath: all $(OUTPUT)/tools/bench/xdp_ceiling.bpf.o
 # ---- the rest -------------------------------------------------------------------
 DEB_PACKAGES := clang llvm libbpf-dev bpftool liburing-dev libjemalloc-dev libxxhash-dev \
 	libxdp-dev libhiredis-dev pkg-config iproute2 redis-tools redis-server python3-redis \
-	linux-source-6.1 clang-format make gcc
+	linux-source-6.1 clang-format make gcc gnuplot-nox
 deps:
 	$(Q)missing=; for p in $(DEB_PACKAGES); do \
 		dpkg-query -W -f='$${db:Status-Abbrev}' $$p 2>/dev/null | grep -q '^ii' || missing="$$missing $$p"; \
@@ -237,8 +241,9 @@ help:
 	@echo '  test         install, build and run every test tier'
 	@echo '  docs         regenerate docs/commands.md from the command table'
 	@echo '  bench        redis-benchmark side by side with redis-server (docs/benchmarks.md)'
+	@echo '  bench-compare   xkv-bench side by side with redis-server, with plots in docs/img'
 	@echo '  bench-fastpath  the kernel fast path vs the daemon, redis-server and the XDP ceiling'
 	@echo '  bpf daemon tools asan test-unit format format-check clean'
 
 .PHONY: all bpf daemon tools asan test test-unit test-build deps run docs format format-check clean help \
-	bench bench-fastpath
+	bench bench-compare bench-fastpath
