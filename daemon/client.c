@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "blocking.h"
 #include "client.h"
 #include "commands.h"
 #include "config.h"
@@ -111,6 +112,7 @@ struct client *client_create(struct worker *w, int fd)
 
 void client_free(struct client *c)
 {
+	blocking_unblock(c);
 	multi_reset(c);
 	multi_unwatch(c);
 	pubsub_client_free(c);
@@ -191,7 +193,8 @@ void client_read_done(struct client *c, size_t n)
 
 bool client_process_input(struct client *c)
 {
-	while (!(c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP))) {
+	/* A blocked client's next commands wait until it is answered. */
+	while (!c->blocked && !(c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP))) {
 		const char *err = NULL;
 		int r = resp_parse_request(c, &err);
 

@@ -67,6 +67,8 @@ struct client {
 	size_t *arg_off;  /* while parsing, argument offsets into qbuf */
 	char *inline_buf; /* an inline request's unquoted arguments */
 
+	struct blocked_state *blocked; /* BLPOP & co. waiting (blocking.c), or NULL */
+
 	/* MULTI/EXEC (multi.c): queued commands, and the keys WATCHed. */
 	bool in_multi;
 	bool multi_error; /* a command failed to queue: EXEC aborts */

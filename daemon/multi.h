@@ -27,6 +27,9 @@ struct watched_key {
 	bool existed;		 /* live when watched: expiring since then counts as a change */
 };
 
+/* True on a worker thread while EXEC runs its queue (nothing may block). */
+extern __thread bool multi_executing;
+
 /* Queues c's current command (it was checked) and replies +QUEUED. */
 void multi_queue(struct client *c, struct command *cmd);
 /* Forgets the queue and every watched key (DISCARD, EXEC, RESET, close). */

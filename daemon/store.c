@@ -10,6 +10,7 @@
 #include <string.h>
 #include <xxhash.h>
 
+#include "blocking.h"
 #include "client.h"
 #include "evict.h"
 #include "fastpath.h"
@@ -171,6 +172,7 @@ void db_changed(int db, struct entry *e)
 	struct shard *s = entry_shard(db, e);
 
 	fastpath_key_changed(db, e);
+	blocking_key_changed(db, e->key, e->klen);
 	if (s->watchers)
 		touch_watchers(s, e->key, e->klen);
 	s->version++;

@@ -19,6 +19,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "blocking.h"
 #include "client.h"
 #include "config.h"
 #include "log.h"
@@ -92,6 +93,13 @@ void worker_drain_mail(struct worker *w)
 			}
 		} else if (m->kind == MAIL_PUBSUB) {
 			pubsub_deliver(w, m->payload);
+		} else if (m->kind == MAIL_UNBLOCK) {
+			for (struct client *c = w->clients; c; c = c->next_in_worker) {
+				if (c->id == m->client_id) {
+					blocking_retry(c);
+					break;
+				}
+			}
 		}
 		xfree(m);
 		m = next;
@@ -228,6 +236,8 @@ void worker_cron(struct worker *w)
 	}
 	/* A quarter of each period at most, as Redis's slow expiry cycle. */
 	store_active_expire(w->id, server.nworkers, period * 1000 / 4);
+	if (w->nblocked)
+		blocking_timeouts(w);
 	if (w->id == 0) {
 		mem_sample_peak();
 		sample_ops(now);

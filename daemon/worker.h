@@ -37,7 +37,12 @@ struct net_engine {
 extern const struct net_engine net_engine_uring;
 extern const struct net_engine net_engine_epoll;
 
-enum mail_kind { MAIL_KILL_CLIENT, MAIL_WAKE, MAIL_PUBSUB };
+enum mail_kind {
+	MAIL_KILL_CLIENT,
+	MAIL_WAKE,
+	MAIL_PUBSUB,
+	MAIL_UNBLOCK, /* a key a blocked client waits on changed */
+};
 
 struct mail {
 	struct mail *next;
@@ -59,6 +64,7 @@ struct worker {
 	void *engine_data;
 
 	struct client *clients; /* owned, doubly linked */
+	unsigned nblocked;	/* of them, blocked in BLPOP & co. */
 
 	pthread_mutex_t mail_lock;
 	struct mail *mail_head, *mail_tail;

@@ -6,6 +6,8 @@
 #include "mem.h"
 #include "multi.h"
 
+__thread bool multi_executing;
+
 void multi_queue(struct client *c, struct command *cmd)
 {
 	struct queued_command *q;
@@ -172,11 +174,13 @@ void cmd_exec(struct client *c)
 		reply_null_array(c);
 	} else {
 		reply_array(c, c->nqueued);
+		multi_executing = true;
 		for (int i = 0; i < c->nqueued; i++) {
 			c->argv = c->queue[i].argv;
 			c->argc = c->queue[i].argc;
 			command_call(c, c->queue[i].cmd, false);
 		}
+		multi_executing = false;
 		c->argv = argv;
 		c->argc = argc;
 		current_client = c;

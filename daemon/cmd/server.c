@@ -429,6 +429,15 @@ static void info_server(struct text *t)
 		    config.config_file ? config.config_file : "");
 }
 
+static unsigned blocked_clients(void)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < server.nworkers; i++)
+		n += __atomic_load_n(&server.workers[i].nblocked, __ATOMIC_RELAXED);
+	return n;
+}
+
 static void info_clients(struct text *t)
 {
 	text_printf(t,
@@ -438,10 +447,10 @@ static void info_clients(struct text *t)
 		    "maxclients:%lld\r\n"
 		    "client_recent_max_input_buffer:0\r\n"
 		    "client_recent_max_output_buffer:0\r\n"
-		    "blocked_clients:0\r\n"
+		    "blocked_clients:%u\r\n"
 		    "tracking_clients:0\r\n"
 		    "clients_in_timeout_table:0\r\n",
-		    (unsigned long long)registry_count(), config.maxclients);
+		    (unsigned long long)registry_count(), config.maxclients, blocked_clients());
 }
 
 /* config_get's visitor for a single directive: keeps its value. */

@@ -1,0 +1,143 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""The blocking pops: BLPOP BRPOP BRPOPLPUSH BLMOVE BLMPOP BZPOPMIN BZPOPMAX
+BZMPOP. Blocked clients sit on their own connections (xkvd spreads them over
+its workers); each scenario runs on both servers and must give the same bytes."""
+
+from harness import encode, info_fields, test, wait_until
+
+
+def block(srv, c, cmd, already):
+    """Sends a blocking command on c and waits until the server counts it
+    blocked, so clients block in a known order."""
+    c.send_raw(encode(cmd))
+    assert wait_until(lambda: int(info_fields(srv.call('INFO', 'clients'))['clients']
+                                  ['blocked_clients']) == already + 1, timeout=5), cmd
+
+
+@test
+def immediate_pops_and_errors(t):
+    for proto in (2, 3):
+        t.compare([
+            ('RPUSH', 'l', 'a', 'b', 'c'), ('BLPOP', 'missing', 'l', '0'), ('BRPOP', 'l', '1'),
+            ('BRPOPLPUSH', 'l', 'l2', '0'), ('BLMOVE', 'l2', 'l', 'LEFT', 'RIGHT', '0'),
+            ('RPUSH', 'm', '1', '2', '3'), ('BLMPOP', '0', '2', 'none', 'm', 'RIGHT', 'COUNT', '2'),
+            ('BLMPOP', '0', '1', 'm', 'LEFT'), ('EXISTS', 'm'),
+            ('ZADD', 'z', '1', 'a', '2', 'b', '3', 'c'), ('BZPOPMIN', 'nz', 'z', '0'),
+            ('BZPOPMAX', 'z', '0'), ('BZMPOP', '0', '1', 'z', 'MIN', 'COUNT', '5'),
+            ('EXISTS', 'z'),
+            ('SET', 's', 'x'), ('BLPOP', 's', '0'), ('BZPOPMIN', 's', '0'),
+            ('BLPOP', 'l', '-1'), ('BLPOP', 'l', 'abc'), ('BLPOP', 'l'),
+            ('BLMPOP', '0', '0', 'l', 'LEFT'), ('BLMPOP', '0', '1', 'l', 'UP'),
+            ('BLMPOP', '0', '1', 'l', 'LEFT', 'COUNT', '0'), ('BLMOVE', 'l', 'x', 'UP', 'LEFT', '0'),
+            ('BZMPOP', '0', '1', 'z', 'MID'), ('FLUSHALL',),
+        ], proto=proto)
+
+
+@test
+def timeouts_answer_null(t):
+    for proto in (2, 3):
+        t.compare([
+            ('BLPOP', 'nothing', '0.05'), ('BRPOPLPUSH', 'nothing', 'd', '0.05'),
+            ('BLMPOP', '0.05', '1', 'nothing', 'LEFT'), ('BZPOPMIN', 'nothing', '0.05'),
+            ('BZMPOP', '0.05', '1', 'nothing', 'MAX'), ('BLMOVE', 'a', 'b', 'LEFT', 'LEFT', '0.05'),
+            ('MULTI',), ('BRPOPLPUSH', 'n', 'd', '0'), ('BLMOVE', 'n', 'd', 'LEFT', 'LEFT', '0'),
+            ('BZPOPMAX', 'n', '0'), ('BLMPOP', '0', '1', 'n', 'LEFT'), ('EXEC',),
+        ], proto=proto)
+
+
+def blocked_then_pushed(srv, block_cmds, push_cmds):
+    """Each of block_cmds on its own connection, in order; then push_cmds on
+    another; returns every blocked client's reply and the final state."""
+    clients = [srv.client(timeout=10) for _ in block_cmds]
+    try:
+        for i, (c, cmd) in enumerate(zip(clients, block_cmds)):
+            block(srv, c, cmd, i)
+        with srv.client() as p:
+            pushed = [p.cmd(*cmd) for cmd in push_cmds]
+            replies = [c.read_reply() for c in clients]
+            state = [p.cmd('LRANGE', 'k', '0', '-1'), p.cmd('LRANGE', 'dst', '0', '-1'),
+                     p.cmd('ZRANGE', 'z', '0', '-1', 'WITHSCORES')]
+            p.cmd('FLUSHALL')
+        return pushed, replies, state
+    finally:
+        for c in clients:
+            c.close()
+
+
+@test
+def woken_in_the_order_they_blocked(t):
+    blocks = [('BLPOP', 'k', '5')] * 3
+    t.same(lambda s: blocked_then_pushed(s, blocks, [('RPUSH', 'k', 'a', 'b', 'c', 'd')]),
+           'three BLPOPs and one push of four')
+
+    def one_at_a_time(srv):
+        # Each push waits for the previous waiter's answer: xkvd serves a
+        # waiter on its own worker, so a push racing the previous wake-up
+        # could land first (see README, differences from Redis).
+        clients = [srv.client(timeout=10) for _ in range(3)]
+        try:
+            for i, c in enumerate(clients):
+                block(srv, c, ('BLPOP', 'k', '5'), i)
+            with srv.client() as p:
+                out = []
+                for c, push in zip(clients, (('RPUSH', 'k', 'a'), ('RPUSH', 'k', 'b'),
+                                             ('LPUSH', 'k', 'c'))):
+                    out += [p.cmd(*push), c.read_reply()]
+                p.cmd('FLUSHALL')
+            return out
+        finally:
+            for c in clients:
+                c.close()
+    t.same(one_at_a_time, 'three BLPOPs, three pushes')
+
+
+@test
+def every_blocking_command_is_woken(t):
+    t.same(lambda s: blocked_then_pushed(
+        s, [('BRPOPLPUSH', 'k', 'dst', '5'), ('BLMOVE', 'k', 'dst', 'RIGHT', 'LEFT', '5'),
+            ('BLMPOP', '5', '2', 'x', 'k', 'LEFT', 'COUNT', '2')],
+        [('RPUSH', 'k', '1', '2', '3', '4', '5')]), 'list moves')
+    t.same(lambda s: blocked_then_pushed(
+        s, [('BZPOPMIN', 'z', '5'), ('BZPOPMAX', 'z', '5'),
+            ('BZMPOP', '5', '1', 'z', 'MIN', 'COUNT', '2')],
+        [('ZADD', 'z', '1', 'a', '2', 'b', '3', 'c', '4', 'd', '5', 'e')]), 'sorted sets')
+
+
+@test
+def push_inside_multi_wakes_after_exec(t):
+    def run(srv):
+        with srv.client(timeout=10) as b, srv.client() as p:
+            block(srv, b, ('BLPOP', 'k', '5'), 0)
+            out = [p.cmd('MULTI'), p.cmd('RPUSH', 'k', 'a'), p.cmd('LPOP', 'k'),
+                   p.cmd('RPUSH', 'k', 'b'), p.cmd('EXEC'), b.read_reply(),
+                   p.cmd('MULTI'), p.cmd('BLPOP', 'none', '0'), p.cmd('EXEC')]
+            p.cmd('FLUSHALL')
+            return out
+    t.same(run, 'MULTI/EXEC and blocking')
+
+
+@test
+def a_disconnected_waiter_is_forgotten(t):
+    def run(srv):
+        with srv.client(timeout=10) as gone:
+            block(srv, gone, ('BLPOP', 'k', '0'), 0)
+        assert wait_until(lambda: int(info_fields(srv.call('INFO', 'clients'))['clients']
+                                      ['blocked_clients']) == 0, timeout=5)
+        with srv.client() as p:
+            out = [p.cmd('RPUSH', 'k', 'v'), p.cmd('LLEN', 'k')]
+            p.cmd('FLUSHALL')
+            return out
+    t.same(run, 'a waiter that closed takes nothing')
+
+
+@test
+def pipelined_commands_wait_behind_a_blocked_one(t):
+    def run(srv):
+        with srv.client(timeout=10) as b, srv.client() as p:
+            block(srv, b, ('BLPOP', 'k', '5'), 0)
+            b.send_raw(encode(('PING',)))
+            p.cmd('RPUSH', 'k', 'v')
+            out = [b.read_reply(), b.read_reply()]
+            p.cmd('FLUSHALL')
+            return out
+    t.same(run, 'PING after BLPOP')
