@@ -52,6 +52,17 @@ bool str_to_ll(const char *p, size_t len, long long *out)
 	return true;
 }
 
+bool str_to_cursor(const char *p, uint64_t *out)
+{
+	char *end;
+
+	if (isspace((unsigned char)p[0]))
+		return false;
+	errno = 0;
+	*out = strtoull(p, &end, 10);
+	return *end == '\0' && errno != ERANGE;
+}
+
 /* Copies p into a NUL-terminated buffer for strtod-style parsing; NULL when
  * it cannot be a number (empty, too long, leading space). */
 static char *number_copy(const char *p, size_t len, char *buf, size_t size)

@@ -23,6 +23,10 @@
 bool str_to_ll(const char *p, size_t len, long long *out);
 /* Strict unsigned 64-bit integer (for SCAN cursors). */
 bool str_to_ull(const char *p, size_t len, unsigned long long *out);
+/* A SCAN-family cursor as Redis reads it (strtoul on the NUL-terminated
+ * argument): no leading space, nothing after the digits, within 64 bits; a
+ * sign is allowed and wraps, and the empty string is 0. */
+bool str_to_cursor(const char *p, uint64_t *out);
 /* A long double as Redis's string2ld: no spaces, no NaN, "inf" accepted. */
 bool str_to_ld(const char *p, size_t len, long double *out);
 /* A double as Redis's string2d (for scores, timeouts): no spaces, no NaN. */

@@ -512,24 +512,6 @@ static void scan_collect(void *ctx, const struct hash_field *hf)
 	acc->elements += acc->novalues ? 1 : 2;
 }
 
-/* The cursor as Redis reads it (strtoul): a leading sign is allowed and
- * wraps, the empty string is 0; leading spaces, trailing bytes and values
- * beyond 64 bits are not. */
-static bool parse_cursor(const struct arg *a, uint64_t *out)
-{
-	unsigned long long v;
-	char *end;
-
-	if (a->len && isspace((unsigned char)a->p[0]))
-		return false;
-	errno = 0;
-	v = strtoull(a->p, &end, 10);
-	if (end != a->p + a->len || errno == ERANGE)
-		return false;
-	*out = v;
-	return true;
-}
-
 void cmd_hscan(struct client *c)
 {
 	struct scan_acc acc = { 0 };
@@ -540,7 +522,7 @@ void cmd_hscan(struct client *c)
 	char buf[LL_STR_SIZE + 1];
 	struct entry *e;
 
-	if (!parse_cursor(&c->argv[2], &cursor)) {
+	if (!str_to_cursor(c->argv[2].p, &cursor)) {
 		reply_error(c, "invalid cursor");
 		return;
 	}

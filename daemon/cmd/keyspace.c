@@ -451,24 +451,6 @@ void cmd_keys(struct client *c)
 #define SCAN_SHARD_SHIFT 48
 #define SCAN_INNER_MASK ((1ull << SCAN_SHARD_SHIFT) - 1)
 
-/* The cursor as Redis reads it (strtoull): a leading sign is allowed and
- * wraps, and the empty string is 0; leading spaces, trailing bytes and
- * values beyond 64 bits are not. */
-static bool parse_cursor(const struct arg *a, uint64_t *out)
-{
-	unsigned long long v;
-	char *end;
-
-	if (a->len && isspace((unsigned char)a->p[0]))
-		return false;
-	errno = 0;
-	v = strtoull(a->p, &end, 10);
-	if (end != a->p + a->len || errno == ERANGE)
-		return false;
-	*out = v;
-	return true;
-}
-
 void cmd_scan(struct client *c)
 {
 	struct keyvec dead = { 0 };
@@ -478,7 +460,7 @@ void cmd_scan(struct client *c)
 	unsigned shard;
 	char buf[LL_STR_SIZE + 1];
 
-	if (!parse_cursor(&c->argv[1], &cursor)) {
+	if (!str_to_cursor(c->argv[1].p, &cursor)) {
 		reply_error(c, "invalid cursor");
 		return;
 	}

@@ -511,24 +511,6 @@ void cmd_srandmember(struct client *c)
 
 /* ---- SSCAN --------------------------------------------------------------------------------- */
 
-/* The cursor as Redis reads it (strtoul): a sign is allowed and wraps, the
- * empty string is 0; leading spaces, trailing bytes and values past 64 bits
- * are not. */
-static bool parse_cursor(const struct arg *a, uint64_t *out)
-{
-	unsigned long long v;
-	char *end;
-
-	if (a->len && isspace((unsigned char)a->p[0]))
-		return false;
-	errno = 0;
-	v = strtoull(a->p, &end, 10);
-	if (end != a->p + a->len || errno == ERANGE)
-		return false;
-	*out = v;
-	return true;
-}
-
 /* Members collected by an SSCAN step (copies: an intset's members live in a
  * reused buffer), and the pattern they are filtered by. */
 struct scan_batch {
@@ -564,7 +546,7 @@ void cmd_sscan(struct client *c)
 	struct entry *e;
 	char buf[LL_STR_SIZE + 1];
 
-	if (!parse_cursor(&c->argv[2], &cursor)) {
+	if (!str_to_cursor(c->argv[2].p, &cursor)) {
 		reply_error(c, "invalid cursor");
 		return;
 	}

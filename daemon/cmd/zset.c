@@ -1424,19 +1424,6 @@ static void scan_collect(void *ctx, const struct zset_elem *el)
 	so->v[so->n++] = *el;
 }
 
-/* A cursor as Redis reads it (strtoul): no leading space, nothing after the
- * digits, within 64 bits; a sign is allowed and wraps. */
-static bool parse_cursor(const struct arg *a, uint64_t *out)
-{
-	char *end;
-
-	if (a->p[0] == ' ' || (a->p[0] >= '\t' && a->p[0] <= '\r'))
-		return false;
-	errno = 0;
-	*out = strtoull(a->p, &end, 10);
-	return *end == '\0' && errno != ERANGE;
-}
-
 /*
  * A score as ZSCAN shows it from a packed set, which Redis's listpack holds
  * as text: integral values up to 2^62 in magnitude as integers (where "%.17g"
@@ -1460,7 +1447,7 @@ void cmd_zscan(struct client *c)
 	uint64_t cursor;
 	struct entry *e;
 
-	if (!parse_cursor(&c->argv[2], &cursor)) {
+	if (!str_to_cursor(c->argv[2].p, &cursor)) {
 		reply_error(c, "invalid cursor");
 		return;
 	}
