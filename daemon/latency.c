@@ -20,6 +20,7 @@
 #include "config.h"
 #include "latency.h"
 #include "mem.h"
+#include "text.h"
 #include "util.h"
 
 /* ---- monitor ---------------------------------------------------------------- */
@@ -162,49 +163,28 @@ int latency_reset(const struct arg *names, int n)
 	return reset;
 }
 
-struct text {
-	char *p;
-	size_t len, cap;
-};
-
-static void text_add(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void text_add(struct text *t, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	for (;;) {
-		va_start(ap, fmt);
-		n = vsnprintf(t->p + t->len, t->cap - t->len, fmt, ap);
-		va_end(ap);
-		if (n >= 0 && t->len + (size_t)n < t->cap)
-			break;
-		t->cap = (t->cap + (size_t)n + 1) * 2;
-		t->p = xrealloc(t->p, t->cap);
-	}
-	t->len += (size_t)n;
-}
-
 void latency_reply_doctor(struct client *c)
 {
 	struct latency_event *snap = xmalloc(sizeof(*snap) * LATENCY_EVENTS);
 	int n = snapshot(snap);
 	struct text t = { 0 };
 
-	text_add(&t, "%s", "");
+	text_printf(&t, "%s", "");
 	if (n == 0 && __atomic_load_n(&config.latency_monitor_threshold, __ATOMIC_RELAXED) == 0) {
-		text_add(&t, "I'm sorry, Dave, I can't do that. Latency monitoring is disabled in "
-			     "this Redis instance. You may use \"CONFIG SET "
-			     "latency-monitor-threshold <milliseconds>.\" in order to enable it. "
-			     "If we weren't in a deep space mission I'd suggest to take a look at "
-			     "https://redis.io/topics/latency-monitor.\n");
+		text_printf(&t,
+			    "I'm sorry, Dave, I can't do that. Latency monitoring is disabled in "
+			    "this Redis instance. You may use \"CONFIG SET "
+			    "latency-monitor-threshold <milliseconds>.\" in order to enable it. "
+			    "If we weren't in a deep space mission I'd suggest to take a look at "
+			    "https://redis.io/topics/latency-monitor.\n");
 	} else if (n == 0) {
-		text_add(&t, "Dave, no latency spike was observed during the lifetime of this "
-			     "Redis instance, not in the slightest bit. I honestly think you ought "
-			     "to sit down calmly, take a stress pill, and think things over.\n");
+		text_printf(&t,
+			    "Dave, no latency spike was observed during the lifetime of this "
+			    "Redis instance, not in the slightest bit. I honestly think you ought "
+			    "to sit down calmly, take a stress pill, and think things over.\n");
 	} else {
-		text_add(&t, "Dave, I have observed latency spikes in this Redis instance. You "
-			     "don't mind talking about it, do you Dave?\n\n");
+		text_printf(&t, "Dave, I have observed latency spikes in this Redis instance. You "
+				"don't mind talking about it, do you Dave?\n\n");
 		for (int i = 0; i < n; i++) {
 			const struct latency_event *e = &snap[i];
 			unsigned long long sum = 0, dev = 0, avg;
@@ -228,21 +208,21 @@ void latency_reply_doctor(struct client *c)
 				if (e->samples[j].time)
 					dev += e->samples[j].ms > avg ? e->samples[j].ms - avg
 								      : avg - e->samples[j].ms;
-			text_add(&t,
-				 "%d. %s: %d latency spikes (average %llums, mean deviation "
-				 "%llums, period %.2f sec). Worst all time event %llums.\n",
-				 i + 1, e->name, samples, avg,
-				 samples ? dev / (unsigned long long)samples : 0,
-				 samples > 1 ? (double)(last - first) / (samples - 1) : 0.0,
-				 e->max);
+			text_printf(&t,
+				    "%d. %s: %d latency spikes (average %llums, mean deviation "
+				    "%llums, period %.2f sec). Worst all time event %llums.\n",
+				    i + 1, e->name, samples, avg,
+				    samples ? dev / (unsigned long long)samples : 0,
+				    samples > 1 ? (double)(last - first) / (samples - 1) : 0.0,
+				    e->max);
 		}
-		text_add(&t,
-			 "\nI have a few advices for you:\n\n"
-			 "- Check your Redis instance for slow commands with SLOWLOG GET: "
-			 "commands that work on many elements (KEYS, SORT, large ranges) block "
-			 "the worker that runs them.\n"
-			 "- Make sure the host is not swapping and the server's threads are not "
-			 "starved of CPU by other processes.\n");
+		text_printf(&t,
+			    "\nI have a few advices for you:\n\n"
+			    "- Check your Redis instance for slow commands with SLOWLOG GET: "
+			    "commands that work on many elements (KEYS, SORT, large ranges) block "
+			    "the worker that runs them.\n"
+			    "- Make sure the host is not swapping and the server's threads are not "
+			    "starved of CPU by other processes.\n");
 	}
 	reply_verbatim(c, t.p, t.len);
 	xfree(t.p);
@@ -304,11 +284,11 @@ void latency_reply_graph(struct client *c, const char *event, size_t len)
 			snprintf(labels[i], sizeof(labels[i]), "%lldd",
 				 age / 86400 > 999 ? 999 : age / 86400);
 	}
-	text_add(&t, "%s - high %llu ms, low %llu ms (all time high %llu ms)\n", e->name, high,
-		 cols ? low : 0, e->max);
+	text_printf(&t, "%s - high %llu ms, low %llu ms (all time high %llu ms)\n", e->name, high,
+		    cols ? low : 0, e->max);
 	for (int i = 0; i < GRAPH_COLS; i++)
-		text_add(&t, "-");
-	text_add(&t, "\n");
+		text_printf(&t, "-");
+	text_printf(&t, "\n");
 	for (int row = GRAPH_ROWS; row >= 1; row--) {
 		for (int i = 0; i < cols; i++) {
 			/* Level 1..GRAPH_ROWS: every sample shows at least one mark. */
@@ -317,15 +297,15 @@ void latency_reply_graph(struct client *c, const char *event, size_t len)
 										 (GRAPH_ROWS - 1) /
 										 (high - low);
 
-			text_add(&t, "%c", level >= (unsigned long long)row ? '#' : ' ');
+			text_printf(&t, "%c", level >= (unsigned long long)row ? '#' : ' ');
 		}
-		text_add(&t, "\n");
+		text_printf(&t, "\n");
 	}
-	text_add(&t, "\n");
+	text_printf(&t, "\n");
 	for (int row = 0; row < GRAPH_LABEL; row++) {
 		for (int i = 0; i < cols; i++)
-			text_add(&t, "%c", row < (int)strlen(labels[i]) ? labels[i][row] : ' ');
-		text_add(&t, "\n");
+			text_printf(&t, "%c", row < (int)strlen(labels[i]) ? labels[i][row] : ' ');
+		text_printf(&t, "\n");
 	}
 	reply_verbatim(c, t.p, t.len);
 	xfree(t.p);

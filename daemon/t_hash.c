@@ -24,6 +24,7 @@
 #include "log.h"
 #include "mem.h"
 #include "t_hash.h"
+#include "varint.h"
 #include "util.h"
 
 /* A listpack that would outgrow this converts whatever the thresholds say
@@ -68,45 +69,6 @@ uint64_t hash_rand(void)
 	s ^= s << 25;
 	s ^= s >> 27;
 	return s * 0x2545f4914f6cdd1dull;
-}
-
-/* ---- varints ------------------------------------------------------------------------------- */
-
-static size_t varint_len(uint64_t v)
-{
-	size_t n = 1;
-
-	while (v >= 0x80) {
-		v >>= 7;
-		n++;
-	}
-	return n;
-}
-
-static size_t varint_put(unsigned char *p, uint64_t v)
-{
-	size_t n = 0;
-
-	while (v >= 0x80) {
-		p[n++] = (unsigned char)(v | 0x80);
-		v >>= 7;
-	}
-	p[n++] = (unsigned char)v;
-	return n;
-}
-
-static size_t varint_get(const unsigned char *p, uint64_t *v)
-{
-	uint64_t r = 0;
-	unsigned shift = 0;
-	size_t n = 0;
-
-	do {
-		r |= (uint64_t)(p[n] & 0x7f) << shift;
-		shift += 7;
-	} while (p[n++] & 0x80);
-	*v = r;
-	return n;
 }
 
 /* ---- listpack ------------------------------------------------------------------------------ */

@@ -22,6 +22,7 @@
 #include "config.h"
 #include "mem.h"
 #include "t_set.h"
+#include "varint.h"
 #include "util.h"
 
 /* ---- intset -------------------------------------------------------------------------------- */
@@ -184,42 +185,6 @@ struct lpset {
 	unsigned char data[];
 };
 
-static size_t varint_len(size_t v)
-{
-	size_t n = 1;
-
-	while (v >= 0x80) {
-		v >>= 7;
-		n++;
-	}
-	return n;
-}
-
-static size_t varint_put(unsigned char *p, size_t v)
-{
-	size_t n = 0;
-
-	while (v >= 0x80) {
-		p[n++] = (unsigned char)(v | 0x80);
-		v >>= 7;
-	}
-	p[n++] = (unsigned char)v;
-	return n;
-}
-
-static size_t varint_get(const unsigned char *p, size_t *v)
-{
-	size_t r = 0, n = 0;
-	unsigned shift = 0;
-
-	do {
-		r |= (size_t)(p[n] & 0x7f) << shift;
-		shift += 7;
-	} while (p[n++] & 0x80);
-	*v = r;
-	return n;
-}
-
 static struct lpset *lp_new(void)
 {
 	struct lpset *lp = xmalloc(sizeof(*lp));
@@ -232,7 +197,10 @@ static struct lpset *lp_new(void)
 /* The member at byte offset off; returns the offset of the next one. */
 static size_t lp_entry(const struct lpset *lp, size_t off, const char **p, size_t *len)
 {
-	off += varint_get(lp->data + off, len);
+	uint64_t n;
+
+	off += varint_get(lp->data + off, &n);
+	*len = (size_t)n;
 	*p = (const char *)lp->data + off;
 	return off + *len;
 }

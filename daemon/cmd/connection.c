@@ -9,6 +9,7 @@
 #include "mem.h"
 #include "multi.h"
 #include "pubsub.h"
+#include "text.h"
 #include "util.h"
 #include "worker.h"
 
@@ -264,25 +265,6 @@ void cmd_client_info(struct client *c)
 	xfree(line);
 }
 
-/* A growing text buffer for CLIENT LIST. */
-struct text {
-	char *p;
-	size_t len, cap;
-};
-
-static void text_add(struct text *t, const char *s)
-{
-	size_t n = strlen(s);
-
-	if (t->len + n + 2 > t->cap) {
-		t->cap = (t->len + n + 2) * 2;
-		t->p = xrealloc(t->p, t->cap);
-	}
-	memcpy(t->p + t->len, s, n);
-	t->len += n;
-	t->p[t->len++] = '\n';
-}
-
 void cmd_client_list(struct client *c)
 {
 	struct text out = { 0 };
@@ -329,7 +311,7 @@ void cmd_client_list(struct client *c)
 		if (!wanted)
 			continue;
 		line = client_info_line(o);
-		text_add(&out, line);
+		text_printf(&out, "%s\n", line);
 		xfree(line);
 	}
 	registry_unlock();

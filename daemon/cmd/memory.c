@@ -11,6 +11,7 @@
 #include "config.h"
 #include "evict.h"
 #include "mem.h"
+#include "text.h"
 
 void cmd_memory_usage(struct client *c)
 {
@@ -91,22 +92,9 @@ void cmd_memory_doctor(struct client *c)
 }
 
 #ifdef HAVE_JEMALLOC
-struct text {
-	char *p;
-	size_t len, cap;
-};
-
 static void collect(void *arg, const char *s)
 {
-	struct text *t = arg;
-	size_t n = strlen(s);
-
-	if (t->len + n + 1 > t->cap) {
-		t->cap = (t->len + n + 1) * 2;
-		t->p = xrealloc(t->p, t->cap);
-	}
-	memcpy(t->p + t->len, s, n + 1);
-	t->len += n;
+	text_printf(arg, "%s", s);
 }
 #endif
 

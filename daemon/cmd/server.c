@@ -19,6 +19,7 @@
 #include "latency.h"
 #include "log.h"
 #include "mem.h"
+#include "text.h"
 #include "util.h"
 #include "worker.h"
 
@@ -344,29 +345,6 @@ void cmd_command_help(struct client *c)
 }
 
 /* ---- INFO ------------------------------------------------------------------- */
-
-struct text {
-	char *p;
-	size_t len, cap;
-};
-
-static void text_printf(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void text_printf(struct text *t, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	for (;;) {
-		va_start(ap, fmt);
-		n = vsnprintf(t->p + t->len, t->cap - t->len, fmt, ap);
-		va_end(ap);
-		if (n >= 0 && t->len + (size_t)n < t->cap)
-			break;
-		t->cap = (t->cap + (size_t)n + 1) * 2;
-		t->p = xrealloc(t->p, t->cap);
-	}
-	t->len += (size_t)n;
-}
 
 /* "1.50M" style sizes, as Redis's bytesToHuman. */
 static void human_bytes(char *out, size_t len, double n)
