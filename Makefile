@@ -220,6 +220,9 @@ run: deps
 docs: $(OUTPUT)/xkvd
 	$(call msg,GEN,docs/commands.md)
 	$(Q)$(PYTHON) tools/gen-commands-md.py $(OUTPUT)/xkvd > docs/commands.md
+	$(call msg,GEN,daemon/cmd/meta_redis.def)
+	$(Q)$(PYTHON) tools/gen-command-meta.py $(OUTPUT)/xkvd > daemon/cmd/meta_redis.def.tmp
+	$(Q)mv daemon/cmd/meta_redis.def.tmp daemon/cmd/meta_redis.def
 
 format:
 	$(Q)clang-format -i $$(git ls-files '*.c' '*.h')

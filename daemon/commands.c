@@ -10,6 +10,7 @@
 #include <strings.h>
 #include <ctype.h>
 
+#include "command_meta.h"
 #include "commands.h"
 #include "config.h"
 #include "evict.h"
@@ -66,6 +67,7 @@ void commands_init(void)
 		struct command *cmd = &table[i];
 		const char *bar = strchr(cmd->name, '|');
 
+		cmd->meta = command_meta_find(cmd->name);
 		if (!bar) {
 			top[ntop++] = cmd;
 			continue;
@@ -122,10 +124,18 @@ static struct command *subcommand_lookup(const struct command *parent, const cha
 	return NULL;
 }
 
-int command_key_indexes(const struct command *cmd, int argc, int *keys, int max)
+bool command_has_keys(const struct command *cmd)
+{
+	return cmd->meta ? cmd->meta->specs[0].flags != NULL : cmd->first_key > 0;
+}
+
+int command_key_indexes(const struct command *cmd, int argc, const struct arg *argv, int *keys,
+			int max)
 {
 	int last, n = 0;
 
+	if (cmd->meta)
+		return command_meta_keys(cmd->meta, argc, argv, keys, max);
 	if (cmd->first_key <= 0 || cmd->first_key >= argc)
 		return 0;
 	last = cmd->last_key < 0 ? argc + cmd->last_key : cmd->last_key;
