@@ -10,6 +10,7 @@
 #include <strings.h>
 #include <ctype.h>
 
+#include "blocking.h"
 #include "command_meta.h"
 #include "commands.h"
 #include "config.h"
@@ -183,6 +184,19 @@ bool command_add_key_locks(const struct command *cmd, int db, int argc, const st
 	return true;
 }
 
+void command_add_all_key_locks(const struct command *cmd, int db, int argc, const struct arg *argv,
+			       struct lockset *ls)
+{
+	int keys[256], n = command_key_indexes(cmd, argc, argv, keys, 256);
+
+	if (n == 256) {
+		lockset_add_db(ls, db);
+		return;
+	}
+	for (int i = 0; i < n; i++)
+		lockset_add_key(ls, db, argv[keys[i]].p, argv[keys[i]].len);
+}
+
 /* The command c->argv names, checked; NULL after replying with the error. */
 static struct command *resolve(struct client *c)
 {
@@ -279,9 +293,12 @@ void command_call(struct client *c, struct command *cmd, bool lock_keys)
 	store_time_ms = start / 1000;
 	current_client = c;
 	cmd->fn(c);
+	/* Clients blocked on keys it fed are served before anything else runs. */
+	blocking_serve_held(&ls);
 	current_client = NULL;
 	store_time_ms = 0;
 	lockset_release(&ls);
+	blocking_serve_ready();
 	elapsed = (uint64_t)(now_us() - start);
 
 	__atomic_fetch_add(&cmd->calls, 1, __ATOMIC_RELAXED);

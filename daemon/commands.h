@@ -91,6 +91,10 @@ void command_call(struct client *c, struct command *cmd, bool lock_keys);
  * itself or there are too many to list (then lock everything). */
 bool command_add_key_locks(const struct command *cmd, int db, int argc, const struct arg *argv,
 			   struct lockset *ls);
+/* The shards of every key cmd names in argv, by its key specs, numkeys
+ * arguments included (the whole database if there are too many). */
+void command_add_all_key_locks(const struct command *cmd, int db, int argc, const struct arg *argv,
+			       struct lockset *ls);
 /* Every top-level command, for COMMAND and COMMAND COUNT; NULL-terminated. */
 struct command **command_all(void);
 /* True if cmd takes key arguments (COMMAND GETKEYS). */

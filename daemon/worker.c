@@ -93,13 +93,8 @@ void worker_drain_mail(struct worker *w)
 			}
 		} else if (m->kind == MAIL_PUBSUB) {
 			pubsub_deliver(w, m->payload);
-		} else if (m->kind == MAIL_UNBLOCK) {
-			for (struct client *c = w->clients; c; c = c->next_in_worker) {
-				if (c->id == m->client_id) {
-					blocking_retry(c);
-					break;
-				}
-			}
+		} else if (m->kind == MAIL_SERVED) {
+			blocking_deliver(w, m->payload);
 		}
 		xfree(m);
 		m = next;
@@ -236,6 +231,7 @@ void worker_cron(struct worker *w)
 	}
 	/* A quarter of each period at most, as Redis's slow expiry cycle. */
 	store_active_expire(w->id, server.nworkers, period * 1000 / 4);
+	blocking_serve_ready(); /* a key expiry deleted can feed no one; SWAPDB's can */
 	if (w->nblocked)
 		blocking_timeouts(w);
 	if (w->id == 0) {
@@ -406,6 +402,8 @@ static void close_listeners(void)
 			w->mail_head = m->next;
 			if (m->kind == MAIL_PUBSUB)
 				pubsub_mail_free(m->payload);
+			else if (m->kind == MAIL_SERVED)
+				blocking_deliver(w, m->payload); /* frees: no clients remain */
 			xfree(m);
 		}
 		w->mail_tail = NULL;

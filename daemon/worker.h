@@ -41,14 +41,14 @@ enum mail_kind {
 	MAIL_KILL_CLIENT,
 	MAIL_WAKE,
 	MAIL_PUBSUB,
-	MAIL_UNBLOCK, /* a key a blocked client waits on changed */
+	MAIL_SERVED, /* a blocked client's answer (blocking.c), owned by the mail */
 };
 
 struct mail {
 	struct mail *next;
 	enum mail_kind kind;
 	uint64_t client_id;
-	void *payload; /* MAIL_PUBSUB: a pubsub.c delivery, owned by the mail */
+	void *payload; /* MAIL_PUBSUB, MAIL_SERVED: owned by the mail */
 };
 
 struct worker {
