@@ -871,14 +871,20 @@ static void rw_directive(struct rewrite *rw, const struct config_def *d)
 	struct text t = { 0 };
 	long long num = 0, dnum = 0;
 	const char *str = NULL;
-	char err[128];
+	char err[128], cwd[PATH_MAX];
 	bool force;
 
 	if (d->type == CFG_OBUF) {
 		rw_obuf(rw, d);
 		return;
 	}
-	if (d->type == CFG_STRING) {
+	if (d->field == &config.dir) {
+		/* As Redis: the working directory, absolute, always written. */
+		if (!getcwd(cwd, sizeof(cwd)))
+			return;
+		str = cwd;
+		force = true;
+	} else if (d->type == CFG_STRING) {
 		str = __atomic_load_n((char **)d->field, __ATOMIC_ACQUIRE);
 		force = strcmp(str, d->dflt) != 0;
 	} else {
