@@ -394,7 +394,9 @@ static int open_listeners(struct worker *w)
 	char *copy = xstrndup(config.bind, strlen(config.bind)), *save = NULL;
 	int ret = 0;
 
-	for (char *a = strtok_r(copy, " ", &save); a; a = strtok_r(NULL, " ", &save)) {
+	/* port 0: no TCP at all, as in Redis (the Unix socket only). */
+	for (char *a = config.port ? strtok_r(copy, " ", &save) : NULL; a;
+	     a = strtok_r(NULL, " ", &save)) {
 		/* "-addr" means optional, as in Redis: skip it if unavailable. */
 		bool optional = a[0] == '-';
 		int fd;
@@ -422,8 +424,11 @@ static int open_listeners(struct worker *w)
 		w->listen_fds[w->nlisten++] = fd;
 	}
 	xfree(copy);
-	if (ret == 0 && w->nlisten == 0)
+	if (ret == 0 && w->nlisten == 0 && server.unix_fd < 0) {
+		if (w->id == 0)
+			log_warning("Configured to not listen anywhere, exiting.");
 		ret = -1;
+	}
 	return ret;
 }
 

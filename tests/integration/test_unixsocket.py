@@ -10,7 +10,7 @@ import tempfile
 
 import redis
 
-from harness import REDIS_CLI, Server, pairs, test, xkv_only
+from harness import REDIS_CLI, REDIS_SERVER, Server, pairs, test, wait_until, xkv_only
 
 
 def client_fields(line):
@@ -90,3 +90,57 @@ def unix_socket_permissions_and_stale_file(t):
         srv.stop()
         assert not os.path.exists(path)
         assert 'Removing the unix socket file.' in srv.log_bytes().decode()
+
+
+@test
+def unix_socket_only(t):
+    """port 0: no TCP listener, the Unix socket alone."""
+    def run(srv):
+        with tempfile.TemporaryDirectory(prefix='xkv-it-unix-') as tmp:
+            path = os.path.join(tmp, 's.sock')
+            exe = [REDIS_SERVER, '--save', '', '--daemonize', 'no'] if srv.kind == 'redis' \
+                else [t.env.xkvd, '--fastpath', 'no', '--io-engine', t.env.engine]
+            proc = subprocess.Popen(exe + ['--port', '0', '--unixsocket', path, '--dir', tmp],
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            try:
+                r = redis.Redis(unix_socket_path=path)
+                try:
+                    assert wait_until(lambda: os.path.exists(path), timeout=10)
+                    ok = wait_until(lambda: pings(r), timeout=10)
+                    ports = r.execute_command('CONFIG', 'GET', 'port')
+                    listening = tcp_listeners(proc.pid)
+                finally:
+                    r.close()
+            finally:
+                proc.terminate()
+                proc.wait(10)
+            return ok, ports, listening, os.path.exists(path)
+    assert t.same(run) == (True, [b'port', b'0'], [], False)
+
+
+def pings(r):
+    try:
+        return r.ping()
+    except redis.ConnectionError:
+        return False
+
+
+def tcp_listeners(pid):
+    """TCP sockets pid listens on (from /proc, by socket inode)."""
+    inodes = set()
+    fd_dir = '/proc/%d/fd' % pid
+    for fd in os.listdir(fd_dir):
+        try:
+            link = os.readlink(os.path.join(fd_dir, fd))
+        except OSError:
+            continue
+        if link.startswith('socket:['):
+            inodes.add(link[8:-1])
+    found = []
+    for table in ('/proc/%d/net/tcp' % pid, '/proc/%d/net/tcp6' % pid):
+        with open(table) as f:
+            for line in f.readlines()[1:]:
+                cols = line.split()
+                if cols[3] == '0A' and cols[9] in inodes:
+                    found.append(cols[1])
+    return found
