@@ -74,6 +74,10 @@ static void format_addr(const struct sockaddr_storage *ss, char *out, size_t len
 
 		inet_ntop(AF_INET6, &in6->sin6_addr, ip, sizeof(ip));
 		port = ntohs(in6->sin6_port);
+	} else if (ss->ss_family == AF_UNIX) {
+		/* As Redis: both ends are named by the server's socket path. */
+		snprintf(out, len, "%s:0", config.unixsocket);
+		return;
 	}
 	snprintf(out, len, "%s:%d", ip, port);
 }
@@ -93,8 +97,11 @@ struct client *client_create(struct worker *w, int fd)
 	c->bulk_len = -1;
 	c->ctime_ms = c->last_ms = mono_ms();
 	c->last_cmd = "NULL";
-	if (getpeername(fd, (struct sockaddr *)&ss, &slen) == 0)
+	if (getpeername(fd, (struct sockaddr *)&ss, &slen) == 0) {
 		format_addr(&ss, c->addr, sizeof(c->addr));
+		if (ss.ss_family == AF_UNIX)
+			c->flags |= CLIENT_UNIX_SOCKET;
+	}
 	slen = sizeof(ss);
 	if (getsockname(fd, (struct sockaddr *)&ss, &slen) == 0)
 		format_addr(&ss, c->laddr, sizeof(c->laddr));
@@ -266,6 +273,16 @@ char *client_info_line(struct client *c)
 	long sub = __atomic_load_n(&c->pubsub_counts[0], __ATOMIC_RELAXED);
 	long psub = __atomic_load_n(&c->pubsub_counts[1], __ATOMIC_RELAXED);
 	long ssub = __atomic_load_n(&c->pubsub_counts[2], __ATOMIC_RELAXED);
+	char flags[8], *f = flags;
+
+	/* In Redis's order; N when there is none. */
+	if (sub + psub + ssub)
+		*f++ = 'P';
+	if (c->flags & CLIENT_UNIX_SOCKET)
+		*f++ = 'U';
+	if (f == flags)
+		*f++ = 'N';
+	*f = '\0';
 
 	snprintf(line, 1024,
 		 "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=%ld "
@@ -274,9 +291,8 @@ char *client_info_line(struct client *c)
 		 "resp=%d lib-name=%s lib-ver=%s",
 		 (unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name ? c->name : "",
 		 (long long)(now - __atomic_load_n(&c->ctime_ms, __ATOMIC_RELAXED)) / 1000,
-		 (long long)(now - __atomic_load_n(&c->last_ms, __ATOMIC_RELAXED)) / 1000,
-		 sub + psub + ssub ? "P" : "N", __atomic_load_n(&c->db, __ATOMIC_RELAXED), sub,
-		 psub, ssub,
+		 (long long)(now - __atomic_load_n(&c->last_ms, __ATOMIC_RELAXED)) / 1000, flags,
+		 __atomic_load_n(&c->db, __ATOMIC_RELAXED), sub, psub, ssub,
 		 __atomic_load_n(&c->qlen, __ATOMIC_RELAXED) -
 			 __atomic_load_n(&c->qpos, __ATOMIC_RELAXED),
 		 __atomic_load_n(&c->qcap, __ATOMIC_RELAXED) -

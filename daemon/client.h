@@ -36,6 +36,7 @@ enum client_flag {
 	CLIENT_CLOSE_AFTER_REPLY = 1 << 0, /* QUIT, protocol error, KILL of self */
 	CLIENT_CLOSE_ASAP = 1 << 1,	   /* killed: drop without flushing */
 	CLIENT_NO_MORE_INPUT = 1 << 2,	   /* stop parsing, flush and close */
+	CLIENT_UNIX_SOCKET = 1 << 3,	   /* connected through the Unix socket */
 };
 
 struct client {
@@ -52,8 +53,8 @@ struct client {
 	char *name;	     /* CLIENT SETNAME, or NULL; guarded by the registry lock */
 	char *lib_name;	     /* CLIENT SETINFO, or NULL; guarded by the registry lock */
 	char *lib_ver;
-	char addr[64];	/* peer "ip:port" */
-	char laddr[64]; /* local "ip:port" */
+	char addr[128];	 /* peer "ip:port", or "/unix/socket/path:0" */
+	char laddr[128]; /* local "ip:port", or "/unix/socket/path:0" */
 
 	/* Request parsing: bytes qbuf[qpos..qlen) are unparsed. */
 	char *qbuf;
@@ -87,6 +88,7 @@ struct client {
 	/* Replies. */
 	struct reply_block *reply_head, *reply_tail;
 	size_t reply_bytes;
+	int64_t obuf_soft_since_ms; /* over the soft output limit since (obuf.c), or 0 */
 
 	/* Statistics, read by other threads through the registry. */
 	int64_t ctime_ms; /* connected at */

@@ -20,6 +20,9 @@
 struct client;
 struct worker;
 
+/* Listening sockets per worker: up to 16 bind addresses and the Unix socket. */
+#define WORKER_MAX_LISTEN 17
+
 /* A network engine: how one worker waits for and moves bytes. */
 struct net_engine {
 	const char *name;
@@ -54,7 +57,7 @@ struct mail {
 struct worker {
 	unsigned id;
 	pthread_t thread;
-	int listen_fds[16];
+	int listen_fds[WORKER_MAX_LISTEN]; /* bind addresses, then the Unix socket (shared) */
 	int nlisten;
 	int udp_fds[16]; /* the UDP protocol's sockets (udp.c) */
 	int nudp;
@@ -91,6 +94,7 @@ struct server {
 	uint64_t ops_last_total;
 	int64_t ops_last_ms;
 	char executable[4096];
+	int unix_fd; /* the Unix socket listener, in every worker's listen_fds; or -1 */
 };
 
 extern struct server server;

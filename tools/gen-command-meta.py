@@ -85,7 +85,7 @@ def rows(info, ours):
         head = 'META(%s, %s, %s' % (c_str(name), c_str(' '.join(info[6])),
                                    c_str(' '.join(info[7])))
         yield head + ''.join(',\n\t' + s for s in specs) + ')'
-    for sub in info[9] or []:
+    for sub in sorted(info[9] or [], key=lambda i: i[0]):
         yield from rows(sub, ours)
 
 

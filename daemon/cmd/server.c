@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /* Server commands: COMMAND, INFO, TIME, CONFIG, DEBUG, SHUTDOWN. */
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -853,6 +854,21 @@ void cmd_config_resetstat(struct client *c)
 	reply_ok(c);
 }
 
+void cmd_config_rewrite(struct client *c)
+{
+	int err = config_rewrite();
+
+	if (err == -ENOENT && !config.config_file) {
+		reply_error(c, "The server is running without a config file");
+	} else if (err) {
+		log_warning("CONFIG REWRITE failed: %s", strerror(-err));
+		reply_errorf(c, "Rewriting config file: %s", strerror(-err));
+	} else {
+		log_notice("CONFIG REWRITE executed with success.");
+		reply_ok(c);
+	}
+}
+
 void cmd_config_help(struct client *c)
 {
 	static const char *const help[] = {
@@ -863,8 +879,10 @@ void cmd_config_help(struct client *c)
 		"    Set the configuration <directive> to <value>.",
 		"RESETSTAT",
 		"    Reset statistics reported by the INFO command.",
+		"REWRITE",
+		"    Rewrite the configuration file.",
 		"HELP",
-		"    Print this help.",
+		"    Prints this help.",
 		NULL,
 	};
 
