@@ -95,7 +95,8 @@ static const struct config_def defs[] = {
 	STR("bind", bind, "127.0.0.1", CFG_IMMUTABLE | CFG_WORDS, NULL,
 	    "Addresses to listen on, space-separated; a leading `-` makes one optional."),
 	BOOL("protected-mode", protected_mode, "yes", 0,
-	     "With no `requirepass`, refuse TCP clients that are not on the loopback interface."),
+	     "With no `requirepass`, refuse TCP clients and UDP requests that do not come from "
+	     "the loopback interface."),
 	STR("unixsocket", unixsocket, "", CFG_IMMUTABLE, NULL,
 	    "Path of a Unix socket to listen on as well; empty: none."),
 	{ "unixsocketperm", CFG_OCTAL, CFG_IMMUTABLE, &config.unixsocketperm, "0", 0, 0777, NULL,

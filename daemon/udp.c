@@ -250,9 +250,15 @@ void udp_serve(struct worker *w, int fd)
 			return;
 		memset(out, 0, sizeof(out));
 		for (int i = 0; i < n; i++) {
-			size_t len = answer(b->in[i], in[i].msg_len, b->out[nout]);
+			size_t len;
 
 			__atomic_fetch_add(&w->stat_net_in, in[i].msg_len, __ATOMIC_RELAXED);
+			/* As over TCP; unanswered, the client falls back to TCP and
+			 * learns why there. */
+			if (worker_protected_refuses(&peers[i])) {
+				continue;
+			}
+			len = answer(b->in[i], in[i].msg_len, b->out[nout]);
 			if (!len)
 				continue;
 			__atomic_fetch_add(&w->stat_commands, 1, __ATOMIC_RELAXED);

@@ -104,21 +104,27 @@ void worker_drain_mail(struct worker *w)
 }
 
 /* Redis's protected mode lets in only these peers (exactly: not 127.0.0.2). */
-static bool peer_is_local(int fd)
+static bool peer_is_local(const struct sockaddr_storage *ss)
 {
-	struct sockaddr_storage ss;
-	socklen_t len = sizeof(ss);
 	char ip[INET6_ADDRSTRLEN] = "";
 
-	if (getpeername(fd, (struct sockaddr *)&ss, &len) < 0)
-		return false;
-	if (ss.ss_family == AF_UNIX)
+	if (ss->ss_family == AF_UNIX)
 		return true;
-	if (ss.ss_family == AF_INET)
-		inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, ip, sizeof(ip));
-	else if (ss.ss_family == AF_INET6)
-		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, ip, sizeof(ip));
+	if (ss->ss_family == AF_INET)
+		inet_ntop(AF_INET, &((const struct sockaddr_in *)ss)->sin_addr, ip, sizeof(ip));
+	else if (ss->ss_family == AF_INET6)
+		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)ss)->sin6_addr, ip, sizeof(ip));
 	return !strcmp(ip, "127.0.0.1") || !strcmp(ip, "::1");
+}
+
+bool worker_protected_refuses(const struct sockaddr_storage *peer)
+{
+	const char *pass;
+
+	if (!__atomic_load_n(&config.protected_mode, __ATOMIC_RELAXED))
+		return false;
+	pass = __atomic_load_n(&config.requirepass, __ATOMIC_ACQUIRE);
+	return !pass[0] && !peer_is_local(peer);
 }
 
 /* Refuses fd (Redis's message, then close) in protected mode; true if so. */
@@ -139,12 +145,10 @@ static bool protected_refuse(struct worker *w, int fd)
 		"'--protected-mode no' option. 4) Setup a an authentication password for the "
 		"default user. NOTE: You only need to do one of the above things in order for the "
 		"server to start accepting connections from the outside.\r\n";
-	const char *pass;
+	struct sockaddr_storage peer;
+	socklen_t len = sizeof(peer);
 
-	if (!__atomic_load_n(&config.protected_mode, __ATOMIC_RELAXED))
-		return false;
-	pass = __atomic_load_n(&config.requirepass, __ATOMIC_ACQUIRE);
-	if (pass[0] || peer_is_local(fd))
+	if (getpeername(fd, (struct sockaddr *)&peer, &len) < 0 || !worker_protected_refuses(&peer))
 		return false;
 	/* A fresh socket's buffer takes the whole line: one write, no wait. */
 	if (write(fd, denied, sizeof(denied) - 1) < 0)

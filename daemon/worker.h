@@ -14,6 +14,7 @@
 #define XKV_WORKER_H
 
 #include <pthread.h>
+#include <sys/socket.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -127,6 +128,8 @@ int worker_wait_ms(struct worker *w);
 /* Handles every message in w's mailbox (after its eventfd fired). */
 void worker_drain_mail(struct worker *w);
 /* Posts a message to w and wakes it. */
+/* Protected mode (no password set) refuses this peer: not loopback or a Unix socket. */
+bool worker_protected_refuses(const struct sockaddr_storage *peer);
 void worker_post(struct worker *w, enum mail_kind kind, uint64_t client_id);
 /* The same with a payload that w's drain hands to its owner module (and
  * that is freed with the mail if never delivered). */

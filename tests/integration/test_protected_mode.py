@@ -6,8 +6,9 @@ namespace of its own (a veth pair with a private address), removed after."""
 import ctypes
 import os
 import socket
+import struct
 
-from harness import Server, info_fields, test
+from harness import Server, info_fields, test, xkv_only
 
 CLONE_NEWNET = 0x40000000
 ADDR = '10.231.7.1'
@@ -102,6 +103,42 @@ def protected_mode_denies_remote_clients(t):
     assert got[2] == '1', got
     assert got[5] == (b'+PONG\r\n', False) and got[7][0].startswith(b'-DENIED'), got
     assert got[9][0].startswith(b'-NOAUTH'), got
+
+
+def udp_ping(port, host):
+    """A UDP PING (docs/udp-protocol.md) from host's address: the answer, or
+    None when none comes."""
+    body = b'*1\r\n$4\r\nPING\r\n'
+    req = struct.pack('!HBBIHHIQ', 0x584b, 1, 0, 7, len(body), 0, 0, 0) + body
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.settimeout(0.5)
+        s.connect((host, port))
+        s.send(req + bytes(64))
+        try:
+            return s.recv(2048)[24:]
+        except socket.timeout:
+            return None
+
+
+@test
+@xkv_only
+def protected_mode_covers_udp(t):
+    """The daemon's UDP side obeys protected mode as its TCP side does."""
+    with Namespace():
+        srv = Server('xkvd', binary=t.env.xkvd, engine=t.env.engine,
+                     directives={'bind': '127.0.0.1 ' + ADDR}).start()
+        t.spawned.append(srv)
+        try:
+            assert udp_ping(srv.port, '127.0.0.1') == b'+PONG\r\n'
+            assert udp_ping(srv.port, ADDR) is None
+            srv.call('CONFIG', 'SET', 'protected-mode', 'no')
+            assert udp_ping(srv.port, ADDR) == b'+PONG\r\n'
+            srv.call('CONFIG', 'SET', 'protected-mode', 'yes')
+            srv.call('CONFIG', 'SET', 'requirepass', 'pw')
+            # With a password the datagram is answered: NOAUTH, lacking the token.
+            assert udp_ping(srv.port, ADDR).startswith(b'-NOAUTH')
+        finally:
+            srv.stop()
 
 
 @test
