@@ -16,6 +16,7 @@ struct waiter {
 	struct client *client;	    /* read only by its own worker */
 	uint64_t client_id;
 	struct worker *worker;
+	struct blocked_state *st; /* only its unblock field, under the lock */
 	int db;
 	bool woken; /* a wake-up is in flight: the next change wakes the next one */
 	uint32_t klen;
@@ -28,11 +29,13 @@ struct blocked_state {
 	struct arg *argv; /* copies */
 	int64_t deadline; /* mono ms, 0: none */
 	bool null_bulk;
+	int unblock; /* CLIENT UNBLOCK claimed it: 1 timeout, 2 error (lock) */
 	int nwaiters;
 	struct waiter **waiters;
 };
 
 __thread bool blocking_retrying;
+__thread bool blocking_still_waiting;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct waiter *head, *tail;
@@ -65,6 +68,7 @@ void blocking_block(struct client *c, const int *keys, int n, int64_t timeout_ms
 		w->client = c;
 		w->client_id = c->id;
 		w->worker = c->worker;
+		w->st = st;
 		w->db = c->db;
 		w->klen = (uint32_t)k->len;
 		memcpy(w->key, k->p, k->len);
@@ -91,7 +95,7 @@ void blocking_key_changed(int db, const char *key, size_t len)
 		return;
 	pthread_mutex_lock(&lock);
 	for (struct waiter *w = head; w; w = w->next) {
-		if (w->db != db || w->klen != len || memcmp(w->key, key, len))
+		if (w->db != db || w->klen != len || memcmp(w->key, key, len) || w->st->unblock)
 			continue;
 		if (w->woken)
 			break; /* the one ahead will pass the turn on */
@@ -139,9 +143,31 @@ void blocking_unblock(struct client *c)
 /* After c was answered: carry on with what it sent meanwhile. */
 static void resume(struct client *c)
 {
+	client_command_done(c);
 	if (!client_process_input(c) && !(c->flags & CLIENT_CLOSE_ASAP))
 		c->flags |= CLIENT_CLOSE_AFTER_REPLY;
 	c->worker->engine->wants_write(c);
+}
+
+/* Unblocks c and passes the turn on its keys to the next waiter, for
+ * elements that may remain (or that c, unblocked otherwise, did not take). */
+static void unblock_passing_turn(struct client *c)
+{
+	struct blocked_state *st = c->blocked;
+	int db = c->db, n = st->nwaiters;
+	struct arg *keys = xmalloc(sizeof(*keys) * (size_t)n);
+
+	for (int i = 0; i < n; i++) {
+		keys[i].p = xstrndup(st->waiters[i]->key, st->waiters[i]->klen);
+		keys[i].len = st->waiters[i]->klen;
+		db = st->waiters[i]->db;
+	}
+	blocking_unblock(c);
+	for (int i = 0; i < n; i++) {
+		blocking_key_changed(db, keys[i].p, keys[i].len);
+		xfree(keys[i].p);
+	}
+	xfree(keys);
 }
 
 void blocking_retry(struct client *c)
@@ -149,35 +175,28 @@ void blocking_retry(struct client *c)
 	struct blocked_state *st = c->blocked;
 	struct arg *argv = c->argv;
 	int argc = c->argc;
-	size_t before = c->reply_bytes;
 	struct command *cmd;
+	bool claimed;
 
 	if (!st || c->closing)
+		return;
+	/* CLIENT UNBLOCK got there first: its mail answers c. */
+	pthread_mutex_lock(&lock);
+	claimed = st->unblock != 0;
+	pthread_mutex_unlock(&lock);
+	if (claimed)
 		return;
 	cmd = command_lookup(st->argv[0].p, st->argv[0].len);
 	c->argv = st->argv;
 	c->argc = st->argc;
 	blocking_retrying = true;
+	blocking_still_waiting = false;
 	command_call(c, cmd, true);
 	blocking_retrying = false;
 	c->argv = argv;
 	c->argc = argc;
-	if (c->reply_bytes != before) {
-		/* Served: pass the turn on, for elements that may remain. */
-		int db = c->db, n = st->nwaiters;
-		struct arg *keys = xmalloc(sizeof(*keys) * (size_t)n);
-
-		for (int i = 0; i < n; i++) {
-			keys[i].p = xstrndup(st->waiters[i]->key, st->waiters[i]->klen);
-			keys[i].len = st->waiters[i]->klen;
-			db = st->waiters[i]->db;
-		}
-		blocking_unblock(c);
-		for (int i = 0; i < n; i++) {
-			blocking_key_changed(db, keys[i].p, keys[i].len);
-			xfree(keys[i].p);
-		}
-		xfree(keys);
+	if (!blocking_still_waiting) {
+		unblock_passing_turn(c);
 		resume(c);
 		return;
 	}
@@ -195,7 +214,8 @@ void blocking_timeouts(struct worker *w)
 	for (struct client *c = w->clients; c && w->nblocked; c = c->next_in_worker) {
 		struct blocked_state *st = c->blocked;
 
-		if (!st || c->closing || !st->deadline || now < st->deadline)
+		if (!st || c->closing || !st->deadline || now < st->deadline ||
+		    __atomic_load_n(&st->unblock, __ATOMIC_RELAXED))
 			continue;
 		if (st->null_bulk)
 			reply_null(c);
@@ -204,4 +224,38 @@ void blocking_timeouts(struct worker *w)
 		blocking_unblock(c);
 		resume(c);
 	}
+}
+
+bool blocking_unblock_id(uint64_t id, bool error)
+{
+	struct worker *target = NULL;
+
+	pthread_mutex_lock(&lock);
+	for (struct waiter *w = head; w; w = w->next) {
+		if (w->client_id != id || w->st->unblock)
+			continue;
+		__atomic_store_n(&w->st->unblock, error ? 2 : 1, __ATOMIC_RELAXED);
+		target = w->worker;
+		break;
+	}
+	pthread_mutex_unlock(&lock);
+	if (target)
+		worker_post(target, error ? MAIL_UNBLOCK_ERROR : MAIL_UNBLOCK_TIMEOUT, id);
+	return target != NULL;
+}
+
+void blocking_unblock_requested(struct client *c, bool error)
+{
+	struct blocked_state *st = c->blocked;
+
+	if (!st || c->closing)
+		return;
+	if (error)
+		reply_error(c, "-UNBLOCKED client unblocked via CLIENT UNBLOCK");
+	else if (st->null_bulk)
+		reply_null(c);
+	else
+		reply_null_array(c);
+	unblock_passing_turn(c);
+	resume(c);
 }

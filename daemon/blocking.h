@@ -24,6 +24,8 @@ struct command;
 
 /* True while a blocked command is being run again (it must not re-block). */
 extern __thread bool blocking_retrying;
+/* Set by a command run again that found nothing: it goes on waiting. */
+extern __thread bool blocking_still_waiting;
 
 /* May the current command block? (Not inside MULTI/EXEC, not on retry.) */
 bool blocking_allowed(const struct client *c);
@@ -38,5 +40,11 @@ void blocking_retry(struct client *c);
 void blocking_timeouts(struct worker *w);
 /* Forgets c's waits (unblocked, reset, closed). */
 void blocking_unblock(struct client *c);
+/* CLIENT UNBLOCK, from any worker: if client id is blocked, claims it (no
+ * key change serves it any more) and asks its worker to answer it with the
+ * timeout reply or the UNBLOCKED error. True if it was blocked. */
+bool blocking_unblock_id(uint64_t id, bool error);
+/* On c's worker: the answer blocking_unblock_id() asked for. */
+void blocking_unblock_requested(struct client *c, bool error);
 
 #endif

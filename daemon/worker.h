@@ -41,7 +41,10 @@ enum mail_kind {
 	MAIL_KILL_CLIENT,
 	MAIL_WAKE,
 	MAIL_PUBSUB,
-	MAIL_UNBLOCK, /* a key a blocked client waits on changed */
+	MAIL_UNBLOCK,	      /* a key a blocked client waits on changed */
+	MAIL_MONITOR,	      /* a MONITOR line for this worker's monitors (monitor.c) */
+	MAIL_UNBLOCK_TIMEOUT, /* CLIENT UNBLOCK of a blocked client (blocking.c) */
+	MAIL_UNBLOCK_ERROR,
 };
 
 struct mail {
@@ -65,6 +68,13 @@ struct worker {
 
 	struct client *clients; /* owned, doubly linked */
 	unsigned nblocked;	/* of them, blocked in BLPOP & co. */
+	/* Of them, held by CLIENT PAUSE, oldest first (pause.c). */
+	struct client *held_head, *held_tail;
+	unsigned nheld;
+	/* Of them, in MONITOR mode (monitor.c); nmonitors is read by feeders
+	 * on every worker (relaxed atomic). */
+	struct client *monitors;
+	unsigned nmonitors;
 
 	pthread_mutex_t mail_lock;
 	struct mail *mail_head, *mail_tail;
