@@ -277,6 +277,8 @@ static void info_flags(struct client *c, char *out, bool pubsub)
 		*p++ = 'O';
 	if (pubsub)
 		*p++ = 'P';
+	if (__atomic_load_n(&c->in_multi, __ATOMIC_RELAXED))
+		*p++ = 'x';
 	/* Held by CLIENT PAUSE counts as blocked, as in Redis. */
 	if (__atomic_load_n(&c->blocked, __ATOMIC_RELAXED) || (f & CLIENT_HELD))
 		*p++ = 'b';
