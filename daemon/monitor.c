@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -28,13 +29,17 @@ struct monitor_line {
 /*
  * Arguments the running command asked to hide. Valid only for the command it
  * was recorded for (the client and its command count), so a stale entry can
- * never redact, or leak into, another command's line.
+ * never redact, or leak into, another command's line. Past the fixed room,
+ * everything from the first index that did not fit is hidden: more, never
+ * less.
  */
+#define REDACT_MAX 16
+
 static __thread struct {
 	const struct client *c;
 	uint64_t seq;
-	int n, cap;
-	int *idx;
+	int n, from;
+	int idx[REDACT_MAX];
 } redact;
 
 void monitor_redact(struct client *c, int i)
@@ -43,18 +48,20 @@ void monitor_redact(struct client *c, int i)
 		redact.c = c;
 		redact.seq = c->commands;
 		redact.n = 0;
+		redact.from = INT_MAX;
 	}
-	if (redact.n == redact.cap) {
-		redact.cap = redact.cap ? 2 * redact.cap : 4;
-		redact.idx = xrealloc(redact.idx, sizeof(*redact.idx) * (size_t)redact.cap);
-	}
-	redact.idx[redact.n++] = i;
+	if (redact.n < REDACT_MAX)
+		redact.idx[redact.n++] = i;
+	else if (i < redact.from)
+		redact.from = i;
 }
 
 static bool redacted(const struct client *c, int i)
 {
 	if (redact.c != c || redact.seq != c->commands)
 		return false;
+	if (i >= redact.from)
+		return true;
 	for (int k = 0; k < redact.n; k++)
 		if (redact.idx[k] == i)
 			return true;
