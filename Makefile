@@ -220,6 +220,11 @@ run: deps
 docs: $(OUTPUT)/xkvd
 	$(call msg,GEN,docs/commands.md)
 	$(Q)$(PYTHON) tools/gen-commands-md.py $(OUTPUT)/xkvd > docs/commands.md
+	$(call msg,GEN,daemon/cmd/meta_redis.def)
+	$(Q)$(PYTHON) tools/gen-command-meta.py $(OUTPUT)/xkvd > daemon/cmd/meta_redis.def.tmp
+	$(Q)mv daemon/cmd/meta_redis.def.tmp daemon/cmd/meta_redis.def
+	$(call msg,GEN,docs/configuration.md)
+	$(Q)$(OUTPUT)/xkvd --config-doc > docs/configuration.md
 
 format:
 	$(Q)clang-format -i $$(git ls-files '*.c' '*.h')
@@ -239,7 +244,7 @@ help:
 	@echo '  deps         install the Debian packages the build and tests need'
 	@echo '  run          install, build and run xkvd on 127.0.0.1:6379'
 	@echo '  test         install, build and run every test tier'
-	@echo '  docs         regenerate docs/commands.md from the command table'
+	@echo '  docs         regenerate docs/commands.md and docs/configuration.md from their tables'
 	@echo '  bench        redis-benchmark side by side with redis-server (docs/benchmarks.md)'
 	@echo '  bench-compare   xkv-bench side by side with redis-server, with plots in docs/img'
 	@echo '  bench-fastpath  the kernel fast path vs the daemon, redis-server and the XDP ceiling'

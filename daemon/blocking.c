@@ -6,6 +6,7 @@
 #include "blocking.h"
 #include "client.h"
 #include "commands.h"
+#include "errorstats.h"
 #include "mem.h"
 #include "multi.h"
 #include "util.h"
@@ -13,33 +14,50 @@
 
 struct waiter {
 	struct waiter *prev, *next; /* the global FIFO, oldest first */
-	struct client *client;	    /* read only by its own worker */
-	uint64_t client_id;
-	struct worker *worker;
-	struct blocked_state *st; /* only its unblock field, under the lock */
+	struct blocked_state *st;
 	int db;
-	bool woken; /* a wake-up is in flight: the next change wakes the next one */
 	uint32_t klen;
 	char key[];
 };
 
+enum blocked_phase {
+	BLOCKED_WAITING,
+	BLOCKED_SERVING,  /* claimed by a thread running its command, or served */
+	BLOCKED_ORPHANED, /* its client let go while it was being served */
+};
+
+/* A blocked command: read by any thread once in the FIFO, freed by whoever
+ * holds it last (its worker, or the thread that serves it). */
 struct blocked_state {
-	struct command *cmd;
+	uint64_t client_id;
+	struct worker *worker;
+	int db, resp;
 	int argc;
 	struct arg *argv; /* copies */
 	int64_t deadline; /* mono ms, 0: none */
 	bool null_bulk;
-	int unblock; /* CLIENT UNBLOCK claimed it: 1 timeout, 2 error (lock) */
-	int nwaiters;
+	enum blocked_phase phase; /* under the lock */
+	int nwaiters;		  /* in the FIFO; 0 once served */
 	struct waiter **waiters;
+	char *reply; /* MAIL_SERVED: what to answer */
+	size_t reply_len;
+};
+
+/* Keys changed by this thread's command that have waiters, to serve. */
+struct ready_key {
+	int db;
+	uint32_t len;
+	char *key;
 };
 
 __thread bool blocking_retrying;
-__thread bool blocking_still_waiting;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct waiter *head, *tail;
 static _Atomic int nwaiters;
+
+static __thread struct ready_key *ready;
+static __thread int nready, ready_cap;
 
 bool blocking_allowed(const struct client *c)
 {
@@ -50,7 +68,10 @@ void blocking_block(struct client *c, const int *keys, int n, int64_t timeout_ms
 {
 	struct blocked_state *st = xcalloc(1, sizeof(*st));
 
-	st->cmd = NULL;
+	st->client_id = c->id;
+	st->worker = c->worker;
+	st->db = c->db;
+	st->resp = c->resp;
 	st->argc = c->argc;
 	st->argv = xmalloc(sizeof(*st->argv) * (size_t)c->argc);
 	for (int i = 0; i < c->argc; i++) {
@@ -65,9 +86,6 @@ void blocking_block(struct client *c, const int *keys, int n, int64_t timeout_ms
 		const struct arg *k = &c->argv[keys[i]];
 		struct waiter *w = xcalloc(1, sizeof(*w) + k->len);
 
-		w->client = c;
-		w->client_id = c->id;
-		w->worker = c->worker;
 		w->st = st;
 		w->db = c->db;
 		w->klen = (uint32_t)k->len;
@@ -86,36 +104,39 @@ void blocking_block(struct client *c, const int *keys, int n, int64_t timeout_ms
 	c->worker->nblocked++;
 }
 
+static bool waiter_is(const struct waiter *w, int db, const char *key, size_t len)
+{
+	return w->db == db && w->klen == len && !memcmp(w->key, key, len);
+}
+
 void blocking_key_changed(int db, const char *key, size_t len)
 {
-	struct worker *target = NULL;
-	uint64_t id = 0;
+	bool waited = false;
 
 	if (!atomic_load_explicit(&nwaiters, memory_order_relaxed))
 		return;
+	for (int i = 0; i < nready; i++)
+		if (ready[i].db == db && ready[i].len == len && !memcmp(ready[i].key, key, len))
+			return;
 	pthread_mutex_lock(&lock);
-	for (struct waiter *w = head; w; w = w->next) {
-		if (w->db != db || w->klen != len || memcmp(w->key, key, len) || w->st->unblock)
-			continue;
-		if (w->woken)
-			break; /* the one ahead will pass the turn on */
-		w->woken = true;
-		target = w->worker;
-		id = w->client_id;
-		break;
-	}
+	for (struct waiter *w = head; w && !waited; w = w->next)
+		waited = waiter_is(w, db, key, len) && w->st->phase == BLOCKED_WAITING;
 	pthread_mutex_unlock(&lock);
-	if (target)
-		worker_post(target, MAIL_UNBLOCK, id);
+	if (!waited)
+		return;
+	if (nready == ready_cap) {
+		ready_cap = ready_cap ? ready_cap * 2 : 8;
+		ready = xrealloc(ready, sizeof(*ready) * (size_t)ready_cap);
+	}
+	ready[nready].db = db;
+	ready[nready].len = (uint32_t)len;
+	ready[nready].key = xstrndup(key, len);
+	nready++;
 }
 
-void blocking_unblock(struct client *c)
+/* Takes st's waiters out of the FIFO (under the lock). */
+static void unlink_waiters(struct blocked_state *st)
 {
-	struct blocked_state *st = c->blocked;
-
-	if (!st)
-		return;
-	pthread_mutex_lock(&lock);
 	for (int i = 0; i < st->nwaiters; i++) {
 		struct waiter *w = st->waiters[i];
 
@@ -130,14 +151,186 @@ void blocking_unblock(struct client *c)
 		xfree(w);
 		atomic_fetch_sub(&nwaiters, 1);
 	}
-	pthread_mutex_unlock(&lock);
+	st->nwaiters = 0;
+}
+
+static void free_state(struct blocked_state *st)
+{
 	for (int i = 0; i < st->argc; i++)
 		xfree(st->argv[i].p);
 	xfree(st->argv);
 	xfree(st->waiters);
+	xfree(st->reply);
 	xfree(st);
-	c->blocked = NULL;
-	c->worker->nblocked--;
+}
+
+/* The oldest waiter on key still waiting, now claimed; NULL if none. */
+static struct blocked_state *claim(int db, const char *key, size_t len)
+{
+	struct blocked_state *st = NULL;
+
+	pthread_mutex_lock(&lock);
+	for (struct waiter *w = head; w; w = w->next) {
+		if (waiter_is(w, db, key, len) && w->st->phase == BLOCKED_WAITING) {
+			st = w->st;
+			st->phase = BLOCKED_SERVING;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&lock);
+	return st;
+}
+
+/* Its command found nothing to serve it with: it waits on. */
+static void unclaim(struct blocked_state *st)
+{
+	pthread_mutex_lock(&lock);
+	if (st->phase == BLOCKED_ORPHANED) {
+		unlink_waiters(st);
+		pthread_mutex_unlock(&lock);
+		free_state(st);
+		return;
+	}
+	st->phase = BLOCKED_WAITING;
+	pthread_mutex_unlock(&lock);
+}
+
+/* Served: out of the FIFO, and its reply on the way to its worker. */
+static void served(struct blocked_state *st)
+{
+	bool orphaned;
+
+	pthread_mutex_lock(&lock);
+	unlink_waiters(st);
+	orphaned = st->phase == BLOCKED_ORPHANED;
+	pthread_mutex_unlock(&lock);
+	if (orphaned)
+		free_state(st);
+	else
+		worker_post_payload(st->worker, MAIL_SERVED, st->client_id, st);
+}
+
+/* Runs st's command for its client, replying into a stand-in client; true
+ * if that served it (it replied). The caller holds the shards of its keys. */
+static bool run_for(struct blocked_state *st, struct command *cmd)
+{
+	struct client proxy = { .id = st->client_id, .fd = -1 };
+	struct client *outer = current_client;
+	char *p;
+
+	proxy.worker = st->worker; /* for its error count, which is atomic */
+	proxy.db = st->db;
+	proxy.resp = st->resp;
+	proxy.authenticated = true;
+	proxy.argc = st->argc;
+	proxy.argv = st->argv;
+	current_client = &proxy;
+	blocking_retrying = true;
+	cmd->fn(&proxy);
+	blocking_retrying = false;
+	current_client = outer;
+	if (!proxy.reply_bytes)
+		return false;
+	st->reply = p = xmalloc(proxy.reply_bytes);
+	st->reply_len = proxy.reply_bytes;
+	while (proxy.reply_head) {
+		struct reply_block *b = proxy.reply_head;
+
+		memcpy(p, b->data, b->used);
+		p += b->used;
+		proxy.reply_head = b->next;
+		xfree(b);
+	}
+	served(st);
+	return true;
+}
+
+/* Every shard of ls is one held holds (or the thread holds them all). */
+static bool covered(const struct lockset *held, const struct lockset *ls)
+{
+	if (store_locks_held)
+		return true;
+	if (!held->held)
+		return false;
+	for (unsigned i = 0; i < ls->n; i++) {
+		unsigned j = 0;
+
+		while (j < held->n && held->ids[j] != ls->ids[i])
+			j++;
+		if (j == held->n)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Serves the ready keys' waiters, oldest first, for as long as each key's
+ * next waiter gets an answer (its pop's own change keeps the key ready).
+ * With held, only the waiters whose shards it holds, under those locks; a
+ * key whose next waiter needs others stays ready for blocking_serve_ready.
+ */
+static void serve(const struct lockset *held)
+{
+	int i = 0;
+
+	while (i < nready) {
+		struct ready_key r = ready[i];
+		struct blocked_state *st;
+		bool later = false;
+
+		while ((st = claim(r.db, r.key, r.len))) {
+			struct command *cmd = command_lookup(st->argv[0].p, st->argv[0].len);
+			struct lockset ls;
+			bool ok;
+
+			lockset_init(&ls);
+			command_add_all_key_locks(cmd, st->db, st->argc, st->argv, &ls);
+			if (held && !covered(held, &ls)) {
+				unclaim(st);
+				later = true;
+				break;
+			}
+			/* The command runs under ls, as under EXEC: a handler that
+			 * locks for itself must not take them again. */
+			if (!held)
+				lockset_acquire(&ls);
+			store_locks_held++;
+			ok = run_for(st, cmd);
+			store_locks_held--;
+			if (!held)
+				lockset_release(&ls);
+			if (!ok) {
+				unclaim(st);
+				break;
+			}
+		}
+		if (later) {
+			i++;
+			continue;
+		}
+		xfree(r.key);
+		memmove(ready + i, ready + i + 1, sizeof(*ready) * (size_t)(nready - i - 1));
+		nready--;
+	}
+	/* Thread-local: nothing must outlive the thread. */
+	if (!nready) {
+		xfree(ready);
+		ready = NULL;
+		ready_cap = 0;
+	}
+}
+
+void blocking_serve_held(const struct lockset *held)
+{
+	/* A transaction's waiters are served once EXEC is done, as in Redis. */
+	if (nready && !multi_executing)
+		serve(held);
+}
+
+void blocking_serve_ready(void)
+{
+	if (nready && !multi_executing)
+		serve(NULL);
 }
 
 /* After c was answered: carry on with what it sent meanwhile. */
@@ -149,62 +342,57 @@ static void resume(struct client *c)
 	c->worker->engine->wants_write(c);
 }
 
-/* Unblocks c and passes the turn on its keys to the next waiter, for
- * elements that may remain (or that c, unblocked otherwise, did not take). */
-static void unblock_passing_turn(struct client *c)
+void blocking_deliver(struct worker *w, void *payload)
 {
-	struct blocked_state *st = c->blocked;
-	int db = c->db, n = st->nwaiters;
-	struct arg *keys = xmalloc(sizeof(*keys) * (size_t)n);
+	struct blocked_state *st = payload;
+	struct client *c = w->clients;
 
-	for (int i = 0; i < n; i++) {
-		keys[i].p = xstrndup(st->waiters[i]->key, st->waiters[i]->klen);
-		keys[i].len = st->waiters[i]->klen;
-		db = st->waiters[i]->db;
+	while (c && c->id != st->client_id)
+		c = c->next_in_worker;
+	/* Gone, or unblocked meanwhile (RESET): the answer is dropped. */
+	if (!c || c->blocked != st || c->closing) {
+		free_state(st);
+		return;
 	}
-	blocking_unblock(c);
-	for (int i = 0; i < n; i++) {
-		blocking_key_changed(db, keys[i].p, keys[i].len);
-		xfree(keys[i].p);
-	}
-	xfree(keys);
+	c->blocked = NULL;
+	w->nblocked--;
+	reply_raw(c, st->reply, st->reply_len);
+	free_state(st);
+	resume(c);
 }
 
-void blocking_retry(struct client *c)
+bool blocking_cancel(struct client *c)
 {
 	struct blocked_state *st = c->blocked;
-	struct arg *argv = c->argv;
-	int argc = c->argc;
-	struct command *cmd;
-	bool claimed;
+	bool waiting;
 
-	if (!st || c->closing)
-		return;
-	/* CLIENT UNBLOCK got there first: its mail answers c. */
+	if (!st)
+		return false;
 	pthread_mutex_lock(&lock);
-	claimed = st->unblock != 0;
+	waiting = st->phase == BLOCKED_WAITING;
+	if (waiting)
+		unlink_waiters(st);
 	pthread_mutex_unlock(&lock);
-	if (claimed)
+	if (!waiting)
+		return false;
+	free_state(st);
+	c->blocked = NULL;
+	c->worker->nblocked--;
+	return true;
+}
+
+void blocking_unblock(struct client *c)
+{
+	struct blocked_state *st = c->blocked;
+
+	if (!st || blocking_cancel(c))
 		return;
-	cmd = command_lookup(st->argv[0].p, st->argv[0].len);
-	c->argv = st->argv;
-	c->argc = st->argc;
-	blocking_retrying = true;
-	blocking_still_waiting = false;
-	command_call(c, cmd, true);
-	blocking_retrying = false;
-	c->argv = argv;
-	c->argc = argc;
-	if (!blocking_still_waiting) {
-		unblock_passing_turn(c);
-		resume(c);
-		return;
-	}
-	/* Someone else got there first: wait for the next change. */
+	/* Being served: whoever holds it frees it, and drops the answer. */
 	pthread_mutex_lock(&lock);
-	for (int i = 0; i < st->nwaiters; i++)
-		st->waiters[i]->woken = false;
+	st->phase = BLOCKED_ORPHANED;
 	pthread_mutex_unlock(&lock);
+	c->blocked = NULL;
+	c->worker->nblocked--;
 }
 
 void blocking_timeouts(struct worker *w)
@@ -213,49 +401,51 @@ void blocking_timeouts(struct worker *w)
 
 	for (struct client *c = w->clients; c && w->nblocked; c = c->next_in_worker) {
 		struct blocked_state *st = c->blocked;
+		bool null_bulk;
 
-		if (!st || c->closing || !st->deadline || now < st->deadline ||
-		    __atomic_load_n(&st->unblock, __ATOMIC_RELAXED))
+		if (!st || c->closing || !st->deadline || now < st->deadline)
 			continue;
-		if (st->null_bulk)
+		null_bulk = st->null_bulk;
+		/* Being served: the answer is on its way instead. */
+		if (!blocking_cancel(c))
+			continue;
+		if (null_bulk)
 			reply_null(c);
 		else
 			reply_null_array(c);
-		blocking_unblock(c);
 		resume(c);
 	}
 }
 
 bool blocking_unblock_id(uint64_t id, bool error)
 {
-	struct worker *target = NULL;
+	static const char unblocked[] = "-UNBLOCKED client unblocked via CLIENT UNBLOCK";
+	struct blocked_state *st = NULL;
+	const char *answer;
 
 	pthread_mutex_lock(&lock);
 	for (struct waiter *w = head; w; w = w->next) {
-		if (w->client_id != id || w->st->unblock)
-			continue;
-		__atomic_store_n(&w->st->unblock, error ? 2 : 1, __ATOMIC_RELAXED);
-		target = w->worker;
-		break;
+		if (w->st->client_id == id && w->st->phase == BLOCKED_WAITING) {
+			st = w->st;
+			st->phase = BLOCKED_SERVING;
+			break;
+		}
 	}
 	pthread_mutex_unlock(&lock);
-	if (target)
-		worker_post(target, error ? MAIL_UNBLOCK_ERROR : MAIL_UNBLOCK_TIMEOUT, id);
-	return target != NULL;
-}
-
-void blocking_unblock_requested(struct client *c, bool error)
-{
-	struct blocked_state *st = c->blocked;
-
-	if (!st || c->closing)
-		return;
-	if (error)
-		reply_error(c, "-UNBLOCKED client unblocked via CLIENT UNBLOCK");
-	else if (st->null_bulk)
-		reply_null(c);
-	else
-		reply_null_array(c);
-	unblock_passing_turn(c);
-	resume(c);
+	if (!st)
+		return false;
+	/* The answer its timeout would give, or the error, in its protocol. */
+	if (error) {
+		errorstats_count(unblocked);
+		__atomic_fetch_add(&st->worker->stat_errors, 1, __ATOMIC_RELAXED);
+		answer = "-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n";
+	} else if (st->resp >= 3) {
+		answer = "_\r\n";
+	} else {
+		answer = st->null_bulk ? "$-1\r\n" : "*-1\r\n";
+	}
+	st->reply_len = strlen(answer);
+	st->reply = xstrndup(answer, st->reply_len);
+	served(st);
+	return true;
 }

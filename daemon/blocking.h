@@ -4,13 +4,19 @@
  * changes or their timeout passes.
  *
  * Waiters on every key of every worker sit in one FIFO under the blocking
- * lock (a leaf lock: only the mailbox lock is taken under it). When a key
- * changes (the store's choke point calls blocking_key_changed), the oldest
- * waiter not yet woken for it is sent a mailbox message; its own worker then
- * runs its command again, under the key locks as any command. If the data is
- * still there it is served and unblocked; otherwise it goes on waiting. A
- * pop's own change wakes the next waiter, so one push of several elements
- * serves several waiters, in the order they blocked.
+ * lock (a leaf lock: only the mailbox lock is taken under it). As in Redis, a
+ * change that feeds a waiter serves it before anything else can take the
+ * data: the store's choke point (blocking_key_changed) notes the key, and the
+ * thread that made the change, at the end of its command, runs each waiter's
+ * command again on the waiter's behalf, oldest first, while it can be served.
+ * When the waiter's keys lie in shards that command already holds, this
+ * happens under those same locks, so no other command can come between; else
+ * right after they are released, before the writer's reply is sent.
+ *
+ * The reply travels to the waiter's own worker by mailbox (MAIL_SERVED),
+ * which answers the client and carries on with its pipelined input. A waiter
+ * being served is "claimed": its timeout and its client's closing leave it to
+ * the serving thread, which frees what nobody will receive.
  */
 #ifndef XKV_BLOCKING_H
 #define XKV_BLOCKING_H
@@ -19,13 +25,11 @@
 #include <stdint.h>
 
 struct client;
+struct lockset;
 struct worker;
-struct command;
 
 /* True while a blocked command is being run again (it must not re-block). */
 extern __thread bool blocking_retrying;
-/* Set by a command run again that found nothing: it goes on waiting. */
-extern __thread bool blocking_still_waiting;
 
 /* May the current command block? (Not inside MULTI/EXEC, not on retry.) */
 bool blocking_allowed(const struct client *c);
@@ -34,17 +38,23 @@ bool blocking_allowed(const struct client *c);
 void blocking_block(struct client *c, const int *keys, int n, int64_t timeout_ms, bool null_bulk);
 /* The store's hook: key in db changed (its shard lock is held). */
 void blocking_key_changed(int db, const char *key, size_t len);
-/* On c's worker: run c's blocked command again (mailbox wake-up). */
-void blocking_retry(struct client *c);
+/* At the end of a command, with its locks (held) still taken: serves the
+ * waiters whose keys all lie in held. */
+void blocking_serve_held(const struct lockset *held);
+/* With no store lock taken: serves every waiter the changes so far can feed. */
+void blocking_serve_ready(void);
+/* On the waiter's worker: the mail of a served client (payload). */
+void blocking_deliver(struct worker *w, void *payload);
 /* On w: answer the blocked clients whose timeout passed. */
 void blocking_timeouts(struct worker *w);
-/* Forgets c's waits (unblocked, reset, closed). */
+/* Takes c out of waiting, unanswered; false if it was not blocked or a
+ * thread is serving it already (then its answer is on the way). */
+bool blocking_cancel(struct client *c);
+/* Forgets c's waits (reset, closed); an answer on the way is dropped. */
 void blocking_unblock(struct client *c);
-/* CLIENT UNBLOCK, from any worker: if client id is blocked, claims it (no
- * key change serves it any more) and asks its worker to answer it with the
- * timeout reply or the UNBLOCKED error. True if it was blocked. */
+/* CLIENT UNBLOCK, from any worker: if client id waits, claims it (no key
+ * change serves it any more) and sends its worker the timeout reply or the
+ * UNBLOCKED error, as an answer. True if it was waiting. */
 bool blocking_unblock_id(uint64_t id, bool error);
-/* On c's worker: the answer blocking_unblock_id() asked for. */
-void blocking_unblock_requested(struct client *c, bool error);
 
 #endif

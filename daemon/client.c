@@ -76,6 +76,10 @@ static void format_addr(const struct sockaddr_storage *ss, char *out, size_t len
 
 		inet_ntop(AF_INET6, &in6->sin6_addr, ip, sizeof(ip));
 		port = ntohs(in6->sin6_port);
+	} else if (ss->ss_family == AF_UNIX) {
+		/* As Redis: both ends are named by the server's socket path. */
+		snprintf(out, len, "%s:0", config.unixsocket);
+		return;
 	}
 	snprintf(out, len, "%s:%d", ip, port);
 }
@@ -95,8 +99,11 @@ struct client *client_create(struct worker *w, int fd)
 	c->bulk_len = -1;
 	c->ctime_ms = c->last_ms = mono_ms();
 	c->last_cmd = "NULL";
-	if (getpeername(fd, (struct sockaddr *)&ss, &slen) == 0)
+	if (getpeername(fd, (struct sockaddr *)&ss, &slen) == 0) {
 		format_addr(&ss, c->addr, sizeof(c->addr));
+		if (ss.ss_family == AF_UNIX)
+			c->flags |= CLIENT_UNIX_SOCKET;
+	}
 	slen = sizeof(ss);
 	if (getsockname(fd, (struct sockaddr *)&ss, &slen) == 0)
 		format_addr(&ss, c->laddr, sizeof(c->laddr));
@@ -282,6 +289,8 @@ static void info_flags(struct client *c, char *out, bool pubsub)
 	/* Held by CLIENT PAUSE counts as blocked, as in Redis. */
 	if (__atomic_load_n(&c->blocked, __ATOMIC_RELAXED) || (f & CLIENT_HELD))
 		*p++ = 'b';
+	if (f & CLIENT_UNIX_SOCKET)
+		*p++ = 'U';
 	if (f & CLIENT_NO_EVICT)
 		*p++ = 'e';
 	if (f & CLIENT_NO_TOUCH)

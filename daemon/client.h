@@ -36,16 +36,17 @@ enum client_flag {
 	CLIENT_CLOSE_AFTER_REPLY = 1 << 0, /* QUIT, protocol error, KILL of self */
 	CLIENT_CLOSE_ASAP = 1 << 1,	   /* killed: drop without flushing */
 	CLIENT_NO_MORE_INPUT = 1 << 2,	   /* stop parsing, flush and close */
-	CLIENT_MONITOR = 1 << 3,	   /* in MONITOR mode (monitor.c) */
-	CLIENT_HELD = 1 << 4,		   /* its command waits for CLIENT PAUSE to end (pause.c) */
+	CLIENT_UNIX_SOCKET = 1 << 3,	   /* connected through the Unix socket */
+	CLIENT_MONITOR = 1 << 4,	   /* in MONITOR mode (monitor.c) */
+	CLIENT_HELD = 1 << 5,		   /* its command waits for CLIENT PAUSE to end (pause.c) */
 	/* CLIENT REPLY: OFF mutes every reply; SKIP_NEXT (set by CLIENT REPLY
 	 * SKIP) becomes SKIP, muting one command, once that command is done. */
-	CLIENT_REPLY_OFF = 1 << 5,
-	CLIENT_REPLY_SKIP = 1 << 6,
-	CLIENT_REPLY_SKIP_NEXT = 1 << 7,
-	CLIENT_PUSHING = 1 << 8,   /* writing a pub/sub push: not muted by CLIENT REPLY */
-	CLIENT_NO_EVICT = 1 << 9,  /* CLIENT NO-EVICT ON (only shown: no client eviction here) */
-	CLIENT_NO_TOUCH = 1 << 10, /* CLIENT NO-TOUCH ON: its lookups leave LRU/LFU alone */
+	CLIENT_REPLY_OFF = 1 << 6,
+	CLIENT_REPLY_SKIP = 1 << 7,
+	CLIENT_REPLY_SKIP_NEXT = 1 << 8,
+	CLIENT_PUSHING = 1 << 9,   /* writing a pub/sub push: not muted by CLIENT REPLY */
+	CLIENT_NO_EVICT = 1 << 10, /* CLIENT NO-EVICT ON (only shown: no client eviction here) */
+	CLIENT_NO_TOUCH = 1 << 11, /* CLIENT NO-TOUCH ON: its lookups leave LRU/LFU alone */
 };
 
 /* Flags that stop reply_raw(); CLIENT_PUSHING lets pushes past the REPLY ones. */
@@ -65,8 +66,8 @@ struct client {
 	char *name;	     /* CLIENT SETNAME, or NULL; guarded by the registry lock */
 	char *lib_name;	     /* CLIENT SETINFO, or NULL; guarded by the registry lock */
 	char *lib_ver;
-	char addr[64];	/* peer "ip:port" */
-	char laddr[64]; /* local "ip:port" */
+	char addr[128];	 /* peer "ip:port", or "/unix/socket/path:0" */
+	char laddr[128]; /* local "ip:port", or "/unix/socket/path:0" */
 
 	/* Request parsing: bytes qbuf[qpos..qlen) are unparsed. */
 	char *qbuf;
@@ -85,10 +86,9 @@ struct client {
 	struct held_request *held;
 	struct client *next_held, *prev_held;
 	/* MONITOR (monitor.c): the worker's list of monitors; the peer as
-	 * monitor lines show it (computed once); output-buffer soft limit. */
+	 * monitor lines show it (computed once). */
 	struct client *next_monitor, *prev_monitor;
 	char *monitor_peer;
-	int64_t monitor_soft_since_ms;
 
 	/* MULTI/EXEC (multi.c): queued commands, and the keys WATCHed. */
 	bool in_multi;
@@ -108,6 +108,7 @@ struct client {
 	/* Replies. */
 	struct reply_block *reply_head, *reply_tail;
 	size_t reply_bytes;
+	int64_t obuf_soft_since_ms; /* over the soft output limit since (obuf.c), or 0 */
 
 	/* Statistics, read by other threads through the registry. */
 	int64_t ctime_ms; /* connected at */

@@ -10,6 +10,8 @@
 #include <strings.h>
 #include <ctype.h>
 
+#include "blocking.h"
+#include "command_meta.h"
 #include "commands.h"
 #include "config.h"
 #include "evict.h"
@@ -68,6 +70,7 @@ void commands_init(void)
 		struct command *cmd = &table[i];
 		const char *bar = strchr(cmd->name, '|');
 
+		cmd->meta = command_meta_find(cmd->name);
 		if (!bar) {
 			top[ntop++] = cmd;
 			continue;
@@ -124,10 +127,18 @@ static struct command *subcommand_lookup(const struct command *parent, const cha
 	return NULL;
 }
 
-int command_key_indexes(const struct command *cmd, int argc, int *keys, int max)
+bool command_has_keys(const struct command *cmd)
+{
+	return cmd->meta ? cmd->meta->specs[0].flags != NULL : cmd->first_key > 0;
+}
+
+int command_key_indexes(const struct command *cmd, int argc, const struct arg *argv, int *keys,
+			int max)
 {
 	int last, n = 0;
 
+	if (cmd->meta)
+		return command_meta_keys(cmd->meta, argc, argv, keys, max);
 	if (cmd->first_key <= 0 || cmd->first_key >= argc)
 		return 0;
 	last = cmd->last_key < 0 ? argc + cmd->last_key : cmd->last_key;
@@ -173,6 +184,19 @@ bool command_add_key_locks(const struct command *cmd, int db, int argc, const st
 		lockset_add_key(ls, db, argv[i].p, argv[i].len);
 	}
 	return true;
+}
+
+void command_add_all_key_locks(const struct command *cmd, int db, int argc, const struct arg *argv,
+			       struct lockset *ls)
+{
+	int keys[256], n = command_key_indexes(cmd, argc, argv, keys, 256);
+
+	if (n == 256) {
+		lockset_add_db(ls, db);
+		return;
+	}
+	for (int i = 0; i < n; i++)
+		lockset_add_key(ls, db, argv[keys[i]].p, argv[keys[i]].len);
 }
 
 /* The command c->argv names, checked; NULL after replying with the error. */
@@ -289,9 +313,12 @@ void command_call(struct client *c, struct command *cmd, bool lock_keys)
 		store_no_touch = cmd->fn != cmd_touch;
 	cmd->fn(c);
 	store_no_touch = false;
+	/* Clients blocked on keys it fed are served before anything else runs. */
+	blocking_serve_held(&ls);
 	current_client = NULL;
 	store_time_ms = 0;
 	lockset_release(&ls);
+	blocking_serve_ready();
 	elapsed = (uint64_t)(now_us() - start);
 
 	__atomic_fetch_add(&cmd->calls, 1, __ATOMIC_RELAXED);

@@ -64,6 +64,7 @@ struct command {
 	uint32_t flags;
 	int first_key, last_key, key_step;
 	const char *group, *since, *summary;
+	const struct command_meta *meta; /* ACL categories, tips, key specs; or NULL */
 	struct command *parent;
 	struct command **subs; /* containers: NULL-terminated */
 	unsigned nsubs;
@@ -92,11 +93,18 @@ void command_call(struct client *c, struct command *cmd, bool lock_keys);
  * itself or there are too many to list (then lock everything). */
 bool command_add_key_locks(const struct command *cmd, int db, int argc, const struct arg *argv,
 			   struct lockset *ls);
+/* The shards of every key cmd names in argv, by its key specs, numkeys
+ * arguments included (the whole database if there are too many). */
+void command_add_all_key_locks(const struct command *cmd, int db, int argc, const struct arg *argv,
+			       struct lockset *ls);
 /* Every top-level command, for COMMAND and COMMAND COUNT; NULL-terminated. */
 struct command **command_all(void);
-/* Fills keys[] with the indexes of argv's key arguments for cmd (at most max);
- * returns the count. */
-int command_key_indexes(const struct command *cmd, int argc, int *keys, int max);
+/* True if cmd takes key arguments (COMMAND GETKEYS). */
+bool command_has_keys(const struct command *cmd);
+/* Fills keys[] with the indexes of argv's key arguments for cmd (at most max),
+ * by its key specs; returns the count, or -EINVAL if argv does not fit them. */
+int command_key_indexes(const struct command *cmd, int argc, const struct arg *argv, int *keys,
+			int max);
 
 /* Argument helpers: on failure they reply with Redis's error and return false. */
 bool arg_ll(struct client *c, int i, long long *v);

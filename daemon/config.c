@@ -1,25 +1,30 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "config.h"
 #include "log.h"
 #include "mem.h"
+#include "text.h"
 #include "util.h"
 
 struct config config;
 
-enum config_type { CFG_INT, CFG_MEMORY, CFG_STRING, CFG_ENUM, CFG_OBUF };
+enum config_type { CFG_INT, CFG_MEMORY, CFG_STRING, CFG_ENUM, CFG_BOOL, CFG_OCTAL, CFG_OBUF };
 
 enum config_flag {
 	CFG_IMMUTABLE = 1 << 0, /* start-up only */
 	CFG_SENSITIVE = 1 << 1,
+	CFG_WORDS = 1 << 2, /* a space-separated list, rewritten unquoted */
+	CFG_COUNT = 1 << 3, /* takes memory suffixes but is a count: rewritten as a number */
 };
 
 struct config_def {
@@ -32,6 +37,7 @@ struct config_def {
 	const char *const *names; /* CFG_ENUM: index = value */
 	/* Called after a runtime change; returns 0 or -1 with *err. */
 	int (*apply)(const char **err);
+	const char *desc; /* one line for docs/configuration.md */
 };
 
 static const char *const loglevel_names[] = { "debug",	 "verbose", "notice",
@@ -63,69 +69,117 @@ static int apply_dir(const char **err)
 	return 0;
 }
 
-#define INT(n, f, d, lo, hi, fl)                                                                   \
+#define INT(n, f, d, lo, hi, fl, desc)                                                             \
 	{                                                                                          \
-		n, CFG_INT, fl, &config.f, d, lo, hi, NULL, NULL                                   \
+		n, CFG_INT, fl, &config.f, d, lo, hi, NULL, NULL, desc                             \
 	}
-#define MEM(n, f, d, lo, hi, fl)                                                                   \
+#define MEM(n, f, d, lo, hi, fl, desc)                                                             \
 	{                                                                                          \
-		n, CFG_MEMORY, fl, &config.f, d, lo, hi, NULL, NULL                                \
+		n, CFG_MEMORY, fl, &config.f, d, lo, hi, NULL, NULL, desc                          \
 	}
-#define STR(n, f, d, fl, ap)                                                                       \
+#define STR(n, f, d, fl, ap, desc)                                                                 \
 	{                                                                                          \
-		n, CFG_STRING, fl, &config.f, d, 0, 0, NULL, ap                                    \
+		n, CFG_STRING, fl, &config.f, d, 0, 0, NULL, ap, desc                              \
 	}
-#define ENUM(n, f, d, names, fl, ap)                                                               \
+#define ENUM(n, f, d, names, fl, ap, desc)                                                         \
 	{                                                                                          \
-		n, CFG_ENUM, fl, &config.f, d, 0, 0, names, ap                                     \
+		n, CFG_ENUM, fl, &config.f, d, 0, 0, names, ap, desc                               \
+	}
+#define BOOL(n, f, d, fl, desc)                                                                    \
+	{                                                                                          \
+		n, CFG_BOOL, fl, &config.f, d, 0, 1, yes_no_names, NULL, desc                      \
 	}
 
 static const struct config_def defs[] = {
-	INT("port", port, "6379", 0, 65535, CFG_IMMUTABLE),
-	STR("bind", bind, "127.0.0.1", CFG_IMMUTABLE, NULL),
-	INT("databases", databases, "16", 1, INT_MAX, CFG_IMMUTABLE),
-	INT("maxclients", maxclients, "10000", 1, UINT_MAX, 0),
-	INT("timeout", timeout, "0", 0, INT_MAX, 0),
-	INT("tcp-keepalive", tcp_keepalive, "300", 0, INT_MAX, 0),
-	STR("requirepass", requirepass, "", CFG_SENSITIVE, NULL),
-	MEM("proto-max-bulk-len", proto_max_bulk_len, "512mb", 1024 * 1024, LLONG_MAX, 0),
+	INT("port", port, "6379", 0, 65535, CFG_IMMUTABLE, "TCP port to listen on; 0: no TCP."),
+	STR("bind", bind, "127.0.0.1", CFG_IMMUTABLE | CFG_WORDS, NULL,
+	    "Addresses to listen on, space-separated; a leading `-` makes one optional."),
+	BOOL("protected-mode", protected_mode, "yes", 0,
+	     "With no `requirepass`, refuse TCP clients that are not on the loopback interface."),
+	STR("unixsocket", unixsocket, "", CFG_IMMUTABLE, NULL,
+	    "Path of a Unix socket to listen on as well; empty: none."),
+	{ "unixsocketperm", CFG_OCTAL, CFG_IMMUTABLE, &config.unixsocketperm, "0", 0, 0777, NULL,
+	  NULL, "Permission bits (octal) of the Unix socket file; 0: left to the umask." },
+	INT("databases", databases, "16", 1, INT_MAX, CFG_IMMUTABLE,
+	    "Number of logical databases (SELECT)."),
+	INT("maxclients", maxclients, "10000", 1, UINT_MAX, 0,
+	    "Connections beyond this many are refused."),
+	INT("timeout", timeout, "0", 0, INT_MAX, 0,
+	    "Close a client idle for this many seconds; 0: never."),
+	INT("tcp-keepalive", tcp_keepalive, "300", 0, INT_MAX, 0,
+	    "TCP keepalive idle time of new connections, in seconds; 0: off."),
+	STR("requirepass", requirepass, "", CFG_SENSITIVE, NULL,
+	    "Password that AUTH must give; empty: none."),
+	MEM("proto-max-bulk-len", proto_max_bulk_len, "512mb", 1024 * 1024, LLONG_MAX, 0,
+	    "Largest bulk string a request may carry."),
 	MEM("client-query-buffer-limit", client_query_buffer_limit, "1gb", 1024 * 1024, LLONG_MAX,
-	    0),
-	ENUM("loglevel", loglevel, "notice", loglevel_names, 0, apply_loglevel),
-	STR("logfile", logfile, "", CFG_IMMUTABLE, NULL),
-	STR("pidfile", pidfile, "", CFG_IMMUTABLE, NULL),
-	STR("dir", dir, "./", 0, apply_dir),
-	INT("threads", threads, "0", 0, 1024, CFG_IMMUTABLE),
-	ENUM("io-engine", io_engine, "auto", io_engine_names, CFG_IMMUTABLE, NULL),
-	INT("hz", hz, "10", 1, 500, 0),
-	MEM("maxmemory", maxmemory, "0", 0, LLONG_MAX, 0),
-	ENUM("maxmemory-policy", maxmemory_policy, "noeviction", policy_names, 0, NULL),
-	INT("maxmemory-samples", maxmemory_samples, "5", 1, INT_MAX, 0),
-	INT("lfu-log-factor", lfu_log_factor, "10", 0, INT_MAX, 0),
-	INT("lfu-decay-time", lfu_decay_time, "1", 0, INT_MAX, 0),
-	INT("list-max-listpack-size", list_max_listpack_size, "-2", INT_MIN, INT_MAX, 0),
-	MEM("hash-max-listpack-entries", hash_max_listpack_entries, "128", 0, LLONG_MAX, 0),
-	MEM("hash-max-listpack-value", hash_max_listpack_value, "64", 0, LLONG_MAX, 0),
-	MEM("set-max-intset-entries", set_max_intset_entries, "512", 0, LLONG_MAX, 0),
-	MEM("set-max-listpack-entries", set_max_listpack_entries, "128", 0, LLONG_MAX, 0),
-	MEM("set-max-listpack-value", set_max_listpack_value, "64", 0, LLONG_MAX, 0),
-	MEM("zset-max-listpack-entries", zset_max_listpack_entries, "128", 0, LLONG_MAX, 0),
-	MEM("zset-max-listpack-value", zset_max_listpack_value, "64", 0, LLONG_MAX, 0),
-	ENUM("fastpath", fastpath, "yes", yes_no_names, CFG_IMMUTABLE, NULL),
-	STR("fastpath-interfaces", fastpath_interfaces, "lo", CFG_IMMUTABLE, NULL),
-	ENUM("fastpath-mode", fastpath_mode, "auto", fastpath_mode_names, CFG_IMMUTABLE, NULL),
-	INT("fastpath-slots", fastpath_slots, "65536", 1, 16 * 1024 * 1024, CFG_IMMUTABLE),
-	STR("fastpath-allow", fastpath_allow, "127.0.0.0/8 ::1/128", CFG_IMMUTABLE, NULL),
-	INT("fastpath-token", fastpath_token, "0", 0, LLONG_MAX, CFG_SENSITIVE),
-	INT("fastpath-admit-threshold", fastpath_admit_threshold, "2", 1, 255, 0),
-	INT("udp-port", udp_port, "-1", -1, 65535, CFG_IMMUTABLE),
-	ENUM("save", save, "", save_names, 0, NULL),
-	ENUM("appendonly", appendonly, "no", appendonly_names, 0, NULL),
-	INT("slowlog-log-slower-than", slowlog_log_slower_than, "10000", -1, LLONG_MAX, 0),
-	INT("slowlog-max-len", slowlog_max_len, "128", 0, LONG_MAX, 0),
-	INT("latency-monitor-threshold", latency_monitor_threshold, "0", 0, LLONG_MAX, 0),
+	    0, "Close a client whose unparsed input exceeds this."),
+	ENUM("loglevel", loglevel, "notice", loglevel_names, 0, apply_loglevel, "Log verbosity."),
+	STR("logfile", logfile, "", CFG_IMMUTABLE, NULL, "Log file; empty: standard output."),
+	STR("pidfile", pidfile, "", CFG_IMMUTABLE, NULL,
+	    "File to write the process id to; empty: none."),
+	STR("dir", dir, "./", 0, apply_dir, "Working directory."),
+	INT("threads", threads, "0", 0, 1024, CFG_IMMUTABLE,
+	    "Worker threads; 0: one per online CPU."),
+	ENUM("io-engine", io_engine, "auto", io_engine_names, CFG_IMMUTABLE, NULL,
+	     "Network engine; auto: io_uring where available, else epoll."),
+	INT("hz", hz, "10", 1, 500, 0, "Frequency of each worker's periodic work, per second."),
+	MEM("maxmemory", maxmemory, "0", 0, LLONG_MAX, 0, "Memory limit for data; 0: none."),
+	ENUM("maxmemory-policy", maxmemory_policy, "noeviction", policy_names, 0, NULL,
+	     "What to evict when `maxmemory` is reached."),
+	INT("maxmemory-samples", maxmemory_samples, "5", 1, INT_MAX, 0,
+	    "Keys sampled per eviction."),
+	INT("lfu-log-factor", lfu_log_factor, "10", 0, INT_MAX, 0,
+	    "Logarithmic factor of the LFU access counter."),
+	INT("lfu-decay-time", lfu_decay_time, "1", 0, INT_MAX, 0,
+	    "Minutes after which the LFU counter decays."),
+	INT("list-max-listpack-size", list_max_listpack_size, "-2", INT_MIN, INT_MAX, 0,
+	    "List node size: entries if positive, -1..-5 for 4..64 KiB."),
+	MEM("hash-max-listpack-entries", hash_max_listpack_entries, "128", 0, LLONG_MAX, CFG_COUNT,
+	    "Most fields of a compact hash."),
+	MEM("hash-max-listpack-value", hash_max_listpack_value, "64", 0, LLONG_MAX, 0,
+	    "Largest field or value of a compact hash."),
+	MEM("set-max-intset-entries", set_max_intset_entries, "512", 0, LLONG_MAX, CFG_COUNT,
+	    "Most members of an integer set."),
+	MEM("set-max-listpack-entries", set_max_listpack_entries, "128", 0, LLONG_MAX, CFG_COUNT,
+	    "Most members of a compact set."),
+	MEM("set-max-listpack-value", set_max_listpack_value, "64", 0, LLONG_MAX, 0,
+	    "Largest member of a compact set."),
+	MEM("zset-max-listpack-entries", zset_max_listpack_entries, "128", 0, LLONG_MAX, CFG_COUNT,
+	    "Most members of a compact sorted set."),
+	MEM("zset-max-listpack-value", zset_max_listpack_value, "64", 0, LLONG_MAX, 0,
+	    "Largest member of a compact sorted set."),
+	BOOL("fastpath", fastpath, "yes", CFG_IMMUTABLE,
+	     "Load the XDP program that answers GET hits over UDP in the kernel."),
+	STR("fastpath-interfaces", fastpath_interfaces, "lo", CFG_IMMUTABLE | CFG_WORDS, NULL,
+	    "Interfaces the XDP program is attached to, space-separated."),
+	ENUM("fastpath-mode", fastpath_mode, "auto", fastpath_mode_names, CFG_IMMUTABLE, NULL,
+	     "XDP attach mode; auto: native where the driver supports it, else generic."),
+	INT("fastpath-slots", fastpath_slots, "65536", 1, 16 * 1024 * 1024, CFG_IMMUTABLE,
+	    "Values the kernel cache holds."),
+	STR("fastpath-allow", fastpath_allow, "127.0.0.0/8 ::1/128", CFG_IMMUTABLE | CFG_WORDS,
+	    NULL, "Source networks the kernel answers, space-separated."),
+	INT("fastpath-token", fastpath_token, "0", 0, LLONG_MAX, CFG_SENSITIVE,
+	    "Token UDP requests must carry when `requirepass` is set."),
+	INT("fastpath-admit-threshold", fastpath_admit_threshold, "2", 1, 255, 0,
+	    "Daemon-served GETs of a key before it enters the kernel cache."),
+	INT("udp-port", udp_port, "-1", -1, 65535, CFG_IMMUTABLE,
+	    "UDP port of the GET protocol; -1: same as `port`, 0: none."),
+	ENUM("save", save, "", save_names, 0, NULL,
+	     "Snapshot schedule; only \"\" (no snapshots) is supported."),
+	ENUM("appendonly", appendonly, "no", appendonly_names, 0, NULL,
+	     "Append-only file; only `no` is supported."),
+	INT("slowlog-log-slower-than", slowlog_log_slower_than, "10000", -1, LLONG_MAX, 0,
+	    "Log commands slower than this many microseconds; -1: off, 0: all."),
+	INT("slowlog-max-len", slowlog_max_len, "128", 0, LONG_MAX, 0,
+	    "Entries the slow log keeps."),
+	INT("latency-monitor-threshold", latency_monitor_threshold, "0", 0, LLONG_MAX, 0,
+	    "Record latency events of at least this many milliseconds; 0: off."),
 	{ "client-output-buffer-limit", CFG_OBUF, 0, &config.obuf_limits,
-	  "normal 0 0 0 slave 256mb 64mb 60 pubsub 32mb 8mb 60", 0, 0, NULL, NULL },
+	  "normal 0 0 0 slave 256mb 64mb 60 pubsub 32mb 8mb 60", 0, 0, NULL, NULL,
+	  "Per class (normal, replica, pubsub): hard limit, soft limit and soft seconds of a "
+	  "client's pending replies; 0: none. The replica class applies to nobody (no "
+	  "replication)." },
 };
 
 #define NDEFS (sizeof(defs) / sizeof(defs[0]))
@@ -257,6 +311,33 @@ static int parse_value(const struct config_def *d, const char *p, size_t len, lo
 			return -1;
 		}
 		break;
+	case CFG_OCTAL: {
+		char buf[32], *end;
+
+		if (len == 0 || len >= sizeof(buf)) {
+			snprintf(err, errlen, "argument couldn't be parsed into an integer");
+			return -1;
+		}
+		memcpy(buf, p, len);
+		buf[len] = '\0';
+		errno = 0;
+		*num = strtoll(buf, &end, 8);
+		if (*end || errno) {
+			snprintf(err, errlen, "argument couldn't be parsed into an integer");
+			return -1;
+		}
+		break;
+	}
+	case CFG_BOOL:
+		if (str_eq_nocase(p, len, "yes")) {
+			*num = 1;
+		} else if (str_eq_nocase(p, len, "no")) {
+			*num = 0;
+		} else {
+			snprintf(err, errlen, "argument must be 'yes' or 'no'");
+			return -1;
+		}
+		return 0;
 	case CFG_ENUM:
 		for (long long i = 0; d->names[i]; i++) {
 			if (str_eq_nocase(p, len, d->names[i])) {
@@ -521,7 +602,11 @@ void config_get(const char *pattern, size_t len, config_visit_fn *fn, void *ctx)
 			value = *(char **)d->field;
 			break;
 		case CFG_ENUM:
+		case CFG_BOOL:
 			value = d->names[*(long long *)d->field];
+			break;
+		case CFG_OCTAL:
+			snprintf(buf, sizeof(buf), "%llo", *(long long *)d->field);
 			break;
 		case CFG_OBUF:
 			snprintf(buf, sizeof(buf),
@@ -555,4 +640,411 @@ void config_free(void)
 	nretired = 0;
 	free(config.config_file);
 	config.config_file = NULL;
+}
+
+/* ---- CONFIG REWRITE ---------------------------------------------------------- */
+
+#define REWRITE_SIGNATURE "# Generated by CONFIG REWRITE"
+
+/* One line of the file being rewritten. def is the directive the line sets,
+ * or NULL for comments, blank lines and anything else kept verbatim. */
+struct rw_line {
+	char *text;
+	const struct config_def *def;
+	bool done; /* rewritten with the current value */
+};
+
+struct rewrite {
+	struct rw_line *v;
+	size_t n, cap;
+	bool has_signature;
+};
+
+static void rw_push(struct rewrite *rw, char *text, const struct config_def *d)
+{
+	if (rw->n == rw->cap) {
+		rw->cap = rw->cap ? 2 * rw->cap : 64;
+		rw->v = xrealloc(rw->v, rw->cap * sizeof(*rw->v));
+	}
+	rw->v[rw->n++] = (struct rw_line){ .text = text, .def = d };
+}
+
+static void rw_free(struct rewrite *rw)
+{
+	for (size_t i = 0; i < rw->n; i++)
+		xfree(rw->v[i].text);
+	xfree(rw->v);
+}
+
+/* Which directive a line sets, if any (split as the loader splits it). */
+static const struct config_def *line_def(const char *line)
+{
+	size_t len = strlen(line);
+	char *buf = xmalloc(2 * len + 1);
+	struct line_args a = { .n = 0 };
+	const struct config_def *d = NULL;
+
+	if (split_args(line, len, buf, add_line_arg, &a) > 0)
+		d = find_def(a.v[0], a.len[0]);
+	xfree(buf);
+	return d;
+}
+
+/* Reads the old file into lines, trimmed as Redis trims them. A missing file
+ * is an empty one: the rewrite then creates it. */
+static int rw_read(struct rewrite *rw, const char *path)
+{
+	FILE *f = fopen(path, "r");
+	struct text t = { 0 };
+	char chunk[4096];
+	size_t n;
+
+	if (!f)
+		return errno == ENOENT ? 0 : -errno;
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		text_printf(&t, "%.*s", (int)n, chunk);
+	if (ferror(f)) {
+		fclose(f);
+		xfree(t.p);
+		return -EIO;
+	}
+	fclose(f);
+	/* Every '\n' ends a line, and what follows the last one is a line
+	 * too (empty for a file that ends with a newline). */
+	for (size_t start = 0; t.len && start <= t.len;) {
+		char *nl = memchr(t.p + start, '\n', t.len - start);
+		size_t end = nl ? (size_t)(nl - t.p) : t.len, b = start, e = end;
+		char *line;
+
+		while (b < e && strchr(" \t\r\n", t.p[b]))
+			b++;
+		while (e > b && strchr(" \t\r\n", t.p[e - 1]))
+			e--;
+		line = xstrndup(t.p + b, e - b);
+		if (strcmp(line, REWRITE_SIGNATURE) == 0)
+			rw->has_signature = true;
+		rw_push(rw, line, line[0] == '#' ? NULL : line_def(line));
+		start = end + 1;
+	}
+	xfree(t.p);
+	return 0;
+}
+
+/* A string as Redis quotes it in a config file. */
+static void text_repr(struct text *t, const char *s)
+{
+	text_printf(t, "\"");
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		switch (ch) {
+		case '\\':
+		case '"':
+			text_printf(t, "\\%c", ch);
+			break;
+		case '\n':
+			text_printf(t, "\\n");
+			break;
+		case '\r':
+			text_printf(t, "\\r");
+			break;
+		case '\t':
+			text_printf(t, "\\t");
+			break;
+		case '\a':
+			text_printf(t, "\\a");
+			break;
+		case '\b':
+			text_printf(t, "\\b");
+			break;
+		default:
+			if (ch >= 0x20 && ch < 0x7f)
+				text_printf(t, "%c", ch);
+			else
+				text_printf(t, "\\x%02x", ch);
+		}
+	}
+	text_printf(t, "\"");
+}
+
+/* Bytes with the largest unit that divides them, as Redis writes memory. */
+static void text_memory(struct text *t, long long v)
+{
+	static const struct {
+		long long mul;
+		const char *unit;
+	} units[] = { { 1LL << 30, "gb" }, { 1LL << 20, "mb" }, { 1LL << 10, "kb" } };
+
+	for (size_t i = 0; v && i < sizeof(units) / sizeof(units[0]); i++) {
+		if (v % units[i].mul == 0) {
+			text_printf(t, "%lld%s", v / units[i].mul, units[i].unit);
+			return;
+		}
+	}
+	text_printf(t, "%lld", v);
+}
+
+/* d's value (or, with num/str given, that value) as a config file writes it. */
+static void text_value(struct text *t, const struct config_def *d, long long num, const char *str)
+{
+	switch (d->type) {
+	case CFG_STRING:
+		if ((d->flags & CFG_WORDS) && str[0])
+			text_printf(t, "%s", str);
+		else
+			text_repr(t, str);
+		break;
+	case CFG_ENUM:
+	case CFG_BOOL:
+		if (d->names[num][0])
+			text_printf(t, "%s", d->names[num]);
+		else
+			text_repr(t, "");
+		break;
+	case CFG_OCTAL:
+		text_printf(t, "%llo", num);
+		break;
+	case CFG_MEMORY:
+		if (!(d->flags & CFG_COUNT)) {
+			text_memory(t, num);
+			break;
+		}
+		/* fall through */
+	default:
+		text_printf(t, "%lld", num);
+		break;
+	}
+}
+
+/* Puts "line" in place of the next line of the file that sets d, or appends
+ * it when force (it differs from the default). Takes line. */
+static void rw_set(struct rewrite *rw, const struct config_def *d, char *line, bool force)
+{
+	for (size_t i = 0; i < rw->n; i++) {
+		if (rw->v[i].def == d && !rw->v[i].done) {
+			xfree(rw->v[i].text);
+			rw->v[i].text = line;
+			rw->v[i].done = true;
+			return;
+		}
+	}
+	if (!force) {
+		xfree(line);
+		return;
+	}
+	if (!rw->has_signature) {
+		rw_push(rw, xstrndup(REWRITE_SIGNATURE, strlen(REWRITE_SIGNATURE)), NULL);
+		rw->has_signature = true;
+	}
+	rw_push(rw, line, d);
+	rw->v[rw->n - 1].done = true;
+}
+
+/* client-output-buffer-limit: one line per class, each written only if the
+ * file has one or the class differs from its default. */
+static void rw_obuf(struct rewrite *rw, const struct config_def *d)
+{
+	/* Redis writes the replica class by its new name, though CONFIG GET says "slave". */
+	static const char *const class_names[] = { "normal", "replica", "pubsub" };
+	long long dflt[OBUF_CLASSES][3];
+	char err[128];
+
+	if (parse_obuf(d->dflt, strlen(d->dflt), dflt, err, sizeof(err)) < 0)
+		xkv_assert(!"bad default");
+	for (int cls = 0; cls < OBUF_CLASSES; cls++) {
+		struct text t = { 0 };
+		long long v[3];
+
+		for (int j = 0; j < 3; j++)
+			v[j] = __atomic_load_n(&config.obuf_limits[cls][j], __ATOMIC_RELAXED);
+		text_printf(&t, "%s %s ", d->name, class_names[cls]);
+		text_memory(&t, v[0]);
+		text_printf(&t, " ");
+		text_memory(&t, v[1]);
+		text_printf(&t, " %lld", v[2]);
+		rw_set(rw, d, t.p, memcmp(v, dflt[cls], sizeof(v)) != 0);
+	}
+}
+
+static void rw_directive(struct rewrite *rw, const struct config_def *d)
+{
+	struct text t = { 0 };
+	long long num = 0, dnum = 0;
+	const char *str = NULL;
+	char err[128], cwd[PATH_MAX];
+	bool force;
+
+	if (d->type == CFG_OBUF) {
+		rw_obuf(rw, d);
+		return;
+	}
+	if (d->field == &config.dir) {
+		/* As Redis: the working directory, absolute, always written. */
+		if (!getcwd(cwd, sizeof(cwd)))
+			return;
+		str = cwd;
+		force = true;
+	} else if (d->type == CFG_STRING) {
+		str = __atomic_load_n((char **)d->field, __ATOMIC_ACQUIRE);
+		force = strcmp(str, d->dflt) != 0;
+	} else {
+		num = __atomic_load_n((long long *)d->field, __ATOMIC_RELAXED);
+		if (parse_value(d, d->dflt, strlen(d->dflt), &dnum, err, sizeof(err)) < 0)
+			xkv_assert(!"bad default");
+		force = num != dnum;
+	}
+	text_printf(&t, "%s ", d->name);
+	text_value(&t, d, num, str);
+	rw_set(rw, d, t.p, force);
+}
+
+/* Writes content next to path, syncs it, and renames it over path. */
+static int rw_write_atomic(const char *path, const char *content, size_t len)
+{
+	char *tmp, *dir, *slash;
+	struct stat st;
+	mode_t mode = 0644;
+	int fd, dfd, err = 0;
+	size_t off = 0;
+
+	if (stat(path, &st) == 0)
+		mode = st.st_mode & 07777;
+	if (asprintf(&tmp, "%s.tmp-%d", path, (int)getpid()) < 0)
+		return -ENOMEM;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+	if (fd < 0) {
+		err = -errno;
+		goto out;
+	}
+	while (off < len) {
+		ssize_t n = write(fd, content + off, len - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			err = -errno;
+			break;
+		}
+		off += (size_t)n;
+	}
+	if (!err && fsync(fd) < 0)
+		err = -errno;
+	if (close(fd) < 0 && !err)
+		err = -errno;
+	if (!err && rename(tmp, path) < 0)
+		err = -errno;
+	if (err) {
+		unlink(tmp);
+		goto out;
+	}
+	/* The rename itself is durable once the directory is synced. */
+	dir = xstrndup(path, strlen(path));
+	slash = strrchr(dir, '/');
+	if (slash)
+		*(slash == dir ? slash + 1 : slash) = '\0';
+	dfd = open(slash ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0) {
+		fsync(dfd);
+		close(dfd);
+	}
+	xfree(dir);
+out:
+	free(tmp);
+	return err;
+}
+
+int config_rewrite(void)
+{
+	static pthread_mutex_t rewrite_lock = PTHREAD_MUTEX_INITIALIZER;
+	struct rewrite rw = { 0 };
+	struct text out = { 0 };
+	bool was_empty = false;
+	int err;
+
+	if (!config.config_file)
+		return -ENOENT;
+	/* Two workers rewriting at once would share the temporary file. */
+	pthread_mutex_lock(&rewrite_lock);
+	err = rw_read(&rw, config.config_file);
+	if (err)
+		goto out;
+	for (size_t i = 0; i < NDEFS; i++)
+		rw_directive(&rw, &defs[i]);
+	/* Lines of a directive that the value no longer needs (a duplicate of
+	 * one set once) are blanked; runs of blank lines become one. */
+	for (size_t i = 0; i < rw.n; i++) {
+		const char *line = rw.v[i].def && !rw.v[i].done ? "" : rw.v[i].text;
+
+		if (!line[0] && was_empty)
+			continue;
+		was_empty = !line[0];
+		text_printf(&out, "%s\n", line);
+	}
+	err = rw_write_atomic(config.config_file, out.p ? out.p : "", out.len);
+out:
+	pthread_mutex_unlock(&rewrite_lock);
+	xfree(out.p);
+	rw_free(&rw);
+	return err;
+}
+
+/* ---- docs/configuration.md ---------------------------------------------------- */
+
+static void doc_type(FILE *out, const struct config_def *d)
+{
+	switch (d->type) {
+	case CFG_INT:
+		if (d->min > INT_MIN && d->max < INT_MAX)
+			fprintf(out, "integer, %lld to %lld", d->min, d->max);
+		else if (d->min > INT_MIN)
+			fprintf(out, "integer, at least %lld", d->min);
+		else
+			fprintf(out, "integer");
+		break;
+	case CFG_MEMORY:
+		fprintf(out, (d->flags & CFG_COUNT) ? "count (k/kb/m/mb/g/gb suffixes)"
+						    : "bytes (k/kb/m/mb/g/gb suffixes)");
+		break;
+	case CFG_STRING:
+		fprintf(out, (d->flags & CFG_WORDS) ? "list" : "string");
+		break;
+	case CFG_ENUM:
+		fprintf(out, "one of ");
+		for (int i = 0; d->names[i]; i++)
+			fprintf(out, "%s`%s`", i ? ", " : "",
+				d->names[i][0] ? d->names[i] : "\"\"");
+		break;
+	case CFG_BOOL:
+		fprintf(out, "`yes` or `no`");
+		break;
+	case CFG_OCTAL:
+		fprintf(out, "octal, 0 to %llo", d->max);
+		break;
+	case CFG_OBUF:
+		fprintf(out, "`<class> <hard> <soft> <seconds>`...");
+		break;
+	}
+}
+
+void config_doc(FILE *out)
+{
+	fprintf(out,
+		"<!-- Generated by `make docs` (xkvd --config-doc) from the table in "
+		"daemon/config.c: do not edit. -->\n"
+		"# Configuration\n\n"
+		"xkvd reads its directives as redis-server does: from a configuration file named "
+		"as the first\nargument (`name value` per line, `#` comments, quoting as in "
+		"redis.conf), then from\n`--name value` arguments, which win. `CONFIG GET` reads "
+		"them all, `CONFIG SET` changes\nthose marked below, and `CONFIG REWRITE` writes "
+		"the current values back into the file,\nkeeping its comments and order.\n\n"
+		"| Directive | Type | Default | CONFIG SET | Description |\n"
+		"|---|---|---|---|---|\n");
+	for (size_t i = 0; i < NDEFS; i++) {
+		const struct config_def *d = &defs[i];
+
+		fprintf(out, "| `%s` | ", d->name);
+		doc_type(out, d);
+		fprintf(out, d->dflt[0] ? " | `%s` | %s | %s |\n" : " | `\"\"`%s | %s | %s |\n",
+			d->dflt, (d->flags & CFG_IMMUTABLE) ? "no" : "yes", d->desc);
+	}
 }

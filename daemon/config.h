@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 enum io_engine_choice { IO_ENGINE_AUTO, IO_ENGINE_URING, IO_ENGINE_EPOLL };
 /* client-output-buffer-limit classes, in Redis's order. */
@@ -20,7 +21,10 @@ enum obuf_class { OBUF_NORMAL, OBUF_REPLICA, OBUF_PUBSUB, OBUF_CLASSES };
 
 struct config {
 	long long port;
-	char *bind; /* space-separated addresses */
+	char *bind;		  /* space-separated addresses */
+	long long protected_mode; /* 0 no, 1 yes */
+	char *unixsocket;	  /* "" when none */
+	long long unixsocketperm; /* 0: as the umask leaves it */
 	long long databases;
 	long long maxclients;
 	long long timeout; /* idle seconds before a client is closed, 0 never */
@@ -81,6 +85,14 @@ int config_set_pairs(const char *const *pairs, const size_t *lens, int n, char *
 /* CONFIG GET: calls fn for every directive matching a glob pattern. */
 typedef void config_visit_fn(void *ctx, const char *name, const char *value);
 void config_get(const char *pattern, size_t len, config_visit_fn *fn, void *ctx);
+
+/* CONFIG REWRITE: rewrites the file the server was started with, keeping its
+ * comments and order, atomically (temporary file, fsync, rename). 0, or
+ * -errno; -ENOENT without a config file. */
+int config_rewrite(void);
+
+/* Writes docs/configuration.md's text (xkvd --config-doc). */
+void config_doc(FILE *out);
 
 /* Frees what the config owns (at exit). */
 void config_free(void);

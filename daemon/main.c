@@ -24,6 +24,7 @@ static void usage(void)
 {
 	fprintf(stderr, "Usage: xkvd [/path/to/xkv.conf] [--directive value ...]\n"
 			"       xkvd --version\n"
+			"       xkvd --config-doc   (the directives, as docs/configuration.md)\n"
 			"Directives use Redis's names (port, bind, requirepass, ...) plus\n"
 			"threads N and io-engine auto|io_uring|epoll.\n");
 }
@@ -68,6 +69,12 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-v"))) {
 		printf("xkvd v=%s malloc=%s\n", XKV_VERSION, mem_allocator());
+		return 0;
+	}
+	if (argc > 1 && !strcmp(argv[1], "--config-doc")) {
+		config_init();
+		config_doc(stdout);
+		config_free();
 		return 0;
 	}
 	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {

@@ -9,10 +9,9 @@
 #include "blocking.h"
 #include "client.h"
 #include "commands.h"
-#include "config.h"
-#include "log.h"
 #include "mem.h"
 #include "monitor.h"
+#include "obuf.h"
 #include "text.h"
 #include "util.h"
 #include "worker.h"
@@ -193,38 +192,6 @@ static void line_put(struct monitor_line *line)
 		xfree(line);
 }
 
-/* Past the normal class's client-output-buffer-limit (Redis counts monitors
- * as normal clients)? Then m is closed and nothing more is queued for it. */
-static bool over_limit(struct client *m)
-{
-	long long hard = __atomic_load_n(&config.obuf_limits[OBUF_NORMAL][0], __ATOMIC_RELAXED);
-	long long soft = __atomic_load_n(&config.obuf_limits[OBUF_NORMAL][1], __ATOMIC_RELAXED);
-	long long secs = __atomic_load_n(&config.obuf_limits[OBUF_NORMAL][2], __ATOMIC_RELAXED);
-	unsigned long long used = m->reply_bytes;
-	bool over = false;
-
-	if (hard && used >= (unsigned long long)hard) {
-		over = true;
-	} else if (soft && used >= (unsigned long long)soft) {
-		int64_t now = mono_ms();
-
-		if (!m->monitor_soft_since_ms)
-			m->monitor_soft_since_ms = now;
-		else if (now - m->monitor_soft_since_ms > secs * 1000)
-			over = true;
-	} else {
-		m->monitor_soft_since_ms = 0;
-	}
-	if (!over)
-		return false;
-	log_warning("Client id=%llu addr=%s scheduled to be closed ASAP for overcoming of output "
-		    "buffer limits.",
-		    (unsigned long long)m->id, m->addr);
-	m->flags |= CLIENT_CLOSE_ASAP;
-	worker_post(m->worker, MAIL_KILL_CLIENT, m->id);
-	return true;
-}
-
 /* Appends the line to every monitor of w (its own thread). */
 static void deliver(struct worker *w, const struct monitor_line *line, const struct client *feeder)
 {
@@ -233,7 +200,8 @@ static void deliver(struct worker *w, const struct monitor_line *line, const str
 		if (m->closing || (m->flags & CLIENT_CLOSE_ASAP))
 			continue;
 		reply_raw(m, line->data, line->len);
-		if (over_limit(m))
+		/* A monitor that cannot keep up is closed at its class's limit. */
+		if (obuf_check(m))
 			continue;
 		/* The feeder's own replies are flushed when its input is done. */
 		if (m != feeder)

@@ -26,7 +26,7 @@ struct epoll_worker {
 	int epfd;
 	struct client *closing; /* freed at the end of the event batch */
 	/* Markers whose addresses tag the listener and wake-up events. */
-	char listen_tag[16], udp_tag[16], wake_tag;
+	char listen_tag[WORKER_MAX_LISTEN], udp_tag[16], wake_tag;
 };
 
 /* Per-client engine state lives in engine_data as flags. */

@@ -33,6 +33,7 @@
 #include "dict.h"
 #include "log.h"
 #include "mem.h"
+#include "obuf.h"
 #include "pubsub.h"
 #include "reply.h"
 #include "util.h"
@@ -62,7 +63,6 @@ struct ps_client {
 	uint64_t id;	       /* immutable: read by publishers under the lock */
 	unsigned worker;       /* immutable: read by publishers under the lock */
 	struct dict subs[PUBSUB_KINDS];
-	int64_t soft_since_ms; /* when it went over the soft limit, 0 if under */
 };
 
 /* A published message, shared by the mail sent to several workers. */
@@ -368,42 +368,6 @@ static void match_pattern(void *ctx, struct dict_node *node)
 		add_rcpt(l, s->owner, p);
 }
 
-/* Over the pubsub class's limit? Then c is closed (and true). Redis's
- * semantics: past the hard limit at once, past the soft one when it has
- * stayed there longer than the soft seconds. */
-static bool over_limit(struct ps_client *pc)
-{
-	struct client *c = pc->c;
-	long long hard = __atomic_load_n(&config.obuf_limits[OBUF_PUBSUB][0], __ATOMIC_RELAXED);
-	long long soft = __atomic_load_n(&config.obuf_limits[OBUF_PUBSUB][1], __ATOMIC_RELAXED);
-	long long secs = __atomic_load_n(&config.obuf_limits[OBUF_PUBSUB][2], __ATOMIC_RELAXED);
-	unsigned long long used = c->reply_bytes;
-	bool over = false;
-
-	if (hard && used >= (unsigned long long)hard) {
-		over = true;
-	} else if (soft && used >= (unsigned long long)soft) {
-		int64_t now = mono_ms();
-
-		if (!pc->soft_since_ms)
-			pc->soft_since_ms = now;
-		else if (now - pc->soft_since_ms > secs * 1000)
-			over = true;
-	} else {
-		pc->soft_since_ms = 0;
-	}
-	if (!over)
-		return false;
-	log_warning("Client id=%llu addr=%s scheduled to be closed ASAP for overcoming of output "
-		    "buffer limits.",
-		    (unsigned long long)c->id, c->addr);
-	/* Its pending replies are dropped and nothing more is queued; its
-	 * worker closes it from the mailbox even if a send is stuck. */
-	c->flags |= CLIENT_CLOSE_ASAP;
-	worker_post(c->worker, MAIL_KILL_CLIENT, c->id);
-	return true;
-}
-
 /* Appends one message to a subscriber (on its own worker). */
 static void push_message(struct ps_client *pc, enum pubsub_kind kind, const char *pat,
 			 size_t patlen, const char *ch, size_t chlen, const char *msg,
@@ -426,7 +390,7 @@ static void push_message(struct ps_client *pc, enum pubsub_kind kind, const char
 	reply_bulk(c, ch, chlen);
 	reply_bulk(c, msg, msglen);
 	c->flags &= ~CLIENT_PUSHING;
-	if (over_limit(pc))
+	if (obuf_check(c))
 		return;
 	/* The publisher itself is flushed when its command ends. */
 	if (c != current_client)

@@ -7,6 +7,7 @@
 #include "client.h"
 #include "errorstats.h"
 #include "mem.h"
+#include "obuf.h"
 #include "reply.h"
 #include "util.h"
 #include "worker.h"
@@ -45,6 +46,8 @@ void reply_raw(struct client *c, const void *p, size_t len)
 	else
 		c->reply_head = b;
 	c->reply_tail = b;
+	/* The output limits are checked per block, off the common path. */
+	obuf_check(c);
 }
 
 /* "<prefix><number>\r\n" */

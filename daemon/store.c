@@ -18,6 +18,7 @@
 #include "mem.h"
 #include "pause.h"
 #include "store.h"
+#include "t_hash.h"
 #include "util.h"
 
 struct store store;
@@ -169,9 +170,15 @@ void db_unwatch(int db, struct watcher *w)
 	xfree(w);
 }
 
+/* shard.field_ttls: none seen; seen in the last full scan; set since. */
+enum { FIELD_TTLS_NONE, FIELD_TTLS_SEEN, FIELD_TTLS_NEW };
+
 void db_changed(int db, struct entry *e)
 {
 	struct shard *s = entry_shard(db, e);
+
+	if (e->val.type == OBJ_HASH && s->field_ttls != FIELD_TTLS_NEW && hash_has_expire(&e->val))
+		__atomic_store_n(&s->field_ttls, FIELD_TTLS_NEW, __ATOMIC_RELAXED);
 
 	fastpath_key_changed(db, e);
 	blocking_key_changed(db, e->key, e->klen);
@@ -403,6 +410,10 @@ void db_swap(int a, int b)
 		x->nexpires = y->nexpires;
 		y->nexpires = nexpires;
 		x->expire_cursor = y->expire_cursor = 0;
+		/* Either may now hold the other's hashes with field deadlines. */
+		x->field_ttls_seen = y->field_ttls_seen = 0;
+		if (x->field_ttls || y->field_ttls)
+			x->field_ttls = y->field_ttls = FIELD_TTLS_NEW;
 		x->version++;
 		y->version++;
 	}
@@ -416,28 +427,61 @@ struct expire_ctx {
 	uint64_t ttl_sum, ttl_n;
 };
 
+/* Unlinks e from the shard being scanned: db_delete would shrink the table
+ * under dict_scan, so the scan shrinks it once the bucket is done. */
+static void expire_unlink(struct expire_ctx *ctx, struct entry *e)
+{
+	fastpath_key_removed(ctx->db, e);
+	db_changed(ctx->db, e);
+	if (e->expire >= 0)
+		ctx->shard->nexpires--;
+	dict_remove(&ctx->shard->keys, &e->node);
+	entry_free(e);
+}
+
+/* Reclaims a hash's expired fields, as Redis 7.4's active field expiry does;
+ * a hash left empty is deleted. */
+static void expire_hash_fields(struct expire_ctx *ctx, struct entry *e)
+{
+	ctx->shard->field_ttls_seen++;
+	if (hash_next_expire(&e->val) > ctx->now)
+		return;
+	ctx->sampled++;
+	ctx->expired++;
+	hash_expire_due(&e->val, ctx->now);
+	if (hash_len(&e->val))
+		db_changed(ctx->db, e);
+	else
+		expire_unlink(ctx, e);
+}
+
 static void expire_visit(void *arg, struct dict_node *node)
 {
 	struct expire_ctx *ctx = arg;
 	struct entry *e = entry_of(node);
 
-	if (e->expire < 0)
-		return;
-	ctx->sampled++;
-	if (entry_expired(e, ctx->now)) {
-		ctx->shard->expired++;
-		ctx->expired++;
-		/* db_delete would shrink the table under dict_scan: unlink here and
-		 * shrink once the bucket is done. */
-		fastpath_key_removed(ctx->db, e);
-		db_changed(ctx->db, e);
-		ctx->shard->nexpires--;
-		dict_remove(&ctx->shard->keys, &e->node);
-		entry_free(e);
-	} else {
+	if (e->expire >= 0) {
+		ctx->sampled++;
+		if (entry_expired(e, ctx->now)) {
+			ctx->shard->expired++;
+			ctx->expired++;
+			expire_unlink(ctx, e);
+			return;
+		}
 		ctx->ttl_sum += (uint64_t)(e->expire - ctx->now);
 		ctx->ttl_n++;
 	}
+	if (ctx->shard->field_ttls && e->val.type == OBJ_HASH && hash_has_expire(&e->val))
+		expire_hash_fields(ctx, e);
+}
+
+/* A full scan met no hash with field deadlines and none was made since: the
+ * shard's hashes need no more visits until db_changed sees one again. */
+static void field_ttls_scan_wrapped(struct shard *s)
+{
+	s->field_ttls = s->field_ttls_seen || s->field_ttls == FIELD_TTLS_NEW ? FIELD_TTLS_SEEN
+									      : FIELD_TTLS_NONE;
+	s->field_ttls_seen = 0;
 }
 
 /*
@@ -457,21 +501,25 @@ void store_active_expire(unsigned self, unsigned n, int64_t budget_us)
 		struct shard *s = store_shard((int)(id / STORE_SHARDS), id % STORE_SHARDS);
 		struct expire_ctx ctx = { .db = (int)(id / STORE_SHARDS), .shard = s };
 
-		if (__atomic_load_n(&s->nexpires, __ATOMIC_RELAXED) == 0)
+		if (__atomic_load_n(&s->nexpires, __ATOMIC_RELAXED) == 0 &&
+		    __atomic_load_n(&s->field_ttls, __ATOMIC_RELAXED) == FIELD_TTLS_NONE)
 			continue;
 		pthread_mutex_lock(&s->lock);
 		ctx.now = now_ms();
 		do {
 			ctx.sampled = ctx.expired = 0;
-			for (int buckets = 0; buckets < 64 && s->nexpires; buckets++) {
+			for (int buckets = 0; buckets < 64 && (s->nexpires || s->field_ttls);
+			     buckets++) {
 				s->expire_cursor =
 					dict_scan(&s->keys, s->expire_cursor, expire_visit, &ctx);
+				if (s->expire_cursor == 0)
+					field_ttls_scan_wrapped(s);
 				if (ctx.sampled >= 20 || s->expire_cursor == 0)
 					break;
 			}
 			dict_maybe_shrink(&s->keys);
-		} while (s->nexpires && ctx.sampled && ctx.expired * 4 > ctx.sampled &&
-			 now_us() < deadline);
+		} while ((s->nexpires || s->field_ttls) && ctx.sampled &&
+			 ctx.expired * 4 > ctx.sampled && now_us() < deadline);
 		if (ctx.ttl_n) {
 			/* Smooth like Redis: each cycle moves the estimate 2%. */
 			uint64_t avg = ctx.ttl_sum / ctx.ttl_n;

@@ -62,7 +62,11 @@ struct shard {
 	struct dict keys;
 	uint64_t nexpires;	/* entries with a deadline */
 	uint64_t expire_cursor; /* where active expiry resumes its scan */
-	uint64_t version;	/* bumped by every change (WATCH) */
+	/* Some hash here may have field deadlines: active expiry then visits the
+	 * shard's hashes too (FIELD_TTLS_*; see store_active_expire). */
+	uint8_t field_ttls;
+	uint32_t field_ttls_seen; /* such hashes met since the scan last wrapped */
+	uint64_t version;	  /* bumped by every change (WATCH) */
 	/* Counters summed by INFO; written under the lock. */
 	uint64_t hits, misses, expired;
 	uint64_t avg_ttl; /* ms, a running estimate from active expiry samples */

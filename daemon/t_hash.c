@@ -610,6 +610,13 @@ uint64_t hash_expire_due(struct obj *o, int64_t now)
 	return ht_expire_due(o->ptr, now);
 }
 
+bool hash_has_expire(const struct obj *o)
+{
+	if (o->enc == ENC_HASHTABLE)
+		return ((const struct ht *)o->ptr)->nheap != 0;
+	return ((const struct lp *)o->ptr)->nttl != 0;
+}
+
 int64_t hash_next_expire(const struct obj *o)
 {
 	const struct ht *ht = o->ptr;

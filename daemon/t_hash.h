@@ -76,6 +76,8 @@ bool hash_set_expire(struct obj *o, const char *f, size_t flen, int64_t when);
 uint64_t hash_expire_due(struct obj *o, int64_t now);
 /* The earliest field deadline, or HASH_NO_EXPIRE if no field has one. */
 int64_t hash_next_expire(const struct obj *o);
+/* True if some field has a deadline (cheap: no walk). */
+bool hash_has_expire(const struct obj *o);
 
 /* Walks every field once, in listpack order or bucket order. The hash must
  * not change during the walk. */

@@ -17,6 +17,8 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "blocking.h"
@@ -95,18 +97,8 @@ void worker_drain_mail(struct worker *w)
 			}
 		} else if (m->kind == MAIL_PUBSUB) {
 			pubsub_deliver(w, m->payload);
-		} else if (m->kind == MAIL_UNBLOCK || m->kind == MAIL_UNBLOCK_TIMEOUT ||
-			   m->kind == MAIL_UNBLOCK_ERROR) {
-			for (struct client *c = w->clients; c; c = c->next_in_worker) {
-				if (c->id != m->client_id)
-					continue;
-				if (m->kind == MAIL_UNBLOCK)
-					blocking_retry(c);
-				else
-					blocking_unblock_requested(c,
-								   m->kind == MAIL_UNBLOCK_ERROR);
-				break;
-			}
+		} else if (m->kind == MAIL_SERVED) {
+			blocking_deliver(w, m->payload);
 		} else if (m->kind == MAIL_MONITOR) {
 			monitor_deliver(w, m->payload);
 		} else if (m->kind == MAIL_WAKE) {
@@ -119,15 +111,71 @@ void worker_drain_mail(struct worker *w)
 	}
 }
 
+/* Redis's protected mode lets in only these peers (exactly: not 127.0.0.2). */
+static bool peer_is_local(int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	char ip[INET6_ADDRSTRLEN] = "";
+
+	if (getpeername(fd, (struct sockaddr *)&ss, &len) < 0)
+		return false;
+	if (ss.ss_family == AF_UNIX)
+		return true;
+	if (ss.ss_family == AF_INET)
+		inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, ip, sizeof(ip));
+	else if (ss.ss_family == AF_INET6)
+		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, ip, sizeof(ip));
+	return !strcmp(ip, "127.0.0.1") || !strcmp(ip, "::1");
+}
+
+/* Refuses fd (Redis's message, then close) in protected mode; true if so. */
+static bool protected_refuse(struct worker *w, int fd)
+{
+	static const char denied[] =
+		"-DENIED Redis is running in protected mode because protected mode is enabled and "
+		"no password is set for the default user. In this mode connections are only "
+		"accepted from the loopback interface. If you want to connect from external "
+		"computers to Redis you may adopt one of the following solutions: 1) Just disable "
+		"protected mode sending the command 'CONFIG SET protected-mode no' from the "
+		"loopback interface by connecting to Redis from the same host the server is "
+		"running, however MAKE SURE Redis is not publicly accessible from internet if you "
+		"do so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively you can "
+		"just disable the protected mode by editing the Redis configuration file, and "
+		"setting the protected mode option to 'no', and then restarting the server. 3) If "
+		"you started the server manually just for testing, restart it with the "
+		"'--protected-mode no' option. 4) Setup a an authentication password for the "
+		"default user. NOTE: You only need to do one of the above things in order for the "
+		"server to start accepting connections from the outside.\r\n";
+	const char *pass;
+
+	if (!__atomic_load_n(&config.protected_mode, __ATOMIC_RELAXED))
+		return false;
+	pass = __atomic_load_n(&config.requirepass, __ATOMIC_ACQUIRE);
+	if (pass[0] || peer_is_local(fd))
+		return false;
+	/* A fresh socket's buffer takes the whole line: one write, no wait. */
+	if (write(fd, denied, sizeof(denied) - 1) < 0)
+		log_verbose("Could not tell a refused client why");
+	close(fd);
+	__atomic_fetch_add(&w->stat_rejected, 1, __ATOMIC_RELAXED);
+	return true;
+}
+
 struct client *worker_accept(struct worker *w, int fd)
 {
 	static const char too_many[] = "-ERR max number of clients reached\r\n";
 	int one = 1, idle = (int)config.tcp_keepalive;
+	struct sockaddr_storage ss;
+	socklen_t slen = sizeof(ss);
 	struct client *c;
+	bool is_unix;
 
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	if (idle > 0) {
+	is_unix = getsockname(fd, (struct sockaddr *)&ss, &slen) == 0 && ss.ss_family == AF_UNIX;
+	if (!is_unix)
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (idle > 0 && !is_unix) {
 		int interval = idle / 3 ? idle / 3 : 1, count = 3;
 
 		setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
@@ -142,6 +190,8 @@ struct client *worker_accept(struct worker *w, int fd)
 		__atomic_fetch_add(&w->stat_rejected, 1, __ATOMIC_RELAXED);
 		return NULL;
 	}
+	if (protected_refuse(w, fd))
+		return NULL;
 	c = client_create(w, fd);
 	c->next_in_worker = w->clients;
 	if (w->clients)
@@ -260,6 +310,7 @@ void worker_cron(struct worker *w)
 	}
 	/* A quarter of each period at most, as Redis's slow expiry cycle. */
 	store_active_expire(w->id, server.nworkers, period * 1000 / 4);
+	blocking_serve_ready(); /* a key expiry deleted can feed no one; SWAPDB's can */
 	if (w->nblocked)
 		blocking_timeouts(w);
 	if (w->id == 0) {
@@ -358,12 +409,15 @@ static int open_listeners(struct worker *w)
 	char *copy = xstrndup(config.bind, strlen(config.bind)), *save = NULL;
 	int ret = 0;
 
-	for (char *a = strtok_r(copy, " ", &save); a; a = strtok_r(NULL, " ", &save)) {
+	/* port 0: no TCP at all, as in Redis (the Unix socket only). */
+	for (char *a = config.port ? strtok_r(copy, " ", &save) : NULL; a;
+	     a = strtok_r(NULL, " ", &save)) {
 		/* "-addr" means optional, as in Redis: skip it if unavailable. */
 		bool optional = a[0] == '-';
 		int fd;
 
-		if (w->nlisten == (int)(sizeof(w->listen_fds) / sizeof(w->listen_fds[0])))
+		/* The last slot is the Unix socket's. */
+		if (w->nlisten == WORKER_MAX_LISTEN - 1)
 			break;
 		if (w->id == 0 && config.port &&
 		    port_taken(optional ? a + 1 : a, (int)config.port)) {
@@ -385,9 +439,41 @@ static int open_listeners(struct worker *w)
 		w->listen_fds[w->nlisten++] = fd;
 	}
 	xfree(copy);
-	if (ret == 0 && w->nlisten == 0)
+	if (ret == 0 && w->nlisten == 0 && server.unix_fd < 0) {
+		if (w->id == 0)
+			log_warning("Configured to not listen anywhere, exiting.");
 		ret = -1;
+	}
 	return ret;
+}
+
+/* The Unix socket, shared by every worker (no SO_REUSEPORT for AF_UNIX: the
+ * workers' engines all accept on the one socket). fd or -1 (logged). */
+static int open_unix_listener(void)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	const char *path = config.unixsocket;
+	int fd;
+
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		log_warning("Failed opening Unix socket: unix socket path too long (%zu), must be "
+			    "under %zu",
+			    strlen(path), sizeof(sa.sun_path));
+		return -1;
+	}
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	/* A socket file left by a previous run would make bind fail. */
+	unlink(path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 511) < 0 ||
+	    (config.unixsocketperm && chmod(path, (mode_t)config.unixsocketperm) < 0)) {
+		log_warning("Failed opening Unix socket: %s", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	log_notice("The server is now ready to accept connections at %s", path);
+	return fd;
 }
 
 static const struct net_engine *choose_engine(void)
@@ -417,7 +503,8 @@ static void close_listeners(void)
 		struct worker *w = &server.workers[i];
 
 		for (int j = 0; j < w->nlisten; j++)
-			close(w->listen_fds[j]);
+			if (w->listen_fds[j] != server.unix_fd)
+				close(w->listen_fds[j]);
 		w->nlisten = 0;
 		udp_close(w);
 		if (w->wake_fd >= 0)
@@ -430,12 +517,21 @@ static void close_listeners(void)
 			w->mail_head = m->next;
 			if (m->kind == MAIL_PUBSUB)
 				pubsub_mail_free(m->payload);
+			else if (m->kind == MAIL_SERVED)
+				blocking_deliver(w, m->payload); /* frees: no clients remain */
 			else if (m->kind == MAIL_MONITOR)
 				monitor_mail_free(m->payload);
 			xfree(m);
 		}
 		w->mail_tail = NULL;
 		pthread_mutex_destroy(&w->mail_lock);
+	}
+	if (server.unix_fd >= 0) {
+		close(server.unix_fd);
+		server.unix_fd = -1;
+		log_notice("Removing the unix socket file.");
+		if (unlink(config.unixsocket) < 0)
+			log_warning("Error removing the unix socket file: %s", strerror(errno));
 	}
 }
 
@@ -452,6 +548,15 @@ int server_run(void)
 	server.nworkers =
 		config.threads > 0 ? (unsigned)config.threads : (unsigned)(cpus > 0 ? cpus : 1);
 	server.workers = xcalloc(server.nworkers, sizeof(*server.workers));
+	server.unix_fd = -1;
+	if (config.unixsocket[0]) {
+		server.unix_fd = open_unix_listener();
+		if (server.unix_fd < 0) {
+			xfree(server.workers);
+			server.workers = NULL;
+			return -1;
+		}
+	}
 	for (unsigned i = 0; i < server.nworkers; i++) {
 		struct worker *w = &server.workers[i];
 
@@ -460,11 +565,14 @@ int server_run(void)
 		w->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 		pthread_mutex_init(&w->mail_lock, NULL);
 		if (w->wake_fd < 0 || open_listeners(w) < 0 || udp_open(w) < 0) {
+			server.nworkers = i + 1;
 			close_listeners();
 			xfree(server.workers);
 			server.workers = NULL;
 			return -1;
 		}
+		if (server.unix_fd >= 0)
+			w->listen_fds[w->nlisten++] = server.unix_fd;
 	}
 
 	/* Workers inherit a mask with the shutdown signals blocked; the main

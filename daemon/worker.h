@@ -20,6 +20,9 @@
 struct client;
 struct worker;
 
+/* Listening sockets per worker: up to 16 bind addresses and the Unix socket. */
+#define WORKER_MAX_LISTEN 17
+
 /* A network engine: how one worker waits for and moves bytes. */
 struct net_engine {
 	const char *name;
@@ -41,23 +44,21 @@ enum mail_kind {
 	MAIL_KILL_CLIENT,
 	MAIL_WAKE,
 	MAIL_PUBSUB,
-	MAIL_UNBLOCK,	      /* a key a blocked client waits on changed */
-	MAIL_MONITOR,	      /* a MONITOR line for this worker's monitors (monitor.c) */
-	MAIL_UNBLOCK_TIMEOUT, /* CLIENT UNBLOCK of a blocked client (blocking.c) */
-	MAIL_UNBLOCK_ERROR,
+	MAIL_SERVED,  /* a blocked client's answer (blocking.c), owned by the mail */
+	MAIL_MONITOR, /* a MONITOR line for this worker's monitors (monitor.c) */
 };
 
 struct mail {
 	struct mail *next;
 	enum mail_kind kind;
 	uint64_t client_id;
-	void *payload; /* MAIL_PUBSUB: a pubsub.c delivery, owned by the mail */
+	void *payload; /* MAIL_PUBSUB, MAIL_SERVED: owned by the mail */
 };
 
 struct worker {
 	unsigned id;
 	pthread_t thread;
-	int listen_fds[16];
+	int listen_fds[WORKER_MAX_LISTEN]; /* bind addresses, then the Unix socket (shared) */
 	int nlisten;
 	int udp_fds[16]; /* the UDP protocol's sockets (udp.c) */
 	int nudp;
@@ -101,6 +102,7 @@ struct server {
 	uint64_t ops_last_total;
 	int64_t ops_last_ms;
 	char executable[4096];
+	int unix_fd; /* the Unix socket listener, in every worker's listen_fds; or -1 */
 };
 
 extern struct server server;

@@ -45,7 +45,6 @@ static void wait_or_give_up(struct client *c, int first, int last, int64_t ms, b
 			else
 				reply_null_array(c);
 		}
-		blocking_still_waiting = blocking_retrying;
 		return;
 	}
 	for (int i = first; i <= last && n < 256; i++)

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /* Server commands: COMMAND, INFO, TIME, CONFIG, DEBUG, SHUTDOWN. */
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "command_meta.h"
 #include "commands.h"
 #include "config.h"
 #include "errorstats.h"
@@ -49,8 +51,9 @@ static const struct {
 	{ CMD_ALLOW_BUSY, "allow_busy" },
 };
 
-/* ACL categories as Redis derives them from flags and the command group. */
-static int acl_categories(const struct command *cmd, const char **out)
+/* ACL categories as Redis derives them from flags and the command group, for
+ * commands without metadata rows; up to 8 pointers into out. */
+static int derived_categories(const struct command *cmd, const char **out)
 {
 	static const struct {
 		const char *group, *category;
@@ -84,63 +87,164 @@ static int acl_categories(const struct command *cmd, const char **out)
 	return n;
 }
 
-static void reply_key_specs(struct client *c, const struct command *cmd)
+/* The command's ACL categories, space-separated, in Redis's order. */
+static const char *acl_categories(const struct command *cmd, char *buf, size_t size)
 {
-	if (cmd->first_key <= 0) {
-		reply_array(c, 0);
+	const char *cats[8];
+	int n;
+	size_t used = 0;
+
+	if (cmd->meta)
+		return cmd->meta->acl;
+	n = derived_categories(cmd, cats);
+	buf[0] = '\0';
+	for (int i = 0; i < n; i++)
+		used += (size_t)snprintf(buf + used, size - used, "%s%s", i ? " " : "", cats[i]);
+	return buf;
+}
+
+static int count_words(const char *s)
+{
+	int n = 0;
+
+	for (; *s; s++)
+		n += *s != ' ' && (s[1] == ' ' || s[1] == '\0');
+	return n;
+}
+
+/* Each space-separated word of s, as simple strings or as bulk strings. */
+static void reply_words(struct client *c, const char *s, bool bulk)
+{
+	while (*s) {
+		size_t len = strcspn(s, " ");
+
+		if (len && bulk) {
+			reply_bulk(c, s, len);
+		} else if (len) {
+			reply_raw(c, "+", 1);
+			reply_raw(c, s, len);
+			reply_raw(c, "\r\n", 2);
+		}
+		s += len + (s[len] == ' ');
+	}
+}
+
+/* True if word is one of the space-separated words of s, in any case. */
+static bool has_word(const char *s, const char *word)
+{
+	while (*s) {
+		size_t len = strcspn(s, " ");
+
+		if (str_eq_nocase(s, len, word))
+			return true;
+		s += len + (s[len] == ' ');
+	}
+	return false;
+}
+
+static void reply_spec_map(struct client *c, const char *type, int n)
+{
+	reply_map(c, 2);
+	reply_bulk_cstr(c, "type");
+	reply_bulk_cstr(c, type);
+	reply_bulk_cstr(c, "spec");
+	reply_map(c, n);
+}
+
+static void reply_key_spec(struct client *c, const struct key_spec *s)
+{
+	reply_map(c, s->notes ? 4 : 3);
+	if (s->notes) {
+		reply_bulk_cstr(c, "notes");
+		reply_bulk_cstr(c, s->notes);
+	}
+	reply_bulk_cstr(c, "flags");
+	reply_set(c, count_words(s->flags));
+	reply_words(c, s->flags, false);
+	reply_bulk_cstr(c, "begin_search");
+	if (s->begin == KEY_BEGIN_INDEX) {
+		reply_spec_map(c, "index", 1);
+		reply_bulk_cstr(c, "index");
+		reply_int(c, s->index);
+	} else if (s->begin == KEY_BEGIN_KEYWORD) {
+		reply_spec_map(c, "keyword", 2);
+		reply_bulk_cstr(c, "keyword");
+		reply_bulk_cstr(c, s->keyword);
+		reply_bulk_cstr(c, "startfrom");
+		reply_int(c, s->index);
+	} else {
+		reply_spec_map(c, "unknown", 0);
+	}
+	reply_bulk_cstr(c, "find_keys");
+	if (s->find == KEY_FIND_UNKNOWN) {
+		reply_spec_map(c, "unknown", 0);
 		return;
 	}
-	reply_array(c, 1);
-	reply_map(c, 3);
-	reply_bulk_cstr(c, "flags");
-	reply_set(c, 2);
-	reply_status(c, cmd->flags & CMD_WRITE ? "RW" : "RO");
-	reply_status(c, cmd->flags & CMD_WRITE ? "UPDATE" : "ACCESS");
-	reply_bulk_cstr(c, "begin_search");
-	reply_map(c, 2);
-	reply_bulk_cstr(c, "type");
-	reply_bulk_cstr(c, "index");
-	reply_bulk_cstr(c, "spec");
-	reply_map(c, 1);
-	reply_bulk_cstr(c, "index");
-	reply_int(c, cmd->first_key);
-	reply_bulk_cstr(c, "find_keys");
-	reply_map(c, 2);
-	reply_bulk_cstr(c, "type");
-	reply_bulk_cstr(c, "range");
-	reply_bulk_cstr(c, "spec");
-	reply_map(c, 3);
-	reply_bulk_cstr(c, "lastkey");
-	reply_int(c, cmd->last_key < 0 ? cmd->last_key : cmd->last_key - cmd->first_key);
-	reply_bulk_cstr(c, "keystep");
-	reply_int(c, cmd->key_step);
-	reply_bulk_cstr(c, "limit");
-	reply_int(c, 0);
+	reply_spec_map(c, s->find == KEY_FIND_RANGE ? "range" : "keynum", 3);
+	reply_bulk_cstr(c, s->find == KEY_FIND_RANGE ? "lastkey" : "keynumidx");
+	reply_int(c, s->a);
+	reply_bulk_cstr(c, s->find == KEY_FIND_RANGE ? "keystep" : "firstkey");
+	reply_int(c, s->b);
+	reply_bulk_cstr(c, s->find == KEY_FIND_RANGE ? "limit" : "keystep");
+	reply_int(c, s->c);
+}
+
+static void reply_key_specs(struct client *c, const struct command *cmd)
+{
+	struct key_spec range = {
+		.flags = cmd->flags & CMD_WRITE ? "RW update" : "RO access",
+		.begin = KEY_BEGIN_INDEX,
+		.index = cmd->first_key,
+		.find = KEY_FIND_RANGE,
+		.a = cmd->last_key < 0 ? cmd->last_key : cmd->last_key - cmd->first_key,
+		.b = cmd->key_step,
+	};
+
+	if (cmd->meta) {
+		reply_set(c, command_meta_nspecs(cmd->meta));
+		for (const struct key_spec *s = cmd->meta->specs; s->flags; s++)
+			reply_key_spec(c, s);
+	} else if (cmd->first_key > 0) {
+		reply_set(c, 1);
+		reply_key_spec(c, &range);
+	} else {
+		reply_set(c, 0);
+	}
 }
 
 static void reply_command_info(struct client *c, const struct command *cmd)
 {
-	const char *cats[8];
-	int nflags = 0, ncats = acl_categories(cmd, cats);
+	char buf[160];
+	const char *cats = acl_categories(cmd, buf, sizeof(buf));
+	bool movable = cmd->meta && command_meta_movable(cmd->meta);
+	/* A container's own flags only steer dispatch; Redis shows none. */
+	uint32_t flags = cmd->fn ? cmd->flags : 0;
+	int nflags = movable;
 
 	for (size_t i = 0; i < sizeof(flag_names) / sizeof(flag_names[0]); i++)
-		nflags += !!(cmd->flags & flag_names[i].flag);
+		nflags += !!(flags & flag_names[i].flag);
 	reply_array(c, 10);
 	reply_bulk_cstr(c, cmd->name);
 	reply_int(c, cmd->arity);
 	reply_set(c, nflags);
 	for (size_t i = 0; i < sizeof(flag_names) / sizeof(flag_names[0]); i++)
-		if (cmd->flags & flag_names[i].flag)
+		if (flags & flag_names[i].flag)
 			reply_status(c, flag_names[i].name);
+	if (movable)
+		reply_status(c, "movablekeys");
 	reply_int(c, cmd->first_key);
 	reply_int(c, cmd->last_key);
 	reply_int(c, cmd->key_step);
-	reply_set(c, ncats);
-	for (int i = 0; i < ncats; i++)
-		reply_status(c, cats[i]);
-	reply_set(c, 0); /* tips */
+	reply_set(c, count_words(cats));
+	reply_words(c, cats, false);
+	reply_set(c, cmd->meta ? count_words(cmd->meta->tips) : 0);
+	if (cmd->meta)
+		reply_words(c, cmd->meta->tips, true);
 	reply_key_specs(c, cmd);
-	reply_array(c, cmd->nsubs);
+	if (cmd->nsubs)
+		reply_array(c, cmd->nsubs);
+	else
+		reply_set(c, 0);
 	for (unsigned i = 0; i < cmd->nsubs; i++)
 		reply_command_info(c, cmd->subs[i]);
 }
@@ -258,13 +362,17 @@ void cmd_command_getkeys(struct client *c)
 		reply_error(c, "Invalid command specified");
 		return;
 	}
+	if (!command_has_keys(cmd)) {
+		reply_error(c, "The command has no key arguments");
+		return;
+	}
 	if ((cmd->arity > 0 && argc != cmd->arity) || argc < -cmd->arity) {
 		reply_error(c, "Invalid number of arguments specified for command");
 		return;
 	}
-	n = command_key_indexes(cmd, argc, keys, 1024);
-	if (n == 0) {
-		reply_error(c, "The command has no key arguments");
+	n = command_key_indexes(cmd, argc, c->argv + 2, keys, 1024);
+	if (n <= 0) {
+		reply_error(c, "Invalid arguments specified for command");
 		return;
 	}
 	reply_array(c, n);
@@ -274,19 +382,17 @@ void cmd_command_getkeys(struct client *c)
 
 static bool list_filter(const struct client *c, const struct command *cmd)
 {
-	const char *cats[8];
-	int n;
+	char buf[160];
 
 	if (c->argc < 5)
 		return true;
 	if (arg_is(c, 3, "PATTERN"))
 		return glob_match(c->argv[4].p, c->argv[4].len, cmd->name, strlen(cmd->name), true);
 	if (arg_is(c, 3, "ACLCAT")) {
-		n = acl_categories(cmd, cats);
-		for (int i = 0; i < n; i++)
-			if (str_eq_nocase(c->argv[4].p, c->argv[4].len, cats[i] + 1))
-				return true;
-		return false;
+		char cat[64];
+
+		snprintf(cat, sizeof(cat), "@%.*s", (int)c->argv[4].len, c->argv[4].p);
+		return has_word(acl_categories(cmd, buf, sizeof(buf)), cat);
 	}
 	return false; /* MODULE: there are no modules */
 }
@@ -748,6 +854,21 @@ void cmd_config_resetstat(struct client *c)
 	reply_ok(c);
 }
 
+void cmd_config_rewrite(struct client *c)
+{
+	int err = config_rewrite();
+
+	if (err == -ENOENT && !config.config_file) {
+		reply_error(c, "The server is running without a config file");
+	} else if (err) {
+		log_warning("CONFIG REWRITE failed: %s", strerror(-err));
+		reply_errorf(c, "Rewriting config file: %s", strerror(-err));
+	} else {
+		log_notice("CONFIG REWRITE executed with success.");
+		reply_ok(c);
+	}
+}
+
 void cmd_config_help(struct client *c)
 {
 	static const char *const help[] = {
@@ -758,8 +879,10 @@ void cmd_config_help(struct client *c)
 		"    Set the configuration <directive> to <value>.",
 		"RESETSTAT",
 		"    Reset statistics reported by the INFO command.",
+		"REWRITE",
+		"    Rewrite the configuration file.",
 		"HELP",
-		"    Print this help.",
+		"    Prints this help.",
 		NULL,
 	};
 

@@ -71,9 +71,6 @@ def woken_in_the_order_they_blocked(t):
            'three BLPOPs and one push of four')
 
     def one_at_a_time(srv):
-        # Each push waits for the previous waiter's answer: xkvd serves a
-        # waiter on its own worker, so a push racing the previous wake-up
-        # could land first (see README, differences from Redis).
         clients = [srv.client(timeout=10) for _ in range(3)]
         try:
             for i, c in enumerate(clients):
@@ -114,6 +111,43 @@ def push_inside_multi_wakes_after_exec(t):
             p.cmd('FLUSHALL')
             return out
     t.same(run, 'MULTI/EXEC and blocking')
+
+
+@test
+def waiters_are_served_before_the_next_command(t):
+    """As in Redis, a push feeds the waiters before any other command runs:
+    the pusher's own pipelined pop finds nothing, on any worker, for every
+    blocking command, including one whose keys lie in other shards."""
+    cases = [
+        (('BLPOP', 'k', '5'), ('RPUSH', 'k', 'a'), ('LPOP', 'k')),
+        (('BLMOVE', 'k', 'dst', 'LEFT', 'RIGHT', '5'), ('RPUSH', 'k', 'a'), ('LPOP', 'k')),
+        (('BLMPOP', '5', '3', 'x', 'y', 'k', 'LEFT'), ('RPUSH', 'k', 'a'), ('LPOP', 'k')),
+        (('BZPOPMIN', 'z', '5'), ('ZADD', 'z', '1', 'a'), ('ZPOPMIN', 'z')),
+        (('BZMPOP', '5', '2', 'y', 'z', 'MAX'), ('ZADD', 'z', '1', 'a'), ('ZPOPMAX', 'z')),
+        (('BLPOP', 'k', '5'), ('LMOVE', 'src', 'k', 'LEFT', 'LEFT'), ('LPOP', 'k')),
+    ]
+
+    def run(srv):
+        out = []
+        for blocked, push, pop in cases:
+            # Several waiters, so some sit on the other worker.
+            waiters = [srv.client(timeout=10) for _ in range(3)]
+            try:
+                for i, w in enumerate(waiters):
+                    block(srv, w, blocked, i)
+                with srv.client() as p:
+                    p.cmd('RPUSH', 'src', 's1', 's2', 's3')
+                    p.send_raw(encode(push) + encode(pop) + encode(push) + encode(pop))
+                    out += [p.read_replies(4), waiters[0].read_reply(),
+                            waiters[1].read_reply()]
+                    p.cmd('FLUSHALL')
+            finally:
+                for w in waiters:
+                    w.close()
+            assert wait_until(lambda: int(info_fields(srv.call('INFO', 'clients'))['clients']
+                                          ['blocked_clients']) == 0, timeout=5)
+        return out
+    t.same(run, 'a pipelined pop after a push')
 
 
 @test

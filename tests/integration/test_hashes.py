@@ -6,7 +6,7 @@ from Redis 8.0, asserted against their documented replies."""
 
 import time
 
-from harness import Unordered, decode, test, xkv_only
+from harness import Unordered, decode, test, wait_until, xkv_only
 
 FUTURE_S = 4102444800            # 2100-01-01
 FUTURE_MS = FUTURE_S * 1000 + 321
@@ -443,6 +443,41 @@ def field_expiry_is_lazy_and_exact(t):
         time.sleep(0.06)
         assert call(c, 'HINCRBY', 'g2', 'x', 1) == 1
         assert call(c, 'HTTL', 'g2', 'FIELDS', 1, 'x') == [-1]
+
+
+@test
+@xkv_only
+def field_expiry_is_active(t):
+    """Hashes lose expired fields, and the key when it empties, without any
+    hash command touching them: in both encodings, after RENAME, SWAPDB and
+    MOVE too."""
+    with t.sut.client() as c:
+        call(c, 'FLUSHALL')
+        call(c, 'HSET', 'small', 'a', 1, 'b', 2)
+        c.call(*big_hash('big'))
+        call(c, 'HSET', 'part', 'a', 1, 'keep', 2)
+        call(c, 'HSET', 'moved', 'a', 1)
+        call(c, 'HSET', 'swapped', 'a', 1)
+        call(c, 'HSET', 'keyttl', 'a', 1)
+        call(c, 'EXPIRE', 'keyttl', 1000)
+        fields = ['f%d' % i for i in range(BIG)]
+        assert call(c, 'HPEXPIRE', 'small', 50, 'FIELDS', 2, 'a', 'b') == [1, 1]
+        assert call(c, 'HPEXPIRE', 'big', 50, 'FIELDS', BIG, *fields) == [1] * BIG
+        assert call(c, 'HPEXPIRE', 'part', 50, 'FIELDS', 1, 'a') == [1]
+        assert call(c, 'HPEXPIRE', 'moved', 50, 'FIELDS', 1, 'a') == [1]
+        assert call(c, 'HPEXPIRE', 'swapped', 50, 'FIELDS', 1, 'a') == [1]
+        assert call(c, 'HPEXPIRE', 'keyttl', 50, 'FIELDS', 1, 'a') == [1]
+        call(c, 'RENAME', 'moved', 'renamed')
+        call(c, 'SELECT', 1)
+        call(c, 'SWAPDB', 0, 1)
+        # db 1 now holds them all; bring one back to db 0 with MOVE.
+        assert call(c, 'MOVE', 'swapped', 0) == 1
+        assert wait_until(lambda: call(c, 'DBSIZE') == 1), call(c, 'KEYS', '*')
+        assert call(c, 'KEYS', '*') == [b'part']
+        call(c, 'SELECT', 0)
+        assert wait_until(lambda: call(c, 'DBSIZE') == 0), call(c, 'KEYS', '*')
+        call(c, 'SELECT', 1)
+        assert call(c, 'HGETALL', 'part') == [b'keep', b'2']
 
 
 @test

@@ -5,7 +5,10 @@ may still send, and a monitor that does not read (closed at the normal class's
 output-buffer limit while writers carry on). Scenarios run on both servers;
 time stamps and peer ports are masked before comparing."""
 
+import os
 import re
+import socket
+import tempfile
 
 from harness import encode, test, wait_until
 
@@ -153,3 +156,27 @@ def reply_off_scenario(srv):
 def reply_off_mutes_a_monitor(t):
     got = t.same(reply_off_scenario, 'monitor under CLIENT REPLY OFF')
     assert got == [b'+OK\r\n', b'"CLIENT" "REPLY" "ON"', b'"ECHO" "end"'], got
+
+
+def unix_scenario(srv, path):
+    """A command sent over the Unix socket shows as [db unix:<path>]."""
+    mon = start_monitor(srv)
+    with mon, socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as u:
+        u.settimeout(10)
+        u.connect(path)
+        u.sendall(encode(['SET', 'u', '1']))
+        assert u.recv(64) == b'+OK\r\n'
+        line = mon.read_reply()
+        return STAMP.match(line).groups() + (line[STAMP.match(line).end():],)
+
+
+@test
+def unix_socket_clients_show_their_path(t):
+    with tempfile.TemporaryDirectory(prefix='xkv-it-mon-') as tmp:
+        got = {}
+        for role in ('ref', 'sut'):
+            path = os.path.join(tmp, role + '.sock')
+            srv = t.spawn(role, unixsocket=path, unixsocketperm='700')
+            db, peer, rest = unix_scenario(srv, path)
+            got[role] = (db, peer.replace(path.encode(), b'PATH'), rest)
+        assert got['ref'] == got['sut'] == (b'0', b'unix:PATH', b'"SET" "u" "1"\r\n'), got

@@ -182,6 +182,47 @@ def command_getkeys(t):
     ])
 
 
+# Containers list their subcommands in hash order in Redis (and we lack some
+# of them); ZRANK/ZREVRANK take Redis 7.2's WITHSCORE (arity -3).
+INFO_EXCEPTIONS = {b'client', b'command', b'config', b'latency', b'memory', b'object',
+                   b'pubsub', b'slowlog', b'zrank', b'zrevrank'}
+
+
+@test
+def command_info_every_shared_command(t):
+    """COMMAND INFO of every command both servers have (subcommands one by one):
+    flags, ACL categories, tips and key specs byte for byte, RESP2 and RESP3."""
+    def names(srv):
+        with srv.client() as c:
+            return set(c.call('COMMAND', 'LIST'))
+    shared = sorted((names(t.ref) & names(t.sut)) - INFO_EXCEPTIONS)
+    assert len(shared) > 150, len(shared)
+    for proto in (2, 3):
+        t.compare([('COMMAND', 'INFO', n) for n in shared], proto)
+
+
+@test
+def command_getkeys_by_key_spec(t):
+    """Keys after a numkeys argument, keyword searches and SORT's STORE."""
+    t.compare([
+        ('COMMAND', 'GETKEYS', 'ZUNIONSTORE', 'd', 2, 'a', 'b'),
+        ('COMMAND', 'GETKEYS', 'ZUNIONSTORE', 'd', 2, 'a', 'b', 'WEIGHTS', 1, 2),
+        ('COMMAND', 'GETKEYS', 'ZINTER', 3, 'a', 'b'), ('COMMAND', 'GETKEYS', 'ZDIFF', 'x', 'a'),
+        ('COMMAND', 'GETKEYS', 'ZINTERCARD', 2, 'a', 'b', 'LIMIT', 1),
+        ('COMMAND', 'GETKEYS', 'SINTERCARD', 0, 'a'),
+        ('COMMAND', 'GETKEYS', 'LMPOP', 2, 'a', 'b', 'LEFT'),
+        ('COMMAND', 'GETKEYS', 'BLMPOP', 0, 1, 'a', 'RIGHT', 'COUNT', 2),
+        ('COMMAND', 'GETKEYS', 'BZMPOP', 1, 2, 'a', 'b', 'MIN'),
+        ('COMMAND', 'GETKEYS', 'ZMPOP', -1, 'a', 'MIN'),
+        ('COMMAND', 'GETKEYS', 'SORT', 'k', 'BY', 'w_*', 'LIMIT', 0, 1, 'STORE', 'd'),
+        ('COMMAND', 'GETKEYS', 'SORT', 'k', 'GET', 'store', 'STORE', 'a', 'STORE', 'b'),
+        ('COMMAND', 'GETKEYS', 'SORT_RO', 'k', 'GET', '#'),
+        ('COMMAND', 'GETKEYS', 'BLPOP', 'a', 'b', 0), ('COMMAND', 'GETKEYS', 'BITOP', 'AND', 'd', 'a'),
+        ('COMMAND', 'GETKEYS', 'ECHO', 'x'), ('COMMAND', 'GETKEYS', 'EXEC'),
+        ('COMMAND', 'GETKEYS', 'OBJECT', 'ENCODING', 'k'),
+    ])
+
+
 @test
 def unknown_command(t):
     t.compare([
