@@ -6,6 +6,7 @@
 #include "blocking.h"
 #include "client.h"
 #include "commands.h"
+#include "errorstats.h"
 #include "mem.h"
 #include "multi.h"
 #include "util.h"
@@ -335,6 +336,7 @@ void blocking_serve_ready(void)
 /* After c was answered: carry on with what it sent meanwhile. */
 static void resume(struct client *c)
 {
+	client_command_done(c);
 	if (!client_process_input(c) && !(c->flags & CLIENT_CLOSE_ASAP))
 		c->flags |= CLIENT_CLOSE_AFTER_REPLY;
 	c->worker->engine->wants_write(c);
@@ -413,4 +415,37 @@ void blocking_timeouts(struct worker *w)
 			reply_null_array(c);
 		resume(c);
 	}
+}
+
+bool blocking_unblock_id(uint64_t id, bool error)
+{
+	static const char unblocked[] = "-UNBLOCKED client unblocked via CLIENT UNBLOCK";
+	struct blocked_state *st = NULL;
+	const char *answer;
+
+	pthread_mutex_lock(&lock);
+	for (struct waiter *w = head; w; w = w->next) {
+		if (w->st->client_id == id && w->st->phase == BLOCKED_WAITING) {
+			st = w->st;
+			st->phase = BLOCKED_SERVING;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&lock);
+	if (!st)
+		return false;
+	/* The answer its timeout would give, or the error, in its protocol. */
+	if (error) {
+		errorstats_count(unblocked);
+		__atomic_fetch_add(&st->worker->stat_errors, 1, __ATOMIC_RELAXED);
+		answer = "-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n";
+	} else if (st->resp >= 3) {
+		answer = "_\r\n";
+	} else {
+		answer = st->null_bulk ? "$-1\r\n" : "*-1\r\n";
+	}
+	st->reply_len = strlen(answer);
+	st->reply = xstrndup(answer, st->reply_len);
+	served(st);
+	return true;
 }

@@ -52,5 +52,9 @@ void blocking_timeouts(struct worker *w);
 bool blocking_cancel(struct client *c);
 /* Forgets c's waits (reset, closed); an answer on the way is dropped. */
 void blocking_unblock(struct client *c);
+/* CLIENT UNBLOCK, from any worker: if client id waits, claims it (no key
+ * change serves it any more) and sends its worker the timeout reply or the
+ * UNBLOCKED error, as an answer. True if it was waiting. */
+bool blocking_unblock_id(uint64_t id, bool error);
 
 #endif

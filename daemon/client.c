@@ -20,7 +20,9 @@
 #include "config.h"
 #include "log.h"
 #include "mem.h"
+#include "monitor.h"
 #include "multi.h"
+#include "pause.h"
 #include "pubsub.h"
 #include "resp.h"
 #include "util.h"
@@ -120,6 +122,8 @@ struct client *client_create(struct worker *w, int fd)
 void client_free(struct client *c)
 {
 	blocking_unblock(c);
+	pause_client_free(c);
+	monitor_stop(c);
 	multi_reset(c);
 	multi_unwatch(c);
 	pubsub_client_free(c);
@@ -148,6 +152,7 @@ void client_free(struct client *c)
 	xfree(c->name);
 	xfree(c->lib_name);
 	xfree(c->lib_ver);
+	xfree(c->monitor_peer);
 	xfree(c);
 }
 
@@ -200,8 +205,9 @@ void client_read_done(struct client *c, size_t n)
 
 bool client_process_input(struct client *c)
 {
-	/* A blocked client's next commands wait until it is answered. */
-	while (!c->blocked && !(c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP))) {
+	/* A blocked or held client's next commands wait until it is answered. */
+	while (!c->blocked &&
+	       !(c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP | CLIENT_HELD))) {
 		const char *err = NULL;
 		int r = resp_parse_request(c, &err);
 
@@ -217,6 +223,8 @@ bool client_process_input(struct client *c)
 		if (c->argc > 0)
 			command_dispatch(c);
 		resp_request_done(c);
+		if (!c->blocked && !(c->flags & CLIENT_HELD))
+			client_command_done(c);
 	}
 	if ((unsigned long long)(c->qlen - (c->req_type ? c->cmd_start : c->qpos)) >
 	    (unsigned long long)config.client_query_buffer_limit) {
@@ -266,6 +274,32 @@ void client_reply_sent(struct client *c, size_t n)
 	}
 }
 
+/* CLIENT LIST's flags, in Redis's order. */
+static void info_flags(struct client *c, char *out, bool pubsub)
+{
+	unsigned f = __atomic_load_n(&c->flags, __ATOMIC_RELAXED);
+	char *p = out;
+
+	if (f & CLIENT_MONITOR)
+		*p++ = 'O';
+	if (pubsub)
+		*p++ = 'P';
+	if (__atomic_load_n(&c->in_multi, __ATOMIC_RELAXED))
+		*p++ = 'x';
+	/* Held by CLIENT PAUSE counts as blocked, as in Redis. */
+	if (__atomic_load_n(&c->blocked, __ATOMIC_RELAXED) || (f & CLIENT_HELD))
+		*p++ = 'b';
+	if (f & CLIENT_UNIX_SOCKET)
+		*p++ = 'U';
+	if (f & CLIENT_NO_EVICT)
+		*p++ = 'e';
+	if (f & CLIENT_NO_TOUCH)
+		*p++ = 'T';
+	if (p == out)
+		*p++ = 'N';
+	*p = '\0';
+}
+
 char *client_info_line(struct client *c)
 {
 	int64_t now = mono_ms();
@@ -273,16 +307,9 @@ char *client_info_line(struct client *c)
 	long sub = __atomic_load_n(&c->pubsub_counts[0], __ATOMIC_RELAXED);
 	long psub = __atomic_load_n(&c->pubsub_counts[1], __ATOMIC_RELAXED);
 	long ssub = __atomic_load_n(&c->pubsub_counts[2], __ATOMIC_RELAXED);
-	char flags[8], *f = flags;
+	char flags[16];
 
-	/* In Redis's order; N when there is none. */
-	if (sub + psub + ssub)
-		*f++ = 'P';
-	if (c->flags & CLIENT_UNIX_SOCKET)
-		*f++ = 'U';
-	if (f == flags)
-		*f++ = 'N';
-	*f = '\0';
+	info_flags(c, flags, sub + psub + ssub != 0);
 
 	snprintf(line, 1024,
 		 "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=%ld "

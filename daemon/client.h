@@ -37,7 +37,20 @@ enum client_flag {
 	CLIENT_CLOSE_ASAP = 1 << 1,	   /* killed: drop without flushing */
 	CLIENT_NO_MORE_INPUT = 1 << 2,	   /* stop parsing, flush and close */
 	CLIENT_UNIX_SOCKET = 1 << 3,	   /* connected through the Unix socket */
+	CLIENT_MONITOR = 1 << 4,	   /* in MONITOR mode (monitor.c) */
+	CLIENT_HELD = 1 << 5,		   /* its command waits for CLIENT PAUSE to end (pause.c) */
+	/* CLIENT REPLY: OFF mutes every reply; SKIP_NEXT (set by CLIENT REPLY
+	 * SKIP) becomes SKIP, muting one command, once that command is done. */
+	CLIENT_REPLY_OFF = 1 << 6,
+	CLIENT_REPLY_SKIP = 1 << 7,
+	CLIENT_REPLY_SKIP_NEXT = 1 << 8,
+	CLIENT_PUSHING = 1 << 9,   /* writing a pub/sub push: not muted by CLIENT REPLY */
+	CLIENT_NO_EVICT = 1 << 10, /* CLIENT NO-EVICT ON (only shown: no client eviction here) */
+	CLIENT_NO_TOUCH = 1 << 11, /* CLIENT NO-TOUCH ON: its lookups leave LRU/LFU alone */
 };
+
+/* Flags that stop reply_raw(); CLIENT_PUSHING lets pushes past the REPLY ones. */
+#define CLIENT_MUTED (CLIENT_CLOSE_ASAP | CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP)
 
 struct client {
 	uint64_t id;
@@ -69,6 +82,13 @@ struct client {
 	char *inline_buf; /* an inline request's unquoted arguments */
 
 	struct blocked_state *blocked; /* BLPOP & co. waiting (blocking.c), or NULL */
+	/* CLIENT PAUSE (pause.c): the held request, in the worker's FIFO. */
+	struct held_request *held;
+	struct client *next_held, *prev_held;
+	/* MONITOR (monitor.c): the worker's list of monitors; the peer as
+	 * monitor lines show it (computed once). */
+	struct client *next_monitor, *prev_monitor;
+	char *monitor_peer;
 
 	/* MULTI/EXEC (multi.c): queued commands, and the keys WATCHed. */
 	bool in_multi;
@@ -125,6 +145,16 @@ void client_reply_sent(struct client *c, size_t n);
 static inline bool client_has_replies(const struct client *c)
 {
 	return c->reply_bytes > 0;
+}
+
+/* A command (with its reply) is complete: CLIENT REPLY SKIP moves on. */
+static inline void client_command_done(struct client *c)
+{
+	if (c->flags & (CLIENT_REPLY_SKIP | CLIENT_REPLY_SKIP_NEXT)) {
+		c->flags &= ~CLIENT_REPLY_SKIP;
+		if (c->flags & CLIENT_REPLY_SKIP_NEXT)
+			c->flags = (c->flags & ~CLIENT_REPLY_SKIP_NEXT) | CLIENT_REPLY_SKIP;
+	}
 }
 
 /* Formats the CLIENT LIST / CLIENT INFO line of c (registry lock held, or c is

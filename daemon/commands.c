@@ -17,7 +17,9 @@
 #include "evict.h"
 #include "latency.h"
 #include "mem.h"
+#include "monitor.h"
 #include "multi.h"
+#include "pause.h"
 #include "pubsub.h"
 #include "slowlog.h"
 #include "util.h"
@@ -271,6 +273,20 @@ void command_dispatch(struct client *c)
 			c->multi_error = true;
 		return;
 	}
+	/* A monitor counts as a replica: it may not touch the keyspace. */
+	if ((c->flags & CLIENT_MONITOR) &&
+	    (cmd->flags & (CMD_WRITE | CMD_READONLY | CMD_MAY_REPLICATE))) {
+		reply_error(c, "Replica can't interact with the keyspace");
+		__atomic_fetch_add(&cmd->rejected, 1, __ATOMIC_RELAXED);
+		if (c->in_multi)
+			c->multi_error = true;
+		return;
+	}
+	/* CLIENT PAUSE: even queueing inside MULTI waits, as in Redis. */
+	if (pause_type_hint() && pause_holds(c, cmd)) {
+		pause_hold(c, cmd);
+		return;
+	}
 	if (c->in_multi && !(cmd->flags & CMD_NOT_QUEUED)) {
 		multi_queue(c, cmd);
 		return;
@@ -292,7 +308,11 @@ void command_call(struct client *c, struct command *cmd, bool lock_keys)
 	start = now_us();
 	store_time_ms = start / 1000;
 	current_client = c;
+	/* CLIENT NO-TOUCH: lookups leave LRU/LFU alone, except TOUCH's. */
+	if (c->flags & CLIENT_NO_TOUCH)
+		store_no_touch = cmd->fn != cmd_touch;
 	cmd->fn(c);
+	store_no_touch = false;
 	/* Clients blocked on keys it fed are served before anything else runs. */
 	blocking_serve_held(&ls);
 	current_client = NULL;
@@ -306,6 +326,8 @@ void command_call(struct client *c, struct command *cmd, bool lock_keys)
 	/* The worker runs one command at a time: its new errors are this one's. */
 	if (c->worker && __atomic_load_n(&c->worker->stat_errors, __ATOMIC_RELAXED) != errors)
 		__atomic_fetch_add(&cmd->failed, 1, __ATOMIC_RELAXED);
+	if (monitor_active())
+		monitor_feed(c, cmd);
 	slowlog_push_if_needed(c, cmd, elapsed);
 	latency_command_done(cmd, elapsed);
 	__atomic_store_n(&c->last_ms, mono_ms(), __ATOMIC_RELAXED);

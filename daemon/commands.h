@@ -45,7 +45,9 @@ enum command_flag {
 	CMD_NO_AUTH = 1u << 12,
 	CMD_ALLOW_BUSY = 1u << 13,
 	CMD_NO_MULTI = 1u << 14,
-	/* Not shown by COMMAND INFO. */
+	/* Not shown by COMMAND INFO (Redis hides it too). */
+	CMD_MAY_REPLICATE = 1u << 15, /* held by CLIENT PAUSE WRITE (PUBLISH) */
+	/* Internal. */
 	CMD_NOT_QUEUED = 1u << 29, /* runs at once inside MULTI (EXEC, DISCARD...) */
 	/* How the dispatcher locks the store. */
 	CMD_LOCKS_SELF = 1u << 30,   /* the handler locks what it touches */

@@ -5,6 +5,7 @@
 #include "config.h"
 #include "evict.h"
 #include "mem.h"
+#include "pause.h"
 #include "store.h"
 #include "util.h"
 
@@ -152,6 +153,9 @@ bool evict_until_fits(void)
 	size_t limit = (size_t)config.maxmemory;
 
 	if (!limit || mem_used() <= limit)
+		return true;
+	/* CLIENT PAUSE keeps the data set still (and, as Redis, refuses nothing). */
+	if (pause_frozen())
 		return true;
 	if (config.maxmemory_policy == POLICY_NOEVICTION)
 		return false;

@@ -388,9 +388,11 @@ static void uring_run(struct worker *w)
 		ts.tv_nsec = (long long)(wait_ms % 1000) * 1000000;
 		io_uring_submit_and_wait_timeout(&uw->ring, &cqe, 1, &ts, NULL);
 		process_completions(w);
+		/* Before the flush: what the cron answers (timeouts, clients a
+		 * pause held) goes out this turn. */
+		worker_cron(w);
 		flush_dirty(uw);
 		reap_closed(uw);
-		worker_cron(w);
 	}
 	/* Shutdown: close everyone, then wait (bounded) for the cancellations. */
 	for (struct client *c = w->clients; c; c = c->next_in_worker)

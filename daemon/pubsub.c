@@ -181,6 +181,8 @@ static void publish_counts(struct client *c)
 static void confirm(struct client *c, const char *what, enum pubsub_kind kind, const char *name,
 		    size_t len)
 {
+	/* Pushes are sent even under CLIENT REPLY OFF, as in Redis. */
+	c->flags |= CLIENT_PUSHING;
 	reply_push(c, 3);
 	reply_bulk_cstr(c, what);
 	if (name)
@@ -188,6 +190,7 @@ static void confirm(struct client *c, const char *what, enum pubsub_kind kind, c
 	else
 		reply_null(c);
 	reply_int(c, confirm_count(c, kind));
+	c->flags &= ~CLIENT_PUSHING;
 }
 
 void pubsub_subscribe(struct client *c, enum pubsub_kind kind, const char *name, size_t len)
@@ -374,6 +377,7 @@ static void push_message(struct ps_client *pc, enum pubsub_kind kind, const char
 
 	if (c->closing || (c->flags & CLIENT_CLOSE_ASAP))
 		return;
+	c->flags |= CLIENT_PUSHING;
 	reply_push(c, pat ? 4 : 3);
 	if (pat) {
 		reply_bulk(c, "pmessage", 8);
@@ -385,6 +389,7 @@ static void push_message(struct ps_client *pc, enum pubsub_kind kind, const char
 	}
 	reply_bulk(c, ch, chlen);
 	reply_bulk(c, msg, msglen);
+	c->flags &= ~CLIENT_PUSHING;
 	if (obuf_check(c))
 		return;
 	/* The publisher itself is flushed when its command ends. */

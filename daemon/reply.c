@@ -18,7 +18,9 @@ void reply_raw(struct client *c, const void *p, size_t len)
 {
 	struct reply_block *b = c->reply_tail;
 
-	if (c->flags & CLIENT_CLOSE_ASAP)
+	/* Closing, or CLIENT REPLY OFF/SKIP (which pub/sub pushes pass). */
+	if (c->flags & CLIENT_MUTED &&
+	    ((c->flags & CLIENT_CLOSE_ASAP) || !(c->flags & CLIENT_PUSHING)))
 		return;
 	c->reply_bytes += len;
 	if (b) {

@@ -16,6 +16,7 @@
 #include "fastpath.h"
 #include "log.h"
 #include "mem.h"
+#include "pause.h"
 #include "store.h"
 #include "t_hash.h"
 #include "util.h"
@@ -23,6 +24,7 @@
 struct store store;
 static int64_t store_start_ms; /* the access clock's zero */
 __thread int64_t store_time_ms;
+__thread bool store_no_touch;
 
 int64_t store_now(void)
 {
@@ -207,9 +209,13 @@ static struct entry *find_in(int db, struct shard *s, const char *key, size_t le
 		return NULL;
 	e = entry_of(n);
 	if (entry_expired(e, store_now())) {
-		expire_entry(db, s, e);
+		/* CLIENT PAUSE keeps the data set still: the key only reads as gone. */
+		if (!pause_frozen())
+			expire_entry(db, s, e);
 		return NULL;
 	}
+	if (store_no_touch)
+		return e;
 	if (evict_policy_is_lfu())
 		lfu_touch(e, store_clock());
 	e->atime = store_clock();
@@ -487,6 +493,9 @@ void store_active_expire(unsigned self, unsigned n, int64_t budget_us)
 {
 	int64_t deadline = now_us() + budget_us;
 	unsigned total = (unsigned)store.ndbs * STORE_SHARDS;
+
+	if (pause_frozen())
+		return;
 
 	for (unsigned id = self; id < total; id += n) {
 		struct shard *s = store_shard((int)(id / STORE_SHARDS), id % STORE_SHARDS);

@@ -88,6 +88,9 @@ extern struct store store;
  * command as in Redis, so a key cannot expire half-way through it; 0 outside
  * commands (the store then reads the clock). */
 extern __thread int64_t store_time_ms;
+/* Set while a CLIENT NO-TOUCH client's command runs: lookups do not update
+ * the keys' access time or LFU counter. */
+extern __thread bool store_no_touch;
 int64_t store_now(void);
 
 void store_init(int ndbs);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "mem.h"
 #include "text.h"
@@ -20,4 +21,15 @@ void text_printf(struct text *t, const char *fmt, ...)
 		t->p = xrealloc(t->p, t->cap);
 	}
 	t->len += (size_t)n;
+}
+
+void text_append(struct text *t, const char *p, size_t len)
+{
+	if (t->len + len + 1 > t->cap) {
+		t->cap = (t->len + len + 1) * 2;
+		t->p = xrealloc(t->p, t->cap);
+	}
+	memcpy(t->p + t->len, p, len);
+	t->len += len;
+	t->p[t->len] = '\0';
 }

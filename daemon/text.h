@@ -15,5 +15,7 @@ struct text {
 };
 
 void text_printf(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Appends len bytes (any bytes). */
+void text_append(struct text *t, const char *p, size_t len);
 
 #endif

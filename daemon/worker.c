@@ -27,6 +27,8 @@
 #include "log.h"
 #include "mem.h"
 #include "fastpath.h"
+#include "monitor.h"
+#include "pause.h"
 #include "pubsub.h"
 #include "store.h"
 #include "udp.h"
@@ -97,6 +99,12 @@ void worker_drain_mail(struct worker *w)
 			pubsub_deliver(w, m->payload);
 		} else if (m->kind == MAIL_SERVED) {
 			blocking_deliver(w, m->payload);
+		} else if (m->kind == MAIL_MONITOR) {
+			monitor_deliver(w, m->payload);
+		} else if (m->kind == MAIL_WAKE) {
+			/* CLIENT UNPAUSE. */
+			if (w->nheld)
+				pause_release(w);
 		}
 		xfree(m);
 		m = next;
@@ -227,6 +235,10 @@ int worker_wait_ms(struct worker *w)
 {
 	int64_t left = w->next_cron_ms - mono_ms();
 
+	/* Held clients resume at the pause's deadline, not at the next cron. */
+	if (w->nheld && pause_ms_left() < left)
+		left = pause_ms_left();
+
 	return left < 0 ? 0 : (int)left;
 }
 
@@ -280,13 +292,20 @@ void worker_cron(struct worker *w)
 {
 	int64_t now = mono_ms(), period = 1000 / config.hz;
 
+	if (w->nheld)
+		pause_release(w);
 	if (now < w->next_cron_ms)
 		return;
 	w->next_cron_ms = now + period;
 	if (config.timeout > 0) {
 		for (struct client *c = w->clients, *next; c; c = next) {
 			next = c->next_in_worker;
-			if (!c->closing && now - c->last_ms > config.timeout * 1000) {
+			/* As Redis: no idle timeout for monitors and for clients
+			 * that wait (blocked, held, subscribed). */
+			if (c->closing || (c->flags & (CLIENT_MONITOR | CLIENT_HELD)) ||
+			    c->blocked || pubsub_client_subscribed(c))
+				continue;
+			if (now - c->last_ms > config.timeout * 1000) {
 				log_verbose("Closing idle client id=%llu",
 					    (unsigned long long)c->id);
 				w->engine->close_client(c);
@@ -504,6 +523,8 @@ static void close_listeners(void)
 				pubsub_mail_free(m->payload);
 			else if (m->kind == MAIL_SERVED)
 				blocking_deliver(w, m->payload); /* frees: no clients remain */
+			else if (m->kind == MAIL_MONITOR)
+				monitor_mail_free(m->payload);
 			xfree(m);
 		}
 		w->mail_tail = NULL;

@@ -45,7 +45,8 @@ enum mail_kind {
 	MAIL_KILL_CLIENT,
 	MAIL_WAKE,
 	MAIL_PUBSUB,
-	MAIL_SERVED, /* a blocked client's answer (blocking.c), owned by the mail */
+	MAIL_SERVED,  /* a blocked client's answer (blocking.c), owned by the mail */
+	MAIL_MONITOR, /* a MONITOR line for this worker's monitors (monitor.c) */
 };
 
 struct mail {
@@ -69,6 +70,13 @@ struct worker {
 
 	struct client *clients; /* owned, doubly linked */
 	unsigned nblocked;	/* of them, blocked in BLPOP & co. */
+	/* Of them, held by CLIENT PAUSE, oldest first (pause.c). */
+	struct client *held_head, *held_tail;
+	unsigned nheld;
+	/* Of them, in MONITOR mode (monitor.c); nmonitors is read by feeders
+	 * on every worker (relaxed atomic). */
+	struct client *monitors;
+	unsigned nmonitors;
 
 	pthread_mutex_t mail_lock;
 	struct mail *mail_head, *mail_tail;

@@ -6,8 +6,11 @@
 
 #include "commands.h"
 #include "config.h"
+#include "blocking.h"
 #include "mem.h"
+#include "monitor.h"
 #include "multi.h"
+#include "pause.h"
 #include "pubsub.h"
 #include "text.h"
 #include "util.h"
@@ -88,6 +91,9 @@ void cmd_auth(struct client *c)
 		reply_error(c, ERR_SYNTAX);
 		return;
 	}
+	/* Monitors never see credentials. */
+	for (int i = 1; i < c->argc; i++)
+		monitor_redact(c, i);
 	if (c->argc == 2 && !config.requirepass[0]) {
 		reply_error(c, "AUTH <password> called without any password configured for the "
 			       "default user. Are you sure your configuration is correct?");
@@ -125,7 +131,7 @@ void cmd_hello(struct client *c)
 {
 	long long ver = c->resp;
 	int i = 1;
-	const struct arg *setname = NULL;
+	const struct arg *setname = NULL, *user = NULL;
 
 	if (c->argc >= 2) {
 		if (!str_to_ll(c->argv[1].p, c->argv[1].len, &ver)) {
@@ -138,28 +144,30 @@ void cmd_hello(struct client *c)
 		}
 		i = 2;
 	}
+	/* Options first, then the credentials (the last AUTH given), then the
+	 * name, in Redis's order. */
 	for (; i < c->argc; i++) {
 		int left = c->argc - i - 1;
 
 		if (arg_is(c, i, "AUTH") && left >= 2) {
-			if (!credentials_ok(&c->argv[i + 1], &c->argv[i + 2])) {
-				reply_error(c, ERR_WRONGPASS);
-				return;
-			}
-			c->authenticated = true;
+			monitor_redact(c, i + 1);
+			monitor_redact(c, i + 2);
+			user = &c->argv[i + 1];
 			i += 2;
 		} else if (arg_is(c, i, "SETNAME") && left >= 1) {
 			setname = &c->argv[i + 1];
-			if (!valid_name(setname)) {
-				reply_error(c, "Client names cannot contain spaces, newlines or "
-					       "special characters.");
-				return;
-			}
 			i++;
 		} else {
 			reply_errorf(c, "Syntax error in HELLO option '%.128s'", c->argv[i].p);
 			return;
 		}
+	}
+	if (user) {
+		if (!credentials_ok(user, user + 1)) {
+			reply_error(c, ERR_WRONGPASS);
+			return;
+		}
+		c->authenticated = true;
 	}
 	if (!c->authenticated) {
 		reply_error(c,
@@ -169,8 +177,14 @@ void cmd_hello(struct client *c)
 			    "same time");
 		return;
 	}
-	if (setname)
+	if (setname) {
+		if (!valid_name(setname)) {
+			reply_error(c, "Client names cannot contain spaces, newlines or special "
+				       "characters.");
+			return;
+		}
 		set_field(&c->name, setname);
+	}
 	__atomic_store_n(&c->resp, (int)ver, __ATOMIC_RELAXED);
 
 	reply_map(c, 7);
@@ -196,8 +210,12 @@ void cmd_reset(struct client *c)
 
 	multi_reset(c);
 	multi_unwatch(c);
+	monitor_stop(c);
 	for (int k = 0; k < PUBSUB_KINDS; k++)
 		pubsub_unsubscribe_all(c, k, false);
+	/* As Redis 7.0: CLIENT REPLY back on (a SKIP in force still mutes this
+	 * reply); NO-EVICT stays; NO-TOUCH (7.2) goes, as 7.2 does. */
+	c->flags &= ~(CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP_NEXT | CLIENT_NO_TOUCH);
 	__atomic_store_n(&c->db, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&c->resp, 2, __ATOMIC_RELAXED);
 	c->authenticated = !config.requirepass[0];
@@ -452,6 +470,120 @@ void cmd_client_kill(struct client *c)
 	}
 }
 
+/* Redis's answer to a subcommand given the wrong number of arguments that
+ * its own parser (rather than the table) checks. */
+static void reply_subcommand_syntax(struct client *c)
+{
+	reply_errorf(c,
+		     "unknown subcommand or wrong number of arguments for '%.128s'. Try CLIENT "
+		     "HELP.",
+		     c->argv[1].p);
+}
+
+void cmd_client_pause(struct client *c)
+{
+	enum pause_type type = PAUSE_ALL;
+	long long ms;
+	int64_t now;
+
+	if (c->argc > 4) {
+		reply_subcommand_syntax(c);
+		return;
+	}
+	/* The mode is checked before the timeout, as Redis does. */
+	if (c->argc == 4) {
+		if (arg_is(c, 3, "WRITE")) {
+			type = PAUSE_WRITE;
+		} else if (!arg_is(c, 3, "ALL")) {
+			reply_error(c, "CLIENT PAUSE mode must be WRITE or ALL");
+			return;
+		}
+	}
+	if (!str_to_ll(c->argv[2].p, c->argv[2].len, &ms)) {
+		reply_error(c, "timeout is not an integer or out of range");
+		return;
+	}
+	if (ms < 0) {
+		reply_error(c, "timeout is negative");
+		return;
+	}
+	now = mono_ms();
+	/* Redis 7.0 adds the timeout to the clock with no overflow check: a
+	 * deadline past the range wraps into the past, so it ends at once. */
+	pause_start(ms > INT64_MAX - now ? now : now + ms, type);
+	reply_ok(c);
+}
+
+void cmd_client_unpause(struct client *c)
+{
+	pause_stop();
+	reply_ok(c);
+}
+
+void cmd_client_reply(struct client *c)
+{
+	if (arg_is(c, 2, "ON")) {
+		c->flags &= ~(CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP);
+		reply_ok(c);
+	} else if (arg_is(c, 2, "OFF")) {
+		c->flags |= CLIENT_REPLY_OFF;
+	} else if (arg_is(c, 2, "SKIP")) {
+		/* The command after this one goes unanswered (client.h). */
+		if (!(c->flags & CLIENT_REPLY_OFF))
+			c->flags |= CLIENT_REPLY_SKIP_NEXT;
+	} else {
+		reply_error(c, ERR_SYNTAX);
+	}
+}
+
+void cmd_client_unblock(struct client *c)
+{
+	bool error = false;
+	long long id;
+
+	if (c->argc > 4) {
+		reply_subcommand_syntax(c);
+		return;
+	}
+	if (c->argc == 4) {
+		if (arg_is(c, 3, "ERROR")) {
+			error = true;
+		} else if (!arg_is(c, 3, "TIMEOUT")) {
+			reply_error(c, "CLIENT UNBLOCK reason should be TIMEOUT or ERROR");
+			return;
+		}
+	}
+	if (!arg_ll(c, 2, &id))
+		return;
+	/* Only clients blocked in BLPOP & co.; one held by CLIENT PAUSE is not
+	 * blocked in that sense here. */
+	reply_int(c, id > 0 && blocking_unblock_id((uint64_t)id, error));
+}
+
+/* CLIENT NO-EVICT / NO-TOUCH: ON or OFF sets or clears flag. */
+static void client_switch(struct client *c, unsigned flag)
+{
+	if (arg_is(c, 2, "ON")) {
+		__atomic_fetch_or(&c->flags, flag, __ATOMIC_RELAXED);
+	} else if (arg_is(c, 2, "OFF")) {
+		__atomic_fetch_and(&c->flags, ~flag, __ATOMIC_RELAXED);
+	} else {
+		reply_error(c, ERR_SYNTAX);
+		return;
+	}
+	reply_ok(c);
+}
+
+void cmd_client_no_evict(struct client *c)
+{
+	client_switch(c, CLIENT_NO_EVICT);
+}
+
+void cmd_client_no_touch(struct client *c)
+{
+	client_switch(c, CLIENT_NO_TOUCH);
+}
+
 void cmd_client_help(struct client *c)
 {
 	static const char *const help[] = {
@@ -486,12 +618,24 @@ void cmd_client_help(struct client *c)
 		"      Return clients of specified type.",
 		"    * ID <client-id> [<client-id> ...]",
 		"      Return clients of specified IDs only.",
+		"UNPAUSE",
+		"    Stop the current client pause, resuming traffic.",
+		"PAUSE <timeout> [WRITE|ALL]",
+		"    Suspend all, or just write, clients for <timeout> milliseconds.",
+		"REPLY (ON|OFF|SKIP)",
+		"    Control the replies sent to the current connection.",
 		"SETNAME <name>",
 		"    Assign the name <name> to the current connection.",
 		"SETINFO <option> <value>",
 		"    Set client meta attr. Options are:",
 		"    * LIB-NAME: the client lib name.",
 		"    * LIB-VER: the client lib version.",
+		"UNBLOCK <clientid> [TIMEOUT|ERROR]",
+		"    Unblock the specified blocked client.",
+		"NO-EVICT (ON|OFF)",
+		"    Protect current client connection from eviction.",
+		"NO-TOUCH (ON|OFF)",
+		"    Will not touch LRU/LFU stats when this mode is on.",
 		"HELP",
 		"    Print this help.",
 		NULL,

@@ -1,0 +1,19 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/* MONITOR (the feed itself is monitor.c). */
+#include "commands.h"
+#include "monitor.h"
+#include "multi.h"
+
+void cmd_monitor(struct client *c)
+{
+	/* EXEC wants one reply per command: a stream cannot be one. */
+	if (multi_executing) {
+		reply_error(c, "MONITOR isn't allowed for DENY BLOCKING client");
+		return;
+	}
+	/* Already monitoring: Redis says nothing at all. */
+	if (c->flags & CLIENT_MONITOR)
+		return;
+	monitor_start(c);
+	reply_ok(c);
+}
