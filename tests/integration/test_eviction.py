@@ -88,6 +88,29 @@ def allkeys_lru_keeps_memory_under_the_limit_and_prefers_cold_keys(t):
 
 @test
 @xkv_only
+def concurrent_writers_are_never_refused_while_keys_can_go(t):
+    """Writers on both workers evicting at once: none may get -OOM while
+    there are keys to evict (a racy choice of database once picked an empty
+    one and refused the write)."""
+    import threading
+    srv, limit = limited(t, 'allkeys-random')
+    errors = []
+
+    def writer(n):
+        with srv.client(timeout=30) as c:
+            errors.extend(fill(c, b'w%d' % n, 40000, batch=100))
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(6)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert not errors, (len(errors), errors[:1])
+    assert evicted(srv) > 0
+    assert int(memory(srv)['used_memory']) <= limit * 1.05
+
+
+@test
+@xkv_only
 def volatile_policies_never_evict_persistent_keys(t):
     for policy in ('volatile-lru', 'volatile-lfu', 'volatile-random', 'volatile-ttl'):
         srv, limit = limited(t, policy)
