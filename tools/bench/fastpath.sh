@@ -37,25 +37,24 @@
 #
 # Usage: tools/bench/fastpath.sh [-t SECONDS] [-o OUTPUT] [-T THREADS] [-c CONNS]
 #                                [-k KEYS] [-w WARMUP] [-r ROUNDS] [-p split|none]
-#                                [-N NICE] [-d DOC | -n] [-a]
+#                                [-u PAD] [-d DOC | -n] [-a]
 #   -t  seconds per measured row (10)       -o  build output directory (.output)
 #   -T  client threads (2)                  -c  connections per thread (8)
 #   -k  keys (1000, all fit the cache)      -w  seconds of warm-up per row (2)
 #   -r  rounds of all the rows (1); with more, the table gives each figure's
 #       median over the rounds
 #   -p  CPU placement: split (client CPU 0, server CPU 1) or none (split)
-#   -N  nice level of every process of the benchmark (0; below 0 shields it
-#       from other work on a shared machine, at that work's expense)
+#   -u  UDP payload a request is padded to (1200: room for XKV_MAX_VALUE)
 #   -d  the markdown file (docs/benchmarks.md)
 #   -n  do not write the markdown file      -a  add this run to the section
 #                                               instead of replacing it
 set -eu -o pipefail
 cd "$(dirname "$0")/../.."
 
-secs=10 output=.output threads=2 conns=8 keys=1000 warm=2 rounds=1 pin=split nice_level=0
+secs=10 output=.output threads=2 conns=8 keys=1000 warm=2 rounds=1 pin=split pad=1200
 doc=docs/benchmarks.md write_doc=1 append=0
 cmdline="tools/bench/fastpath.sh${*:+ $*}"
-while getopts "t:o:T:c:k:w:r:p:N:d:na" opt; do
+while getopts "t:o:T:c:k:w:r:p:u:d:na" opt; do
 	case $opt in
 	t) secs=$OPTARG ;;
 	o) output=$OPTARG ;;
@@ -65,7 +64,7 @@ while getopts "t:o:T:c:k:w:r:p:N:d:na" opt; do
 	w) warm=$OPTARG ;;
 	r) rounds=$OPTARG ;;
 	p) pin=$OPTARG ;;
-	N) nice_level=$OPTARG ;;
+	u) pad=$OPTARG ;;
 	d) doc=$OPTARG ;;
 	n) write_doc=0 ;;
 	a) append=1 ;;
@@ -143,10 +142,6 @@ if [ "$pin" = split ]; then
 		exit 1
 	}
 fi
-if [ "$nice_level" != 0 ]; then
-	client=(nice -n "$nice_level" "${client[@]}")
-	server=(nice -n "$nice_level" "${server[@]}")
-fi
 
 # start NAME COMMAND...: runs a server in the namespace, waits for PING on $port.
 start() {
@@ -156,8 +151,8 @@ start() {
 		echo "fastpath.sh: something still answers on port $port" >&2
 		exit 1
 	fi
-	# Not through nsx: $! must be the server itself (ip netns exec, nice and
-	# taskset all exec it).
+	# Not through nsx: $! must be the server itself (ip netns exec and
+	# taskset exec it).
 	ip netns exec "$ns" "${server[@]}" "$@" >"$tmp/$name.out" 2>&1 &
 	pids+=($!)
 	for _ in $(seq 100); do
@@ -187,6 +182,7 @@ run() {
 	local row=$1 size=$2 transport=$3 out
 	local load=(-p "$port" -t "$threads" -c "$conns" -P 1 -k "$keys" -d "$size" --command get
 		--transport "$transport")
+	[ "$transport" = tcp ] || load+=(--udp-pad "$pad")
 	bench "${load[@]}" -T "$warm" --json >"$tmp/warm.json" ||
 		echo "  (warm-up of $row reported failures)" >&2
 	out=$tmp/$row-$size.json
@@ -228,7 +224,8 @@ xkvd_rows() {
 	}
 	# Every key is admitted by the prefill's GETs (threshold 1).
 	bench -p "$port" -t "$threads" -c "$conns" -k "$keys" -d "$size" --prefill \
-		--command get --transport udp --key-pattern sequential -n "$((2 * keys))" \
+		--command get --transport udp --udp-pad "$pad" --key-pattern sequential \
+		-n "$((2 * keys))" \
 		--json >"$tmp/prefill.json" || echo "  (prefill of xkvd reported failures)" >&2
 	if [ "$first" = kernel ]; then
 		run kernel "$size" udp
@@ -291,10 +288,10 @@ machine="$machine Linux $(uname -r), load average $load0 at the start"
 versions="xkvd $("$xkvd" --version | sed 's/^xkvd v=\([^ ]*\).*/\1/')"
 versions="$versions, redis-server $(redis-server --version | sed 's/.* v=\([^ ]*\).*/\1/')"
 "$python" - "$tmp/results" "$doc" "$write_doc" "$append" "$cmdline" "$machine" "$versions" \
-	"$threads" "$conns" "$keys" "$secs" "$warm" "$rounds" "$pin" "$nice_level" <<'EOF'
+	"$threads" "$conns" "$keys" "$secs" "$warm" "$rounds" "$pin" "$pad" <<'EOF'
 import datetime, os, statistics, sys, textwrap
 (results, doc, write_doc, append, cmdline, machine, versions,
- threads, conns, keys, secs, warm, rounds, pin, nice_level) = sys.argv[1:]
+ threads, conns, keys, secs, warm, rounds, pin, pad) = sys.argv[1:]
 runs = {}
 by_round = {}
 for line in open(results):
@@ -364,10 +361,16 @@ def wrap(text):
     return textwrap.wrap(text, 95, break_long_words=False, break_on_hyphens=False)
 
 when = datetime.datetime.now().strftime('%Y-%m-%d %H:%M')
+placement = {
+    'split': 'CPUs split (`-p split`): client on CPU 0, server side on CPU 1.',
+    'none': 'CPUs not split (`-p none`): client and servers where the scheduler puts them.',
+}[pin]
+if pad != '1200':
+    placement += ' UDP requests padded to %s bytes.' % pad
 run = ['### Run of %s' % when, '']
-run += wrap('`%s`: %s; %s.%s' % (cmdline, machine, versions,
-                                 ' Each figure is the median of %s rounds.' % rounds
-                                 if rounds != '1' else ''))
+run += wrap('`%s`: %s; %s. %s%s' % (cmdline, machine, versions, placement,
+                                     ' Each figure is the median of %s rounds.' % rounds
+                                     if rounds != '1' else ''))
 run += ['',
        '| value | path | req/s | p50 µs | p99 µs | kernel answered | failures |',
        '|---|---|---:|---:|---:|---:|---:|']
@@ -388,19 +391,6 @@ for size in sizes:
     run.append('| %d B | ' % size + ' | '.join(cells) + ' |')
 run.append('')
 
-placement = {
-    'split': 'The client (xkv-bench) runs on CPU 0; the server side on CPU 1: redis-server, xkvd '
-             'with one worker thread (`--threads 1`, as redis-server has one), and, through RPS '
-             'on the namespace\'s loopback, the receive path of every packet, so that generic '
-             'XDP (the kernel and ceiling rows\' server) runs on CPU 1 as it would on a '
-             'server\'s NIC queue, not inside the client\'s sendmmsg() on CPU 0. Every row has '
-             'the same split: the client\'s work on one CPU, the server\'s on the other.',
-    'none': 'Client and servers share the machine\'s CPUs as the scheduler places them '
-            '(`-p none`); with generic XDP on loopback the kernel and ceiling rows\' server '
-            'work runs inside the client\'s own system calls.',
-}[pin]
-if nice_level != '0':
-    placement += ' Every process of the benchmark runs at nice %s.' % nice_level
 head = ['## Kernel fast path', ''] + wrap(
         '`tools/bench/fastpath.sh` (`make bench-fastpath`) measures, in one run and under the '
         'same client load, GET hits answered by the XDP program, the same GETs answered by the '
@@ -409,10 +399,19 @@ head = ['## Kernel fast path', ''] + wrap(
         'reply and does the packet work of a hit without parsing or lookup. It runs in a '
         'network namespace of its own, with generic XDP on that namespace\'s loopback; '
         'latencies are measured by the client and include its own time.') + [''] + wrap(
-        placement) + [''] + wrap(
+        'CPUs: with `-p split` (the default) the client (xkv-bench) runs on CPU 0 and the '
+        'server side on CPU 1: redis-server, xkvd with one worker thread (`--threads 1`, as '
+        'redis-server has one), and, through RPS on the namespace\'s loopback, the receive path '
+        'of every packet, so that generic XDP (the kernel and ceiling rows\' server) runs on '
+        'CPU 1 as it would on a server\'s NIC queue, not inside the client\'s sendmmsg() on '
+        'CPU 0. Every row then has the same split: the client\'s work on one CPU, the '
+        'server\'s on the other. With `-p none` the scheduler places everything, and generic '
+        'XDP runs inside the client\'s own system calls, so the XDP program\'s cost adds '
+        'directly to the client\'s: the stricter test of the ceiling ratio.') + [''] + wrap(
         'Every row: xkv-bench, %s threads x %s connections, pipeline 1, closed loop for %s s, '
         'GET on %s keys drawn uniformly (all cached), after a prefill and %s s of warm-up; UDP '
-        'requests padded to 1200 bytes. Over UDP the connections of a client thread share one '
+        'requests padded to 1200 bytes (room for the largest value the kernel serves) unless '
+        'the run says otherwise (`-u`). Over UDP the connections of a client thread share one '
         'socket: each turn of its loop sends every ready request in one sendmmsg() and drains '
         'the replies with recvmmsg(), still one request in flight per connection, so the '
         'generator pays a few system calls per batch rather than two per request (TCP is one '
