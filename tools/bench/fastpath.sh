@@ -16,27 +16,45 @@
 # and the ratios the project's targets are about: kernel/redis req/s (>= 3),
 # redis p50 / kernel p50 (>= 3), kernel/ceiling req/s (>= 0.8).
 #
+# CPUs (-p split, the default, on a machine with 2 or more): the client runs
+# on CPU 0 and the server side on CPU 1: redis-server and xkvd (one worker
+# thread, as redis-server has one) under taskset, and the namespace's packet
+# receive work through RPS on its loopback. Generic XDP runs where a packet is
+# received, so with RPS the XDP program (the kernel row's server, and the
+# ceiling's) runs on CPU 1 too, like a server's NIC queue, instead of inside
+# the client's own sendmmsg() on CPU 0. Every row thus has the same split: all
+# the client's work on one CPU, all the server's (the TCP stack's receive
+# side included) on the other. -p none leaves everything to the scheduler.
+#
+# Rounds (-r) alternate the order of the rows (and of the value sizes), so a
+# slow spell on a shared machine does not always hit the same row; each
+# figure is the median over the rounds, and the ratios are those of the
+# medians, with the range of the per-round ratios beside them.
+#
 # Everything runs in a network namespace of its own (xkv-bench-PID), on its
 # own loopback: nothing on the host is touched. The namespace is removed at
 # the end and every process is stopped by its PID. Needs root (ip netns).
 #
 # Usage: tools/bench/fastpath.sh [-t SECONDS] [-o OUTPUT] [-T THREADS] [-c CONNS]
-#                                [-k KEYS] [-w WARMUP] [-r ROUNDS] [-d DOC | -n] [-a]
+#                                [-k KEYS] [-w WARMUP] [-r ROUNDS] [-p split|none]
+#                                [-u PAD] [-d DOC | -n] [-a]
 #   -t  seconds per measured row (10)       -o  build output directory (.output)
 #   -T  client threads (2)                  -c  connections per thread (8)
 #   -k  keys (1000, all fit the cache)      -w  seconds of warm-up per row (2)
 #   -r  rounds of all the rows (1); with more, the table gives each figure's
 #       median over the rounds
+#   -p  CPU placement: split (client CPU 0, server CPU 1) or none (split)
+#   -u  UDP payload a request is padded to (1200: room for XKV_MAX_VALUE)
 #   -d  the markdown file (docs/benchmarks.md)
 #   -n  do not write the markdown file      -a  add this run to the section
 #                                               instead of replacing it
 set -eu -o pipefail
 cd "$(dirname "$0")/../.."
 
-secs=10 output=.output threads=2 conns=8 keys=1000 warm=2 rounds=1
+secs=10 output=.output threads=2 conns=8 keys=1000 warm=2 rounds=1 pin=split pad=1200
 doc=docs/benchmarks.md write_doc=1 append=0
 cmdline="tools/bench/fastpath.sh${*:+ $*}"
-while getopts "t:o:T:c:k:w:r:d:na" opt; do
+while getopts "t:o:T:c:k:w:r:p:u:d:na" opt; do
 	case $opt in
 	t) secs=$OPTARG ;;
 	o) output=$OPTARG ;;
@@ -45,6 +63,8 @@ while getopts "t:o:T:c:k:w:r:d:na" opt; do
 	k) keys=$OPTARG ;;
 	w) warm=$OPTARG ;;
 	r) rounds=$OPTARG ;;
+	p) pin=$OPTARG ;;
+	u) pad=$OPTARG ;;
 	d) doc=$OPTARG ;;
 	n) write_doc=0 ;;
 	a) append=1 ;;
@@ -53,6 +73,14 @@ while getopts "t:o:T:c:k:w:r:d:na" opt; do
 done
 shift $((OPTIND - 1))
 [ $# -eq 0 ] || { echo "fastpath.sh: unexpected argument '$1'" >&2; exit 2; }
+case $pin in
+split | none) ;;
+*) echo "fastpath.sh: -p split or none, not '$pin'" >&2; exit 2 ;;
+esac
+if [ "$pin" = split ] && [ "$(nproc)" -lt 2 ]; then
+	echo "fastpath.sh: -p split needs 2 CPUs; using -p none" >&2
+	pin=none
+fi
 
 python=${PYTHON:-/usr/bin/python3}
 xkvd=$output/xkvd bench=$output/xkv-bench ceiling=$output/tools/bench/xdp_ceiling.bpf.o
@@ -63,7 +91,7 @@ done
 	echo "fastpath.sh: no $ceiling (make OUTPUT=$output $ceiling)" >&2
 	exit 1
 }
-for t in ip redis-server redis-cli "$python"; do
+for t in ip redis-server redis-cli taskset "$python"; do
 	command -v "$t" >/dev/null || { echo "fastpath.sh: $t is missing (make deps)" >&2; exit 1; }
 done
 [ "$(id -u)" -eq 0 ] || { echo "fastpath.sh: needs root for ip netns" >&2; exit 1; }
@@ -100,6 +128,21 @@ ip netns add "$ns"
 ip -n "$ns" link set lo up
 nsx() { ip netns exec "$ns" "$@"; }
 
+# What runs each side, per -p and -N: a prefix for the commands.
+client=() server=() xkvd_threads=()
+if [ "$pin" = split ]; then
+	client=(taskset -c 0)
+	server=(taskset -c 1)
+	# As many worker threads as redis-server has: one, on the server's CPU.
+	xkvd_threads=(--threads 1)
+	# RPS: the namespace's loopback receives on CPU 1, where generic XDP then runs.
+	nsx sh -c 'echo 2 >/sys/class/net/lo/queues/rx-0/rps_cpus'
+	[ "$(nsx cat /sys/class/net/lo/queues/rx-0/rps_cpus | tr -d 0,)" = 2 ] || {
+		echo "fastpath.sh: could not steer the namespace's lo to CPU 1 (RPS)" >&2
+		exit 1
+	}
+fi
+
 # start NAME COMMAND...: runs a server in the namespace, waits for PING on $port.
 start() {
 	local name=$1
@@ -108,8 +151,9 @@ start() {
 		echo "fastpath.sh: something still answers on port $port" >&2
 		exit 1
 	fi
-	# Not through nsx: $! must be the server itself (ip netns exec execs it).
-	ip netns exec "$ns" "$@" >"$tmp/$name.out" 2>&1 &
+	# Not through nsx: $! must be the server itself (ip netns exec and
+	# taskset exec it).
+	ip netns exec "$ns" "${server[@]}" "$@" >"$tmp/$name.out" 2>&1 &
 	pids+=($!)
 	for _ in $(seq 100); do
 		nsx redis-cli -p "$port" ping >/dev/null 2>&1 && return 0
@@ -127,66 +171,91 @@ stop_last() {
 	unset 'pids[-1]'
 }
 
+# bench ARGS...: xkv-bench in the namespace, on the client's CPU.
+bench() {
+	nsx "${client[@]}" "$bench" "$@"
+}
+
 # run ROW SIZE TRANSPORT: warm-up, then the measured step; appends
-# "row size req/s p50 p99 kernel% failures" to $tmp/results.
+# "row size req/s p50 p99 kernel% failures round" to $tmp/results.
 run() {
 	local row=$1 size=$2 transport=$3 out
 	local load=(-p "$port" -t "$threads" -c "$conns" -P 1 -k "$keys" -d "$size" --command get
 		--transport "$transport")
-	nsx "$bench" "${load[@]}" -T "$warm" --json >"$tmp/warm.json" ||
+	[ "$transport" = tcp ] || load+=(--udp-pad "$pad")
+	bench "${load[@]}" -T "$warm" --json >"$tmp/warm.json" ||
 		echo "  (warm-up of $row reported failures)" >&2
 	out=$tmp/$row-$size.json
-	nsx "$bench" "${load[@]}" -T "$secs" --json >"$out" ||
+	bench "${load[@]}" -T "$secs" --json >"$out" ||
 		echo "  ($row reported failures: see the failures column)" >&2
-	"$python" - "$row" "$size" "$out" >>"$tmp/results" <<'EOF'
+	"$python" - "$row" "$size" "$out" "$round" >>"$tmp/results" <<'EOF'
 import json, sys
-row, size, path = sys.argv[1:]
+row, size, path, rnd = sys.argv[1:]
 d = json.load(open(path))
 s = d['steps'][0]
 lat = s['latency_us']
 print(row, size, '%.0f' % s['achieved'], '%.1f' % lat['p50'], '%.1f' % lat['p99'],
-      '%.1f' % s.get('kernel_answered_pct', -1), s['errors'] + s['lost'] + s['conn_errors'])
+      '%.1f' % s.get('kernel_answered_pct', -1), s['errors'] + s['lost'] + s['conn_errors'], rnd)
 EOF
 	tail -n 1 "$tmp/results" |
 		awk '{ printf "  %-8s %4s B  %9s req/s  p50 %8s us  p99 %8s us\n", $1, $2, $3, $4, $5 }'
 }
 
 xkvd_args=(--port "$port" --bind 127.0.0.1 --dir "$tmp" --logfile "$tmp/xkvd.log"
-	--fastpath yes --fastpath-interfaces lo --fastpath-admit-threshold 1)
+	--fastpath yes --fastpath-interfaces lo --fastpath-admit-threshold 1 "${xkvd_threads[@]}")
 
-# measure SIZE: the four rows for one value size.
-measure() {
-	local size=$1
-	# a. kernel: every key is admitted by the prefill's GETs (threshold 1).
+# fastpath_cmd attach|detach: asks xkvd to attach or detach its program.
+fastpath_cmd() {
+	[ "$(nsx redis-cli -p "$port" fastpath "$1")" = OK ] || {
+		echo "fastpath.sh: FASTPATH $1 failed" >&2
+		exit 1
+	}
+}
+
+# xkvd_rows SIZE FIRST: the kernel and daemon rows on one xkvd; FIRST
+# (kernel or daemon) says which goes first.
+xkvd_rows() {
+	local size=$1 first=$2
 	start xkvd "$xkvd" "${xkvd_args[@]}"
 	grep -q 'XDP attached to lo' "$tmp/xkvd.log" || {
 		echo "fastpath.sh: xkvd did not attach its XDP program:" >&2
 		cat "$tmp/xkvd.log" >&2
 		exit 1
 	}
-	nsx "$bench" -p "$port" -t "$threads" -c "$conns" -k "$keys" -d "$size" --prefill \
-		--command get --transport udp --key-pattern sequential -n "$((2 * keys))" \
+	# Every key is admitted by the prefill's GETs (threshold 1).
+	bench -p "$port" -t "$threads" -c "$conns" -k "$keys" -d "$size" --prefill \
+		--command get --transport udp --udp-pad "$pad" --key-pattern sequential \
+		-n "$((2 * keys))" \
 		--json >"$tmp/prefill.json" || echo "  (prefill of xkvd reported failures)" >&2
-	run kernel "$size" udp
-	# b. daemon: the same load with the program detached.
-	[ "$(nsx redis-cli -p "$port" fastpath detach)" = OK ] || {
-		echo "fastpath.sh: FASTPATH DETACH failed" >&2
-		exit 1
-	}
-	run daemon "$size" udp
+	if [ "$first" = kernel ]; then
+		run kernel "$size" udp
+		fastpath_cmd detach
+		run daemon "$size" udp
+	else
+		fastpath_cmd detach
+		run daemon "$size" udp
+		fastpath_cmd attach
+		run kernel "$size" udp
+	fi
 	stop_last
 	rm -f "$tmp/xkvd.log"
+}
 
-	# c. redis-server over TCP.
+# redis_row SIZE: GET over TCP to redis-server.
+redis_row() {
+	local size=$1
 	start redis redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
 		--dir "$tmp" --logfile "$tmp/redis.log" --daemonize no
-	nsx "$bench" -p "$port" -t "$threads" -c "$conns" -k "$keys" -d "$size" --prefill \
+	bench -p "$port" -t "$threads" -c "$conns" -k "$keys" -d "$size" --prefill \
 		--command get --key-pattern sequential -n "$keys" --json >"$tmp/prefill.json" ||
 		echo "  (prefill of redis-server reported failures)" >&2
 	run redis "$size" tcp
 	stop_last
+}
 
-	# d. the ceiling: no server at all, the program answers every request.
+# ceiling_row SIZE: no server at all, the program answers every request.
+ceiling_row() {
+	local size=$1
 	ip -n "$ns" link set dev lo xdpgeneric obj "$ceiling" sec xdp
 	run ceiling "$size" udp
 	ip -n "$ns" link set dev lo xdpgeneric off
@@ -194,11 +263,24 @@ measure() {
 
 load0=$(cut -d' ' -f1 /proc/loadavg)
 echo "fastpath.sh: namespace $ns, $threads threads x $conns connections, pipeline 1," \
-	"$keys keys, ${secs} s per row after ${warm} s of warm-up, $rounds round(s)"
-for _ in $(seq "$rounds"); do
-	for size in 64 256; do
-		measure "$size"
-	done
+	"$keys keys, ${secs} s per row after ${warm} s of warm-up, $rounds round(s)," \
+	"CPUs: $pin${client[*]:+ (client: ${client[*]}; server: ${server[*]})}"
+# Odd rounds go kernel, daemon, redis, ceiling with 64 B first; even rounds
+# the other way round.
+for round in $(seq "$rounds"); do
+	if [ $((round % 2)) -eq 1 ]; then
+		for size in 64 256; do
+			xkvd_rows "$size" kernel
+			redis_row "$size"
+			ceiling_row "$size"
+		done
+	else
+		for size in 256 64; do
+			ceiling_row "$size"
+			redis_row "$size"
+			xkvd_rows "$size" daemon
+		done
+	fi
 done
 
 machine="$(nproc) CPUs ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)),"
@@ -206,15 +288,17 @@ machine="$machine Linux $(uname -r), load average $load0 at the start"
 versions="xkvd $("$xkvd" --version | sed 's/^xkvd v=\([^ ]*\).*/\1/')"
 versions="$versions, redis-server $(redis-server --version | sed 's/.* v=\([^ ]*\).*/\1/')"
 "$python" - "$tmp/results" "$doc" "$write_doc" "$append" "$cmdline" "$machine" "$versions" \
-	"$threads" "$conns" "$keys" "$secs" "$warm" "$rounds" <<'EOF'
+	"$threads" "$conns" "$keys" "$secs" "$warm" "$rounds" "$pin" "$pad" <<'EOF'
 import datetime, os, statistics, sys, textwrap
 (results, doc, write_doc, append, cmdline, machine, versions,
- threads, conns, keys, secs, warm, rounds) = sys.argv[1:]
+ threads, conns, keys, secs, warm, rounds, pin, pad) = sys.argv[1:]
 runs = {}
+by_round = {}
 for line in open(results):
-    row, size, rps, p50, p99, kpct, fail = line.split()
-    runs.setdefault((row, int(size)), []).append(dict(
-        rps=float(rps), p50=float(p50), p99=float(p99), kpct=float(kpct), fail=int(fail)))
+    row, size, rps, p50, p99, kpct, fail, rnd = line.split()
+    r = dict(rps=float(rps), p50=float(p50), p99=float(p99), kpct=float(kpct), fail=int(fail))
+    runs.setdefault((row, int(size)), []).append(r)
+    by_round.setdefault((int(rnd), int(size)), {})[row] = r
 # One figure per row: the median over the rounds; failures are summed.
 rows = {}
 for k, rs in runs.items():
@@ -238,6 +322,18 @@ def ratios(size):
     r = {row: rows[(row, size)] for row in names}
     return [(name, f(r), least) for name, f, least in targets]
 
+def spread(size):
+    """Each target's lowest and highest ratio in a single round."""
+    per = [[f(r) for _, f, _ in targets] for (_, s), r in sorted(by_round.items()) if s == size]
+    return [(min(x), max(x)) for x in zip(*per)]
+
+def verdict(x, least, lo_hi):
+    if lo_hi[0] >= least:
+        return 'holds in every round'
+    if x >= least:
+        return 'holds (median), not in every round'
+    return 'MISSES by %.0f%%' % (100 * (1 - x / least))
+
 def kernel_col(v):
     return '-' if v['kpct'] < 0 else '%.1f%%' % v['kpct']
 
@@ -252,8 +348,10 @@ for size in sizes:
             '%d B' % size, names[row], v['rps'], v['p50'], v['p99'], kernel_col(v), v['fail']))
 print()
 for size in sizes:
-    print('%d B: ' % size + ';  '.join('%s %.2f (target >= %g: %s)' % (
-        n, x, least, 'holds' if x >= least else 'MISSES') for n, x, least in ratios(size)))
+    print('%d B:' % size)
+    for (n, x, least), lo_hi in zip(ratios(size), spread(size)):
+        print('  %-24s %5.2f  (rounds %.2f-%.2f; target >= %g: %s)' % (
+            n, x, lo_hi[0], lo_hi[1], least, verdict(x, least, lo_hi)))
 
 if write_doc != '1':
     sys.exit(0)
@@ -263,10 +361,16 @@ def wrap(text):
     return textwrap.wrap(text, 95, break_long_words=False, break_on_hyphens=False)
 
 when = datetime.datetime.now().strftime('%Y-%m-%d %H:%M')
+placement = {
+    'split': 'CPUs split (`-p split`): client on CPU 0, server side on CPU 1.',
+    'none': 'CPUs not split (`-p none`): client and servers where the scheduler puts them.',
+}[pin]
+if pad != '1200':
+    placement += ' UDP requests padded to %s bytes.' % pad
 run = ['### Run of %s' % when, '']
-run += wrap('`%s`: %s; %s.%s' % (cmdline, machine, versions,
-                                 ' Each figure is the median of %s rounds.' % rounds
-                                 if rounds != '1' else ''))
+run += wrap('`%s`: %s; %s. %s%s' % (cmdline, machine, versions, placement,
+                                     ' Each figure is the median of %s rounds.' % rounds
+                                     if rounds != '1' else ''))
 run += ['',
        '| value | path | req/s | p50 µs | p99 µs | kernel answered | failures |',
        '|---|---|---:|---:|---:|---:|---:|']
@@ -279,9 +383,12 @@ run += ['', '| value | ' + ' | '.join('%s (target ≥ %g)' % (n, least)
                                        for n, _, least in targets) + ' |',
         '|---|' + '---:|' * len(targets)]
 for size in sizes:
-    run.append('| %d B | ' % size + ' | '.join('%.2f: %s' % (x, 'holds' if x >= least else
-                                                             '**misses**')
-                                             for _, x, least in ratios(size)) + ' |')
+    cells = []
+    for (_, x, least), lo_hi in zip(ratios(size), spread(size)):
+        v = verdict(x, least, lo_hi)
+        cell = '%.2f' % x + (' (%.2f–%.2f)' % lo_hi if rounds != '1' else '')
+        cells.append('%s: %s' % (cell, v if 'MISSES' not in v else '**%s**' % v.lower()))
+    run.append('| %d B | ' % size + ' | '.join(cells) + ' |')
 run.append('')
 
 head = ['## Kernel fast path', ''] + wrap(
@@ -290,15 +397,29 @@ head = ['## Kernel fast path', ''] + wrap(
         'daemon with the program detached, GET over TCP to Debian\'s redis-server, and the '
         'ceiling: `tools/bench/xdp_ceiling.bpf.c`, which answers every request with a fixed '
         'reply and does the packet work of a hit without parsing or lookup. It runs in a '
-        'network namespace of its own, with generic XDP on that namespace\'s loopback, so '
-        'client and server share the machine\'s CPUs; latencies include the client\'s own '
-        'time.') + [''] + wrap(
+        'network namespace of its own, with generic XDP on that namespace\'s loopback; '
+        'latencies are measured by the client and include its own time.') + [''] + wrap(
+        'CPUs: with `-p split` (the default) the client (xkv-bench) runs on CPU 0 and the '
+        'server side on CPU 1: redis-server, xkvd with one worker thread (`--threads 1`, as '
+        'redis-server has one), and, through RPS on the namespace\'s loopback, the receive path '
+        'of every packet, so that generic XDP (the kernel and ceiling rows\' server) runs on '
+        'CPU 1 as it would on a server\'s NIC queue, not inside the client\'s sendmmsg() on '
+        'CPU 0. Every row then has the same split: the client\'s work on one CPU, the '
+        'server\'s on the other. With `-p none` the scheduler places everything, and generic '
+        'XDP runs inside the client\'s own system calls, so the XDP program\'s cost adds '
+        'directly to the client\'s: the stricter test of the ceiling ratio.') + [''] + wrap(
         'Every row: xkv-bench, %s threads x %s connections, pipeline 1, closed loop for %s s, '
         'GET on %s keys drawn uniformly (all cached), after a prefill and %s s of warm-up; UDP '
-        'requests padded to 1200 bytes. The targets: kernel hits at least 3x the Redis TCP '
-        'GET rate, at most 1/3 of its median latency, and at least 0.8 of the ceiling. On a '
-        'shared machine the rates move from run to run with the other load: compare several '
-        'runs (or `-r`, which gives medians over rounds) before trusting one ratio.'
+        'requests padded to 1200 bytes (room for the largest value the kernel serves) unless '
+        'the run says otherwise (`-u`). Over UDP the connections of a client thread share one '
+        'socket: each turn of its loop sends every ready request in one sendmmsg() and drains '
+        'the replies with recvmmsg(), still one request in flight per connection, so the '
+        'generator pays a few system calls per batch rather than two per request (TCP is one '
+        'send and one recv per request, as a Redis client would do). The targets: kernel hits '
+        'at least 3x the Redis TCP GET rate, at most 1/3 of its median latency, and at least '
+        '0.8 of the ceiling. The machine is shared with other work: rounds (`-r`) alternate '
+        'the order of the rows, each figure is the median over the rounds, and each ratio is '
+        'that of the medians, with the lowest and highest single-round ratio in brackets.'
         % (threads, conns, secs, keys, warm)) + ['']
 text = open(doc).read() if os.path.exists(doc) else '# Benchmarks\n'
 lines = text.rstrip('\n').split('\n')

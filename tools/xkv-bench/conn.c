@@ -4,6 +4,7 @@
  * and the read path that turns replies into latencies.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -143,9 +144,9 @@ static int conn_hello(struct conn *c, int timeout_ms, char *why, size_t whylen)
 }
 
 int conn_open(struct conn *c, const struct transport_ops *ops, const struct transport_opts *topts,
-	      const struct sockaddr *addr, socklen_t addrlen, int timeout_ms, unsigned resp,
-	      unsigned window, const struct workload *w, unsigned index, unsigned nconns, int epfd,
-	      char *why, size_t whylen)
+	      struct transport_group *group, const struct sockaddr *addr, socklen_t addrlen,
+	      int timeout_ms, unsigned resp, unsigned window, const struct workload *w,
+	      unsigned index, unsigned nconns, int epfd, char *why, size_t whylen)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = c };
 	int err;
@@ -153,6 +154,7 @@ int conn_open(struct conn *c, const struct transport_ops *ops, const struct tran
 	memset(c, 0, sizeof(*c));
 	c->t.ops = ops;
 	c->t.fd = -1;
+	c->t.group = ops->datagram ? group : NULL;
 	c->epfd = -1;
 	c->w = w;
 	c->window = window;
@@ -170,17 +172,12 @@ int conn_open(struct conn *c, const struct transport_ops *ops, const struct tran
 
 	err = ops->open(&c->t, addr, addrlen, topts, timeout_ms);
 	if (err) {
-		/* A datagram transport "connects" by asking PING: say what its failures mean. */
-		if (ops->datagram && err == -EACCES)
-			snprintf(why, whylen,
-				 "the server requires AUTH over UDP: pass its "
-				 "fastpath-token with --udp-token");
-		else if (ops->datagram && err == -ETIMEDOUT)
-			snprintf(why, whylen, "no reply to PING over UDP");
-		else
-			snprintf(why, whylen, "connect: %s", strerror(-err));
+		snprintf(why, whylen, "connect: %s", strerror(-err));
 		return err;
 	}
+	/* The group's socket is in the epoll set once, for all its connections. */
+	if (ops->datagram)
+		return 0;
 	if (resp == 3) {
 		err = conn_hello(c, timeout_ms, why, whylen);
 		if (err)
@@ -299,47 +296,47 @@ static void record_at(struct conn *c, struct conn_stats *st, unsigned index, uin
 	atomic_fetch_add_explicit(&st->live_requests, 1, memory_order_relaxed);
 }
 
-/* Datagram transports: each recv() is one whole reply, and says which request it answers. */
-static int conn_read_datagrams(struct conn *c, struct conn_stats *st)
+/* One datagram reply the group hands over (transport_reply_fn); arg is the conn_stats. */
+static void conn_on_datagram(struct transport *t, const char *buf, ssize_t len, void *arg)
 {
-	for (int i = 0; i < READS_PER_EVENT; i++) {
-		uint64_t replies = c->rd.replies, errors = c->rd.errors, now;
-		ssize_t n, used;
+	struct conn *c = (struct conn *)((char *)t - offsetof(struct conn, t));
+	struct conn_stats *st = arg;
+	uint64_t replies = c->rd.replies, errors = c->rd.errors;
+	ssize_t used;
 
-		/* Every datagram is parsed whole: the buffer is empty between them. */
-		c->in_pos = 0;
-		c->in_len = 0;
-		n = c->t.ops->recv(&c->t, c->in, c->in_cap);
-		if (n == -EAGAIN)
-			return 0;
-		if (n == 0)
-			return -ECONNRESET;
-		if (n < 0)
-			return (int)n;
-		now = clock_ns();
-		c->wait_since = now;
-		st->bytes_in += (uint64_t)n;
-		used = resp_reader_feed(&c->rd, c->in, (size_t)n);
-		/* Exactly one reply, to a request in flight. */
-		if (used != n || c->rd.replies - replies != 1 || c->t.reply.index >= c->inflight)
-			return -EPROTO;
-		record_at(c, st, c->t.reply.index, now);
-		if (c->t.reply.kernel)
-			st->kernel++;
-		errors = c->rd.errors - errors;
-		if (errors) {
-			st->errors += errors;
-			keep_first(st->first_error, c->rd.first_error);
-			atomic_fetch_add_explicit(&st->live_errors, errors, memory_order_relaxed);
-		}
+	if (c->dead)
+		return;
+	if (len < 0) {
+		conn_fail(c, st, (int)len);
+		return;
 	}
-	return 0;
+	c->wait_since = t->reply.at;
+	st->bytes_in += (uint64_t)len;
+	/* Every datagram is parsed whole: the reader holds nothing between them. */
+	used = resp_reader_feed(&c->rd, buf, (size_t)len);
+	/* Exactly one reply, to a request in flight. */
+	if (used != len || c->rd.replies - replies != 1 || t->reply.index >= c->inflight) {
+		conn_fail(c, st, -EPROTO);
+		return;
+	}
+	record_at(c, st, t->reply.index, t->reply.at);
+	if (t->reply.kernel)
+		st->kernel++;
+	errors = c->rd.errors - errors;
+	if (errors) {
+		st->errors += errors;
+		keep_first(st->first_error, c->rd.first_error);
+		atomic_fetch_add_explicit(&st->live_errors, errors, memory_order_relaxed);
+	}
+}
+
+int conn_read_group(struct transport_group *g, struct conn_stats *st)
+{
+	return g->ops->group_drain(g, conn_on_datagram, st);
 }
 
 int conn_read(struct conn *c, struct conn_stats *st)
 {
-	if (c->t.ops->datagram)
-		return conn_read_datagrams(c, st);
 	for (int i = 0; i < READS_PER_EVENT; i++) {
 		uint64_t replies = c->rd.replies, errors = c->rd.errors, now;
 		ssize_t n, used;

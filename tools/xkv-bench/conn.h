@@ -12,7 +12,9 @@
  * Over a datagram transport (UDP) every reply says which request in flight it
  * answers, so a reply that overtakes an older one gets its own start time; a
  * request unanswered for CONN_DATAGRAM_TIMEOUT_MS is lost (conn_expire()) and
- * the connection carries on.
+ * the connection carries on. Such a connection has no socket of its own: its
+ * worker's transport_group sends what conn_flush() queued and hands replies
+ * over in conn_read_group(); the connection is not in the epoll set itself.
  *
  * A conn and its conn_stats belong to one worker thread; only the live_*
  * counters are read by another thread (the progress line), with relaxed
@@ -68,14 +70,15 @@ struct conn {
 
 /*
  * Connects (blocking for at most timeout_ms), says HELLO 3 if resp is 3,
- * and adds the socket to epfd with data.ptr = c. Connection `index` of
- * `nconns` seeds its key generator. 0, or -errno with a message in why.
+ * and adds the socket to epfd with data.ptr = c; over a datagram transport
+ * it joins `group` (open, owned by the caller) instead. Connection `index`
+ * of `nconns` seeds its key generator. 0, or -errno with a message in why.
  * Release with conn_close() whatever it returned.
  */
 int conn_open(struct conn *c, const struct transport_ops *ops, const struct transport_opts *topts,
-	      const struct sockaddr *addr, socklen_t addrlen, int timeout_ms, unsigned resp,
-	      unsigned window, const struct workload *w, unsigned index, unsigned nconns, int epfd,
-	      char *why, size_t whylen);
+	      struct transport_group *group, const struct sockaddr *addr, socklen_t addrlen,
+	      int timeout_ms, unsigned resp, unsigned window, const struct workload *w,
+	      unsigned index, unsigned nconns, int epfd, char *why, size_t whylen);
 void conn_close(struct conn *c);
 
 /* Builds one request with start time `start` into the output buffer. The window must have room. */
@@ -86,8 +89,17 @@ unsigned conn_fill_closed(struct conn *c, uint64_t now);
 unsigned conn_fill_open(struct conn *c, uint64_t now);
 /* Sends what it can, arming EPOLLOUT for the rest; counts bytes in st if given. 0 or -errno. */
 int conn_flush(struct conn *c, struct conn_stats *st);
-/* Reads what arrived and records the replies. 0 or -errno (-ECONNRESET: closed, -EPROTO). */
+/*
+ * Stream transports: reads what arrived and records the replies. 0 or -errno
+ * (-ECONNRESET: closed, -EPROTO).
+ */
 int conn_read(struct conn *c, struct conn_stats *st);
+/*
+ * Datagram transports: receives what arrived on the group and records each
+ * reply on its connection (a connection that gets a reply it cannot count
+ * fails alone). 0, or -errno from the socket, which concerns them all.
+ */
+int conn_read_group(struct transport_group *g, struct conn_stats *st);
 /*
  * The connection broke (err) or timed out (-ETIMEDOUT): closes it, counts
  * its requests in flight as lost and keeps the first reason in st.

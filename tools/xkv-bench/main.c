@@ -293,6 +293,12 @@ static void parse_args(struct cli *cli, int argc, char **argv)
 		usage_error("at most %d connections in all", MAX_CONNS);
 	if (cli->o.transport->datagram && cli->o.resp != 2)
 		usage_error("--transport udp speaks RESP2 only");
+	/* A thread's connections share one socket and tell their replies apart by id. */
+	if (cli->o.transport->datagram && cli->o.conns > TRANSPORT_UDP_MAX_CONNS)
+		usage_error("--transport udp: at most %d connections per thread",
+			    TRANSPORT_UDP_MAX_CONNS);
+	if (cli->o.transport->datagram && cli->o.pipeline > TRANSPORT_UDP_MAX_WINDOW)
+		usage_error("--transport udp: a pipeline of at most %u", TRANSPORT_UDP_MAX_WINDOW);
 	/* --requests alone bounds a step by its count, not by the default time. */
 	if (cli->o.requests && !cli->time_set)
 		cli->o.test_time = 0;

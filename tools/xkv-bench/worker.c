@@ -9,6 +9,12 @@
  * epoll_pwait2() until that slot or an event, whichever comes first (with
  * the timer slack at 1 ns, so the wake-up is not 50 us late). In closed loop
  * a connection is topped up right after its replies are read.
+ *
+ * Over a datagram transport the connections' requests only queue in the
+ * thread's transport_group until the turn's last step, one flush before the
+ * wait, and the group's socket is the one descriptor in the epoll set for
+ * all of them: a turn costs a sendmmsg(), an epoll wait and a recvmmsg()
+ * however many connections had something to send or receive.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -45,18 +51,55 @@ static int wait_events(int epfd, struct epoll_event *ev, int max, uint64_t timeo
 	return n < 0 ? 0 : n;
 }
 
+/* Opens the datagram group and puts its socket in the epoll set. 0 or -errno. */
+static int worker_group_open(struct worker *wk)
+{
+	const struct run_ctl *ctl = wk->ctl;
+	const struct transport_ops *ops = ctl->o->transport;
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &wk->group };
+	char *why = wk->st.first_error;
+	const size_t whylen = sizeof(wk->st.first_error);
+	int err;
+
+	err = ops->group_open(&wk->group, (const struct sockaddr *)&ctl->addr, ctl->addrlen,
+			      &ctl->o->topts, CONNECT_TIMEOUT_MS);
+	/* It "connects" by asking PING: say what its failures mean. */
+	if (err == -EACCES)
+		snprintf(why, whylen,
+			 "the server requires AUTH over UDP: pass its "
+			 "fastpath-token with --udp-token");
+	else if (err == -ETIMEDOUT)
+		snprintf(why, whylen, "no reply to PING over UDP");
+	else if (err)
+		snprintf(why, whylen, "connect: %s", strerror(-err));
+	if (err)
+		return err;
+	if (epoll_ctl(wk->epfd, EPOLL_CTL_ADD, wk->group.fd, &ev)) {
+		err = -errno;
+		snprintf(why, whylen, "epoll: %s", strerror(errno));
+		return err;
+	}
+	return 0;
+}
+
 static int worker_setup(struct worker *wk)
 {
 	struct run_ctl *ctl = wk->ctl;
 	char why[RESP_READER_ERR_MAX + 1] = "";
 	int err;
 
+	wk->group.fd = -1;
 	wk->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (wk->epfd < 0) {
 		err = -errno;
 		snprintf(wk->st.first_error, sizeof(wk->st.first_error), "epoll: %s",
 			 strerror(errno));
 		return err;
+	}
+	if (ctl->o->transport->group_open) {
+		err = worker_group_open(wk);
+		if (err)
+			return err;
 	}
 	wk->conns = calloc(ctl->o->conns, sizeof(*wk->conns));
 	if (!wk->conns)
@@ -65,7 +108,7 @@ static int worker_setup(struct worker *wk)
 		unsigned g = wk->id * ctl->o->conns + i;
 
 		wk->nconns++;
-		err = conn_open(&wk->conns[i], ctl->o->transport, &ctl->o->topts,
+		err = conn_open(&wk->conns[i], ctl->o->transport, &ctl->o->topts, &wk->group,
 				(struct sockaddr *)&ctl->addr, ctl->addrlen, CONNECT_TIMEOUT_MS,
 				ctl->o->resp, ctl->step->pipeline, ctl->w, g, ctl->total_conns,
 				wk->epfd, why, sizeof(why));
@@ -83,6 +126,8 @@ static void worker_teardown(struct worker *wk)
 		conn_close(&wk->conns[i]);
 	free(wk->conns);
 	wk->conns = NULL;
+	if (wk->group.ops)
+		wk->group.ops->group_close(&wk->group);
 	if (wk->epfd >= 0)
 		close(wk->epfd);
 	wk->epfd = -1;
@@ -107,6 +152,72 @@ static void worker_plan(struct worker *wk)
 		else if (step->requests)
 			c->budget = step->requests / total + (g < step->requests % total);
 	}
+}
+
+/* The group's socket broke: every connection on it goes with it. */
+static void worker_group_fail(struct worker *wk, int err)
+{
+	for (unsigned i = 0; i < wk->nconns; i++)
+		conn_fail(&wk->conns[i], &wk->st, err);
+}
+
+/* Arms or disarms EPOLLOUT on the group's socket. */
+static void worker_group_want_write(struct worker *wk, bool on)
+{
+	struct epoll_event ev = { .events = EPOLLIN | (on ? EPOLLOUT : 0), .data.ptr = &wk->group };
+
+	if (wk->group_out == on)
+		return;
+	wk->group_out = on;
+	if (epoll_ctl(wk->epfd, EPOLL_CTL_MOD, wk->group.fd, &ev))
+		worker_group_fail(wk, -errno);
+}
+
+/* Sends what the connections queued this turn. */
+static void worker_group_flush(struct worker *wk)
+{
+	int err = wk->group.ops->group_flush(&wk->group);
+
+	if (err && err != -EAGAIN)
+		worker_group_fail(wk, err);
+	else
+		worker_group_want_write(wk, err == -EAGAIN);
+}
+
+/*
+ * Closed loop: tops connection c up after its replies, until send_end.
+ * Returns false if it failed.
+ */
+static bool worker_refill(struct worker *wk, struct conn *c, uint64_t send_end)
+{
+	uint64_t t = clock_ns();
+	int err = 0;
+
+	if (t < send_end && conn_fill_closed(c, t))
+		err = conn_flush(c, &wk->st);
+	if (err)
+		conn_fail(c, &wk->st, err);
+	return !err;
+}
+
+/* An event on the group's socket: replies for any of the connections, or room to send. */
+static void worker_group_event(struct worker *wk, uint32_t events, bool refill, uint64_t send_end)
+{
+	if (events & (EPOLLIN | EPOLLERR | EPOLLHUP)) {
+		int err = conn_read_group(&wk->group, &wk->st);
+
+		if (err) {
+			worker_group_fail(wk, err);
+			return;
+		}
+	}
+	for (unsigned i = 0; refill && i < wk->nconns; i++) {
+		struct conn *c = &wk->conns[i];
+
+		if (!c->dead && c->budget)
+			worker_refill(wk, c, send_end);
+	}
+	/* EPOLLOUT: the flush before the next wait sends the rest. */
 }
 
 static void worker_loop(struct worker *wk)
@@ -186,11 +297,17 @@ static void worker_loop(struct worker *wk)
 			break;
 		if (sending && !open && send_end < wake)
 			wake = send_end;
+		if (wk->group.fd >= 0)
+			worker_group_flush(wk);
 		n = wait_events(wk->epfd, ev, MAX_EVENTS, wake > now ? wake - now : 0);
 		for (int k = 0; k < n; k++) {
 			struct conn *c = ev[k].data.ptr;
 			int err = 0;
 
+			if (ev[k].data.ptr == &wk->group) {
+				worker_group_event(wk, ev[k].events, sending && !open, send_end);
+				continue;
+			}
 			if (c->dead)
 				continue;
 			if (ev[k].events & (EPOLLIN | EPOLLERR | EPOLLHUP))

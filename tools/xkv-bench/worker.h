@@ -15,6 +15,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <sys/socket.h>
 
 #include "bench.h"
@@ -39,6 +40,9 @@ struct worker {
 	struct conn *conns; /* owned */
 	unsigned nconns;
 	int epfd;
+	/* Datagram transports: the socket its connections share; fd -1 otherwise. */
+	struct transport_group group;
+	bool group_out;	 /* EPOLLOUT is armed on the group: its queue is waiting for room */
 	int setup_err;	 /* -errno from connecting, reason in st.first_error */
 	uint64_t unsent; /* open loop: slots left at the end */
 	uint64_t end;	 /* ns: when the loop ended */
