@@ -29,8 +29,9 @@ Skipped on purpose: commands whose replies depend on time or memory (INFO,
 OBJECT, MEMORY, DEBUG, TIME), HELLO's server details, and README's known
 differences (OBJECT ENCODING, ZRANK WITHSCORE, Redis 7.2+/8 commands).
 
-Usage: fuzz.py [--xkvd PATH] [--seed N] [--steps N | --seconds S]
-               [--io-engine io_uring|epoll] [--history N]"""
+Usage: fuzz.py [--xkvd PATH] [--seed N] [--seeds N] [--steps N | --seconds S]
+               [--io-engine io_uring|epoll|both] [--history N] [--dump FILE]
+A failing seed's replay line repeats its run exactly (with the same engine)."""
 
 import argparse
 import os
@@ -752,7 +753,8 @@ class Fuzzer:
                  'last %d commands (step session: command):' % min(self.history, len(self.log))]
         for step, sid, a in self.log[-self.history:]:
             lines.append('  %6d s%d: %s' % (step, sid, show(a)))
-        lines.append('replay: tests/soak/fuzz.py --seed %d --steps %d' % (self.seed, self.step))
+        lines.append('replay: tests/soak/fuzz.py --seed %d --steps %d --io-engine %s' % (
+            self.seed, self.step, self.engine))
         if DUMP:
             with open(DUMP, 'w') as f:
                 for step, sid, a in self.log:
@@ -1007,6 +1009,7 @@ def run(xkvd, engine, seed, steps, seconds, history, check_every=500, quiet=Fals
     try:
         sut = harness.Server('xkvd', binary=xkvd, engine=engine, label='xkvd').start()
         fz = Fuzzer(ref, sut, seed, history)
+        fz.engine = engine
         deadline = time.monotonic() + seconds if seconds else None
         while (steps is None or fz.step < steps) and \
                 (deadline is None or time.monotonic() < deadline):
@@ -1037,7 +1040,8 @@ def run(xkvd, engine, seed, steps, seconds, history, check_every=500, quiet=Fals
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument('--xkvd', default=os.path.join(harness.REPO, '.output', 'xkvd'))
-    ap.add_argument('--io-engine', choices=('io_uring', 'epoll'), default='io_uring')
+    ap.add_argument('--io-engine', choices=('io_uring', 'epoll', 'both'), default='io_uring',
+                    help="xkvd's I/O engine; 'both' alternates seed by seed")
     ap.add_argument('--seed', type=int, default=None, help='first seed (default: from the clock)')
     ap.add_argument('--seeds', type=int, default=1, help='how many consecutive seeds (time split evenly)')
     ap.add_argument('--steps', type=int, default=None, help='steps per seed')
@@ -1059,10 +1063,12 @@ def main():
         per = None
         if args.seconds:
             per = max(1.0, (args.seconds - (time.monotonic() - t0)) / (args.seeds - i))
-        ok, msg, stats, step = run(os.path.abspath(args.xkvd), args.io_engine, seed,
+        engine = args.io_engine if args.io_engine != 'both' else ('io_uring', 'epoll')[i % 2]
+        ok, msg, stats, step = run(os.path.abspath(args.xkvd), engine, seed,
                                    args.steps, per, args.history)
         total_steps += step
-        print('fuzz: seed %d: %s after %d steps %s' % (seed, 'ok' if ok else 'FAILED', step, stats))
+        print('fuzz: seed %d (%s): %s after %d steps %s' % (
+            seed, engine, 'ok' if ok else 'FAILED', step, stats))
         if not ok:
             failed += 1
             print(msg)
