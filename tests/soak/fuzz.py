@@ -291,8 +291,9 @@ class Gen:
                 self.maybe(0.4, self.pick('NX', 'XX', 'GT', 'LT'))
         if c == 4:
             # Deadlines already past: the key goes at once, deterministically.
-            return [self.pick('EXPIRE', 'PEXPIRE', 'EXPIREAT', 'PEXPIREAT'), k,
-                    self.pick('0', '-1', '-100', '1')]
+            return self.pick(['EXPIRE', k, self.pick('0', '-1', '-100')],
+                             ['PEXPIRE', k, self.pick('0', '-1', '-100')],
+                             [self.pick('EXPIREAT', 'PEXPIREAT'), k, self.pick('0', '-1', '1', '100')])
         if c in (5, 6):
             return [self.pick('TTL', 'PTTL', 'EXPIRETIME', 'PEXPIRETIME'), k]
         if c == 7:
