@@ -573,7 +573,7 @@ class Gen:
             args += ['GET', self.pick('#', 'w_*', 'h_*->f', 'h_*->g')]
         args += self.maybe(0.3, self.pick('ASC', 'DESC'))
         args += self.maybe(0.4, 'ALPHA')
-        if args[0] == 'SORT' and not (nosort or 'BY' in args and 'ALPHA' in args) \
+        if args[0] == 'SORT' and not ('BY' in args and 'ALPHA' in args and not nosort) \
                 and r.random() < 0.3:
             args += ['STORE', self.key()]
         return args
@@ -651,8 +651,11 @@ def mode_of(args):
         return 'spop'
     if name in ('SORT', 'SORT_RO'):
         up = [a.upper() for a in args]
-        if 'BY' in up and ('NOSORT' in up or 'ALPHA' in up):
-            # BY nosort keeps a set's encoding order, and BY with ALPHA leaves
+        by = up.index('BY') if 'BY' in up[2:] else -1
+        if 'STORE' in up and (by < 0 or by + 1 >= len(up) or '*' not in up[by + 1]):
+            return 'exact'      # Redis sorts a set it stores even BY nosort
+        if by >= 0 and (by + 1 >= len(up) or '*' not in up[by + 1] or 'ALPHA' in up):
+            # BY without a '*' (nosort) keeps a set's encoding order, and BY with ALPHA leaves
             # equal weights in qsort's order: only the multiset is defined,
             # and with LIMIT only the count.
             return 'nosort-limit' if 'LIMIT' in up else 'unordered'
