@@ -197,6 +197,13 @@ bench-compare: all
 bench-fastpath: all $(OUTPUT)/tools/bench/xdp_ceiling.bpf.o
 	$(Q)tools/bench/fastpath.sh -o $(OUTPUT) $(BENCH_ARGS)
 
+# ---- soaks (not part of make test) -------------------------------------------------
+# The differential fuzzer, the concurrency soak against the sanitizer build and the
+# coherence checker at 20M+ operations, sharing SOAK_MINUTES (tests/soak/run.py).
+SOAK_MINUTES ?= 25
+soak: all $(OUTPUT)/asan/xkvd $(E2E_OBJS)
+	$(Q)$(PYTHON) tests/soak/run.py --output $(OUTPUT) --minutes $(SOAK_MINUTES) $(SOAK_ARGS)
+
 # ---- the rest -------------------------------------------------------------------
 DEB_PACKAGES := clang llvm libbpf-dev bpftool liburing-dev libjemalloc-dev libxxhash-dev \
 	libxdp-dev libhiredis-dev pkg-config iproute2 redis-tools redis-server python3-redis \
@@ -248,7 +255,9 @@ help:
 	@echo '  bench        redis-benchmark side by side with redis-server (docs/benchmarks.md)'
 	@echo '  bench-compare   xkv-bench side by side with redis-server, with plots in docs/img'
 	@echo '  bench-fastpath  the kernel fast path vs the daemon, redis-server and the XDP ceiling'
+	@echo '  soak         fuzz xkvd against redis-server, concurrency soak (ASan), coherence;'
+	@echo '               SOAK_MINUTES=25 by default, SOAK_ARGS='"'"'--seed N --only fuzz'"'"''
 	@echo '  bpf daemon tools asan test-unit format format-check clean'
 
 .PHONY: all bpf daemon tools asan test test-unit test-build deps run docs format format-check clean help \
-	bench bench-compare bench-fastpath
+	bench bench-compare bench-fastpath soak

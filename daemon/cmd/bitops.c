@@ -191,7 +191,13 @@ bool bitops_field_add(bool is_signed, unsigned bits, uint64_t v, int64_t incr, i
 	if (mode == BF_FAIL)
 		return false;
 	if (mode == BF_SAT) {
-		*out = (int64_t)(sum > max ? max : min);
+		/* Redis decides the direction with max - v in 64 bits, which wraps
+		 * negative for a signed SET of a value within max of INT64_MIN:
+		 * it calls that an upward overflow and stores max. So do we. */
+		bool up = sum > max ||
+			  (is_signed && bits < 64 && incr > (int64_t)((uint64_t)(int64_t)max - v));
+
+		*out = (int64_t)(up ? max : min);
 		return true;
 	}
 	/* WRAP: keep the low bits, sign-extended for signed fields. */

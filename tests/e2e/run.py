@@ -304,7 +304,8 @@ def coherence_checker():
         out = subprocess.run(['ip', 'netns', 'exec', ns.name,
                               os.path.join(OUTPUT, 'tests', 'e2e', 'coherence'), '127.0.0.1',
                               str(PORT), str(ARGS.coherence_ops)],
-                             capture_output=True, text=True, timeout=600)
+                             capture_output=True, text=True,
+                             timeout=max(600, ARGS.coherence_ops // 20000))   # make soak: 20M+
         print('# ' + out.stdout.strip())
         for line in out.stderr.splitlines()[:20]:
             print('# ' + line)

@@ -116,6 +116,11 @@ static bool ref_field_add(bool is_signed, unsigned bits, uint64_t v, int64_t inc
 		bool up = ovf ? incr > 0 : sum > max, down = ovf ? incr < 0 : sum < min;
 		uint64_t wrapped = v + (uint64_t)incr;
 
+		/* As Redis 7.0: a SET of a value within max of INT64_MIN into a
+		 * narrower field makes max - v wrap, which counts as overflowing up. */
+		if (down && bits < 64 && incr == 0 && (int64_t)v - INT64_MIN <= max)
+			up = true, down = false;
+
 		if (!up && !down) {
 			*out = sum;
 			return true;
