@@ -19,12 +19,13 @@ static bool arg_timeout(struct client *c, int i, int64_t *ms)
 {
 	long double secs;
 
-	if (!str_to_ld(c->argv[i].p, c->argv[i].len, &secs) || isinf(secs) ||
-	    secs * 1000 > (long double)INT64_MAX) {
+	if (!str_to_ld(c->argv[i].p, c->argv[i].len, &secs)) {
 		reply_error(c, "timeout is not a float or out of range");
 		return false;
 	}
-	if (secs < 0) {
+	/* Redis 7.0 converts to integer milliseconds unchecked: what overflows
+	 * comes out negative, and is refused as such. */
+	if (secs < 0 || isinf(secs) || secs * 1000 > (long double)INT64_MAX) {
 		reply_error(c, "timeout is negative");
 		return false;
 	}

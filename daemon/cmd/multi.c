@@ -106,7 +106,10 @@ void cmd_watch(struct client *c)
 
 void cmd_unwatch(struct client *c)
 {
-	multi_unwatch(c);
+	/* Queued in a transaction: EXEC holds the watched keys' shards and
+	 * unwatches everything once the queue has run. */
+	if (!multi_executing)
+		multi_unwatch(c);
 	reply_ok(c);
 }
 

@@ -27,6 +27,8 @@ def immediate_pops_and_errors(t):
             ('EXISTS', 'z'),
             ('SET', 's', 'x'), ('BLPOP', 's', '0'), ('BZPOPMIN', 's', '0'),
             ('BLPOP', 'l', '-1'), ('BLPOP', 'l', 'abc'), ('BLPOP', 'l'),
+            ('BLPOP', 'l', 'inf'), ('BLPOP', 'l', '-inf'), ('BLPOP', 'l', '1e300'),
+            ('BLPOP', 'l', 'nan'), ('BLPOP', 'l', '9223372036854776'), ('BZPOPMIN', 'l', '+inf'),
             ('BLMPOP', '0', '0', 'l', 'LEFT'), ('BLMPOP', '0', '1', 'l', 'UP'),
             ('BLMPOP', '0', '1', 'l', 'LEFT', 'COUNT', '0'), ('BLMOVE', 'l', 'x', 'UP', 'LEFT', '0'),
             ('BZMPOP', '0', '1', 'z', 'MID'), ('FLUSHALL',),

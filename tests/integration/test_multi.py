@@ -76,6 +76,11 @@ def unwatch_and_exec_forget_watches(t):
             b.cmd('FLUSHALL')
             return out
     t.same(run, 'UNWATCH / EXEC clear the watches')
+    # UNWATCH queued inside the transaction (EXEC holds the watched shards).
+    for proto in (2, 3):
+        t.compare([('WATCH', 'c', 'k'), ('MULTI',), ('UNWATCH',), ('SET', 'c', 1), ('EXEC',),
+                   ('WATCH', 'c'), ('MULTI',), ('UNWATCH',), ('WATCH', 'x'), ('EXEC',),
+                   ('GET', 'c'), ('FLUSHALL',)], proto=proto)
 
 
 @test
