@@ -22,6 +22,7 @@
 struct store store;
 static int64_t store_start_ms; /* the access clock's zero */
 __thread int64_t store_time_ms;
+__thread int64_t store_mono_ms;
 
 int64_t store_now(void)
 {
@@ -188,13 +189,16 @@ static void expire_entry(int db, struct shard *s, struct entry *e)
 
 uint32_t store_clock(void)
 {
-	return (uint32_t)((mono_ms() - store_start_ms) / (1000 / STORE_CLOCK_HZ));
+	int64_t now = store_mono_ms ? store_mono_ms : mono_ms();
+
+	return (uint32_t)((now - store_start_ms) / (1000 / STORE_CLOCK_HZ));
 }
 
 static struct entry *find_in(int db, struct shard *s, const char *key, size_t len)
 {
 	struct dict_node *n = dict_find(&s->keys, key, len, key_hash(key, len));
 	struct entry *e;
+	uint32_t now;
 
 	if (!n)
 		return NULL;
@@ -203,9 +207,10 @@ static struct entry *find_in(int db, struct shard *s, const char *key, size_t le
 		expire_entry(db, s, e);
 		return NULL;
 	}
+	now = store_clock();
 	if (evict_policy_is_lfu())
-		lfu_touch(e, store_clock());
-	e->atime = store_clock();
+		lfu_touch(e, now);
+	e->atime = now;
 	return e;
 }
 

@@ -84,6 +84,9 @@ extern struct store store;
  * command as in Redis, so a key cannot expire half-way through it; 0 outside
  * commands (the store then reads the clock). */
 extern __thread int64_t store_time_ms;
+/* The same instant on the monotonic clock (ms), for store_clock(); 0 outside
+ * commands. One clock read per command instead of one per key touched. */
+extern __thread int64_t store_mono_ms;
 int64_t store_now(void);
 
 void store_init(int ndbs);
