@@ -269,6 +269,58 @@ struct entry *db_peek(int db, const char *key, size_t len)
 	return n ? entry_of(n) : NULL;
 }
 
+void db_prefetch_start(struct db_prefetch *p, int db, const char *key, size_t len)
+{
+	struct dict *d;
+
+	p->shard = shard_of(db, key, len);
+	p->hash = key_hash(key, len);
+	d = &p->shard->keys;
+	pthread_mutex_lock(&p->shard->lock);
+	if (d->table)
+		__builtin_prefetch(&d->table[p->hash & d->mask]);
+	pthread_mutex_unlock(&p->shard->lock);
+}
+
+void db_prefetch_chain(const struct db_prefetch *p)
+{
+	struct dict *d = &p->shard->keys;
+
+	pthread_mutex_lock(&p->shard->lock);
+	if (d->table) {
+		struct dict_node *n = d->table[p->hash & d->mask];
+
+		/* The head entry: its node and, a line further, its key. */
+		if (n) {
+			__builtin_prefetch(n);
+			__builtin_prefetch((char *)n + 64);
+		}
+	}
+	pthread_mutex_unlock(&p->shard->lock);
+}
+
+void db_prefetch_value(const struct db_prefetch *p)
+{
+	struct dict *d = &p->shard->keys;
+
+	pthread_mutex_lock(&p->shard->lock);
+	if (d->table) {
+		for (struct dict_node *n = d->table[p->hash & d->mask]; n; n = n->next) {
+			const struct entry *e = entry_of(n);
+
+			if (n->hash != p->hash)
+				continue;
+			/* The first lines of a string's bytes (a GET's reply). */
+			if (e->val.type == OBJ_STRING &&
+			    (e->val.enc == ENC_EMBSTR || e->val.enc == ENC_RAW))
+				for (size_t off = 0; off < e->val.len && off < 256; off += 64)
+					__builtin_prefetch(e->val.bytes + off);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&p->shard->lock);
+}
+
 struct entry *db_add(int db, const char *key, size_t len, struct obj val)
 {
 	unsigned slot = key_slot(key, len);
