@@ -192,6 +192,11 @@ bench: all
 bench-compare: all
 	$(Q)tools/bench/compare.sh -o $(OUTPUT) $(BENCH_ARGS)
 
+# Instructions per GET of xkvd and redis-server under callgrind, and system calls
+# per GET from perf stat: stable on a busy machine. E.g. BENCH_ARGS='-n 200000 -a prof'.
+bench-instructions: all
+	$(Q)tools/bench/instructions.sh -o $(OUTPUT) $(BENCH_ARGS)
+
 # The kernel fast path against the daemon, redis-server and a no-lookup XDP ceiling
 # (needs root: it makes its own network namespace). E.g. BENCH_ARGS='-r 3'.
 bench-fastpath: all $(OUTPUT)/tools/bench/xdp_ceiling.bpf.o
@@ -255,9 +260,10 @@ help:
 	@echo '  bench        redis-benchmark side by side with redis-server (docs/benchmarks.md)'
 	@echo '  bench-compare   xkv-bench side by side with redis-server, with plots in docs/img'
 	@echo '  bench-fastpath  the kernel fast path vs the daemon, redis-server and the XDP ceiling'
+	@echo '  bench-instructions  instructions and system calls per GET, xkvd and redis-server'
 	@echo '  soak         fuzz xkvd against redis-server, concurrency soak (ASan), coherence;'
 	@echo '               SOAK_MINUTES=25 by default, SOAK_ARGS='"'"'--seed N --only fuzz'"'"''
 	@echo '  bpf daemon tools asan test-unit format format-check clean'
 
 .PHONY: all bpf daemon tools asan test test-unit test-build deps run docs format format-check clean help \
-	bench bench-compare bench-fastpath soak
+	bench bench-compare bench-fastpath bench-instructions soak

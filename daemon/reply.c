@@ -114,8 +114,39 @@ void reply_int(struct client *c, long long v)
 	reply_len(c, ':', v);
 }
 
+/* The decimal digits of v at d; returns the end. */
+static char *put_size(char *d, size_t v)
+{
+	size_t digits = 1;
+
+	for (size_t t = v; t >= 10; t /= 10)
+		digits++;
+	for (size_t i = digits; i-- > 0; v /= 10)
+		d[i] = (char)('0' + v % 10);
+	return d + digits;
+}
+
 void reply_bulk(struct client *c, const void *p, size_t len)
 {
+	struct reply_block *b = c->reply_tail;
+
+	/* The usual case (a GET hit): header, bytes and CRLF straight into the
+	 * tail block, one copy and no per-part calls. */
+	if (b && b->size - b->used >= len + LL_STR_SIZE + 5 && !(c->flags & CLIENT_MUTED)) {
+		char *start = b->data + b->used, *d = start;
+
+		*d++ = '$';
+		d = put_size(d, len);
+		*d++ = '\r';
+		*d++ = '\n';
+		memcpy(d, p, len);
+		d += len;
+		*d++ = '\r';
+		*d++ = '\n';
+		b->used += (size_t)(d - start);
+		c->reply_bytes += (size_t)(d - start);
+		return;
+	}
 	reply_len(c, '$', (long long)len);
 	reply_raw(c, p, len);
 	reply_raw(c, "\r\n", 2);

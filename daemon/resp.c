@@ -48,6 +48,30 @@ static long line_at(const struct client *c)
 	return cr - start;
 }
 
+/*
+ * The usual "*<n>" or "$<n>" line at qpos, read in one pass: a canonical
+ * number (no sign, no leading zero, at most 18 digits) right before a CR,
+ * with the byte after the CR buffered. Returns the line's length as line_at()
+ * would, with the number in *out, or -1 when the general path (line_at and
+ * str_to_ll, which give the protocol errors) has to decide. Two memchr calls
+ * and str_to_ll per line cost about a sixth of a GET's instructions.
+ */
+static long number_line_at(const struct client *c, long long *out)
+{
+	const char *start = c->qbuf + c->qpos, *end = c->qbuf + c->qlen;
+	const char *p = start + 1;
+	long long v = 0;
+
+	if (end - p < 3 || *p < '0' || *p > '9' || (*p == '0' && p[1] != '\r'))
+		return -1;
+	while (p < end && *p >= '0' && *p <= '9' && p - start <= 18)
+		v = v * 10 + (*p++ - '0');
+	if (end - p < 2 || *p != '\r')
+		return -1;
+	*out = v;
+	return p - start;
+}
+
 static int parse_multibulk(struct client *c, const char **err)
 {
 	long long ll;
@@ -55,6 +79,9 @@ static int parse_multibulk(struct client *c, const char **err)
 
 	if (c->mb_left < 0) {
 		/* The "*<count>" line. */
+		line = number_line_at(c, &ll);
+		if (line >= 0 && ll <= INT_MAX)
+			goto have_count;
 		line = line_at(c);
 		if (line < 0) {
 			if (c->qlen - c->qpos > PROTO_INLINE_MAX_SIZE) {
@@ -67,6 +94,7 @@ static int parse_multibulk(struct client *c, const char **err)
 			*err = "Protocol error: invalid multibulk length";
 			return RESP_ERROR;
 		}
+	have_count:
 		if (ll > UNAUTH_MAX_ARGS && auth_required(c)) {
 			*err = "Protocol error: unauthenticated multibulk length";
 			return RESP_ERROR;
@@ -80,6 +108,11 @@ static int parse_multibulk(struct client *c, const char **err)
 	}
 	while (c->mb_left > 0) {
 		if (c->bulk_len < 0) {
+			if (c->qpos < c->qlen && c->qbuf[c->qpos] == '$') {
+				line = number_line_at(c, &ll);
+				if (line >= 0)
+					goto have_bulk_len;
+			}
 			line = line_at(c);
 			if (line < 0) {
 				if (c->qlen - c->qpos > PROTO_INLINE_MAX_SIZE) {
@@ -97,6 +130,11 @@ static int parse_multibulk(struct client *c, const char **err)
 			}
 			if (!str_to_ll(c->qbuf + c->qpos + 1, line - 1, &ll) || ll < 0 ||
 			    ll > config.proto_max_bulk_len) {
+				*err = "Protocol error: invalid bulk length";
+				return RESP_ERROR;
+			}
+		have_bulk_len:
+			if (ll > config.proto_max_bulk_len) {
 				*err = "Protocol error: invalid bulk length";
 				return RESP_ERROR;
 			}

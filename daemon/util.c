@@ -183,6 +183,11 @@ int64_t now_us(void)
 	return clock_ns(CLOCK_REALTIME) / 1000;
 }
 
+int64_t mono_us(void)
+{
+	return clock_ns(CLOCK_MONOTONIC) / 1000;
+}
+
 int64_t mono_ms(void)
 {
 	return clock_ns(CLOCK_MONOTONIC) / 1000000;

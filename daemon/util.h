@@ -44,8 +44,10 @@ int d_to_str(char *buf, size_t size, double v);
 /* Milliseconds and microseconds since the Unix epoch (CLOCK_REALTIME). */
 int64_t now_ms(void);
 int64_t now_us(void);
-/* Monotonic milliseconds, for timers that must not jump with the wall clock. */
+/* Monotonic milliseconds and microseconds, for timers and durations that must
+ * not jump with the wall clock. */
 int64_t mono_ms(void);
+int64_t mono_us(void);
 
 /* Redis glob matching (*, ?, [...], [^...], ranges, backslash escapes). */
 bool glob_match(const char *pat, size_t plen, const char *s, size_t slen, bool nocase);

@@ -138,3 +138,20 @@ def split_writes(t):
         for byte in encode(('GET', 'split')):               # one byte per write
             c.send_raw(bytes([byte]))
         assert c.read_reply() == b'$%d\r\n%s\r\n' % (len(value), value)
+
+
+@test
+def pipelined_gets(t):
+    # One write of many GETs: the daemon warms the cache for a batch of GETs
+    # before running it (client.c), which must not change any reply.
+    def get(k, name=b'GET'):
+        return b'*2\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n' % (len(name), name, len(k), k)
+    batch = b''.join([get(b'a'), get(b'b', b'get'), get(b'nokey'), get(b'n', b'gEt'),
+                      get(b'l'), get(b''), get(b'k\x00\r\nx'),
+                      b'*3\r\n$3\r\nGET\r\n$1\r\na\r\n$1\r\nb\r\n',
+                      b'*3\r\n$3\r\nSET\r\n$1\r\na\r\n$2\r\na2\r\n', get(b'a'),
+                      b'*2\r\n$3\r\nDEL\r\n$1\r\nb\r\n', get(b'b')] + [get(b'k%d' % i)
+                                                                     for i in range(20)])
+    t.compare([('SET', 'a', 'x' * 300), ('SET', 'b', 'short'), ('SET', 'n', 12345),
+               ('RPUSH', 'l', 'v'), ('SET', b'k\x00\r\nx', 'bin'), ('SET', 'k3', 'v3'),
+               ('SET', 'k17', 'v17'), Raw(batch, 32)])

@@ -322,6 +322,10 @@ static const struct bad bad_requests[] = {
 	BAD("*1\r\n$04\r\n", true, E_BULK),
 	BAD("*1\r\n$600000000\r\n", true, E_BULK),
 	BAD("*1\r\n$536870913\r\n", true, E_BULK),
+	/* The longest length the one-pass reader takes, and one digit more. */
+	BAD("*1\r\n$999999999999999999\r\n", true, E_BULK),
+	BAD("*1\r\n$1000000000000000000\r\n", true, E_BULK),
+	BAD("*999999999999999999\r\n", true, E_MBULK),
 	BAD("*1\r\nfoo\r\n", true, "Protocol error: expected '$', got 'f'"),
 	BAD("*2\r\n$1\r\na\r\n:1\r\n", true, "Protocol error: expected '$', got ':'"),
 	BAD("SET \"a b\r\n", true, "Protocol error: unbalanced quotes in request"),

@@ -18,14 +18,16 @@
 #   percore   the same, servers on CPU 0, xkv-bench -t 1 -c 50 on CPU 1
 #   command   APPEND, INCR, LPUSH, SADD, HSET, pipeline 16, -t 2 -c 25, values of
 #             16 bytes on keys of their own (so the key space does not grow huge)
-#   sweep     GET, -t 2 -c 25, open loop over RATES (xkv-bench --sweep, up to
-#             SWEEP_PIPELINE in flight per connection): the highest sustained
-#             rate of each server, and p50/p99 against the offered rate
+#   sweep     GET, open loop over RATES (xkv-bench --sweep, up to SWEEP_PIPELINE
+#             in flight per connection), pinned like the per-core rows (servers
+#             on CPU 0, xkv-bench -t 1 -c 50 on CPU 1) so that the generator never
+#             competes with the server for a CPU: the highest sustained rate of
+#             each server, and p50/p99 against the offered rate
 #
 # Usage: tools/bench/compare.sh [-T SECONDS] [-r ROUNDS] [-R RATES] [-o OUTPUT]
 #                               [-k KEYS] [-d DOC | -n] [-g IMGDIR] [-G]
 #   -T  seconds per step (5)                 -r  rounds (3)
-#   -R  sweep rates (100k,150k,200k,250k,300k,400k,500k)
+#   -R  sweep rates (100k,150k,200k,250k,300k,350k,400k,500k)
 #   -o  build output directory (.output)     -k  keys (100000)
 #   -d  the markdown file (docs/benchmarks.md); -n: do not write it
 #   -g  directory of the plots (docs/img)    -G  no plots
@@ -33,7 +35,7 @@
 set -eu -o pipefail
 cd "$(dirname "$0")/../.."
 
-secs=5 rounds=3 rates=100k,150k,200k,250k,300k,400k,500k output=.output keys=100000
+secs=5 rounds=3 rates=100k,150k,200k,250k,300k,350k,400k,500k output=.output keys=100000
 doc=docs/benchmarks.md write_doc=1 imgdir=docs/img plots=1 size=256 sweep_pipeline=16
 cmdline="tools/bench/compare.sh${*:+ $*}"
 while getopts "T:r:R:o:k:d:ng:G" opt; do
@@ -195,8 +197,8 @@ for round in $(seq "$rounds"); do
 		pair command "$cmd-P16" "$round" "xkv redis" -t 2 -c 25 -P 16 -d 16 --command "$cmd" \
 			--key-prefix "$cmd:"
 	done
-	pair sweep get "$round" "xkv redis" -t 2 -c 25 -P "$sweep_pipeline" -d "$size" \
-		--command get --sweep "$rates"
+	pair sweep get "$round" "xkvpin redispin" taskset -c 1 -t 1 -c 50 -P "$sweep_pipeline" \
+		-d "$size" --command get --sweep "$rates"
 done
 elapsed=$(($(date +%s) - start_time))
 
@@ -256,7 +258,7 @@ for r in cmd_order:
 
 # The sweep: per rate, medians over the rounds; highest sustained rate per round, median.
 sweep = {}
-for server in ('xkv', 'redis'):
+for server in ('xkvpin', 'redispin'):
     runs = data[('sweep', 'get')][server]
     per_rate = {}
     for d in runs:
@@ -267,8 +269,8 @@ for server in ('xkv', 'redis'):
         (rate, med(s['achieved'] for s in ss), med(s['latency_us']['p50'] for s in ss),
          med(s['latency_us']['p99'] for s in ss), sum(bool(s['sustained']) for s in ss), len(ss))
         for rate, ss in sorted(per_rate.items())])
-sweep_fail = sum(d['failures'] for s in ('xkv', 'redis') for d in data[('sweep', 'get')][s])
-hx, hr = sweep['xkv']['highest'], sweep['redis']['highest']
+sweep_fail = sum(d['failures'] for s in ('xkvpin', 'redispin') for d in data[('sweep', 'get')][s])
+hx, hr = sweep['xkvpin']['highest'], sweep['redispin']['highest']
 hratio = hx / hr if hr else float('inf')
 
 def g(section, row, server):
@@ -292,11 +294,13 @@ for grp, name, x, y, extra, f in rows:
         grp, name, x, y, x / y, '%.0f' % extra[0] if extra else '-',
         '%.2f' % extra[1] if extra else '-', f))
 print()
-print('GET sweep (open loop, -t 2 -c 25, up to %s in flight per connection):' % sweep_pipeline)
+print('GET sweep (open loop, server CPU 0, xkv-bench -t 1 -c 50 on CPU 1, up to %s in flight per '
+      'connection):' % sweep_pipeline)
 print('%10s | %10s %9s %9s %5s | %10s %9s %9s %5s' % ('rate', 'xkv ach.', 'p50 us', 'p99 us',
                                                      'sust', 'redis ach.', 'p50 us', 'p99 us',
                                                      'sust'))
-xs, rs = dict((p[0], p) for p in sweep['xkv']['points']), dict((p[0], p) for p in sweep['redis']['points'])
+xs = dict((p[0], p) for p in sweep['xkvpin']['points'])
+rs = dict((p[0], p) for p in sweep['redispin']['points'])
 for rate in sorted(set(xs) | set(rs)):
     cells = []
     for pts in (xs, rs):
@@ -316,8 +320,8 @@ if plots == '1':
         for grp, name, x, y, extra, _ in rows:
             tag = {'default threads, unpinned': '', 'commands, unpinned': ''}.get(grp, ' 1 core')
             f.write('"%s%s" %.1f %.1f\n' % (name, tag, x / 1000, y / 1000))
-    for server in ('xkv', 'redis'):
-        with open(os.path.join(tmp, 'sweep-%s.dat' % server), 'w') as f:
+    for server, dat in (('xkvpin', 'xkv'), ('redispin', 'redis')):
+        with open(os.path.join(tmp, 'sweep-%s.dat' % dat), 'w') as f:
             for rate, ach, p50, p99, ok, n in sweep[server]['points']:
                 f.write('%d %.1f %.3f %.3f\n' % (rate, ach, p50 / 1000, p99 / 1000))
     bars = os.path.join(imgdir, 'bench-throughput.png')
@@ -339,7 +343,7 @@ plot "%(tmp)s/bars.dat" using 2:xtic(1) title "xkvd" lc rgb "#1f77b4", \
 set output "%(lines)s"
 unset style
 set style data linespoints
-set title "GET latency against offered rate (open loop, 50 connections), median of %(rounds)s rounds"
+set title "GET latency against offered rate (open loop, 50 connections, server on CPU 0, client on CPU 1), median of %(rounds)s rounds"
 set xlabel "offered rate (requests/s)"
 set ylabel "latency (ms)"
 set logscale y
@@ -371,7 +375,8 @@ sec += wrap(
     'with an xkvd started with `--threads 1`. Per-core rows: xkvd `--threads 1` and '
     'redis-server under `taskset -c 0`, xkv-bench -t 1 -c 50 under `taskset -c 1`. Command rows '
     'use 16-byte values on keys of their own. The sweep is GET in open loop (no coordinated '
-    'omission) at fixed rates, up to %s requests in flight per connection; a rate is '
+    'omission) at fixed rates, up to %s requests in flight per connection, pinned as the '
+    'per-core rows (so the generator never takes CPU from the server it measures); a rate is '
     'sustained when at least 97%% of it is achieved.' % (keys, sweep_pipeline)) + ['']
 sec += ['### Run of %s' % when, '']
 sec += wrap('`%s`: %s; %s; %s rounds of %s s steps (%s s of measuring). The machine is shared '
