@@ -197,6 +197,10 @@ bench-compare: all
 bench-instructions: all
 	$(Q)tools/bench/instructions.sh -o $(OUTPUT) $(BENCH_ARGS)
 
+# xkvd's default worker threads against one, alternating (issue 5's threads rows).
+bench-threads: all
+	$(Q)tools/bench/threads.sh -o $(OUTPUT) $(BENCH_ARGS)
+
 # The kernel fast path against the daemon, redis-server and a no-lookup XDP ceiling
 # (needs root: it makes its own network namespace). E.g. BENCH_ARGS='-r 3'.
 bench-fastpath: all $(OUTPUT)/tools/bench/xdp_ceiling.bpf.o
@@ -261,9 +265,10 @@ help:
 	@echo '  bench-compare   xkv-bench side by side with redis-server, with plots in docs/img'
 	@echo '  bench-fastpath  the kernel fast path vs the daemon, redis-server and the XDP ceiling'
 	@echo '  bench-instructions  instructions and system calls per GET, xkvd and redis-server'
+	@echo '  bench-threads   xkvd default threads against one thread, alternating'
 	@echo '  soak         fuzz xkvd against redis-server, concurrency soak (ASan), coherence;'
 	@echo '               SOAK_MINUTES=25 by default, SOAK_ARGS='"'"'--seed N --only fuzz'"'"''
 	@echo '  bpf daemon tools asan test-unit format format-check clean'
 
 .PHONY: all bpf daemon tools asan test test-unit test-build deps run docs format format-check clean help \
-	bench bench-compare bench-fastpath bench-instructions soak
+	bench bench-compare bench-fastpath bench-instructions bench-threads soak
