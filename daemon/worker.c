@@ -593,9 +593,12 @@ int server_run(void)
 			break;
 	if (started < server.nworkers)
 		server_request_shutdown();
-	else
+	else if (config.port)
 		log_notice("Ready to accept connections tcp (%u workers, %s engine, port %lld)",
 			   server.nworkers, server.engine->name, config.port);
+	else
+		log_notice("Ready to accept connections unix (%u workers, %s engine, %s)",
+			   server.nworkers, server.engine->name, config.unixsocket);
 
 	while (!server.shutdown) {
 		struct timespec tick = { 0, 100 * 1000 * 1000 };
