@@ -405,3 +405,22 @@ bool str_eq_nocase(const char *p, size_t len, const char *word)
 {
 	return strlen(word) == len && strncasecmp(p, word, len) == 0;
 }
+
+bool rank_range(long long start, long long stop, size_t n, size_t *first, size_t *last)
+{
+	long long len = (long long)n;
+
+	if (start < 0)
+		start += len;
+	if (stop < 0)
+		stop += len;
+	if (start < 0)
+		start = 0;
+	if (start > stop || start >= len)
+		return false;
+	if (stop >= len)
+		stop = len - 1;
+	*first = (size_t)start;
+	*last = (size_t)stop;
+	return true;
+}

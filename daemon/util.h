@@ -49,6 +49,11 @@ int64_t now_us(void);
 int64_t mono_ms(void);
 int64_t mono_us(void);
 
+/* Rank ranges as Redis reads them (LRANGE, LTRIM, ZRANGE): negative indexes
+ * count from the end of n elements, then the range is clamped into them.
+ * Returns false when it is empty; else sets [*first, *last]. */
+bool rank_range(long long start, long long stop, size_t n, size_t *first, size_t *last);
+
 /* Redis glob matching (*, ?, [...], [^...], ranges, backslash escapes). */
 bool glob_match(const char *pat, size_t plen, const char *s, size_t slen, bool nocase);
 

@@ -194,7 +194,8 @@ void cmd_llen(struct client *c)
 
 void cmd_lrange(struct client *c)
 {
-	long long start, stop, len;
+	long long start, stop;
+	size_t first, last;
 	struct list_iter it;
 	struct list_elem el;
 	struct entry *e;
@@ -208,22 +209,13 @@ void cmd_lrange(struct client *c)
 	}
 	if (!entry_is(c, e, OBJ_LIST))
 		return;
-	len = (long long)list_len(&e->val);
-	if (start < 0)
-		start += len;
-	if (stop < 0)
-		stop += len;
-	if (start < 0)
-		start = 0;
-	if (start > stop || start >= len) {
+	if (!rank_range(start, stop, list_len(&e->val), &first, &last)) {
 		reply_array(c, 0);
 		return;
 	}
-	if (stop >= len)
-		stop = len - 1;
-	reply_array(c, (long)(stop - start + 1));
-	list_iter_init(&it, &e->val, (size_t)start, false);
-	for (long long i = start; i <= stop && list_iter_next(&it, &el); i++)
+	reply_array(c, (long)(last - first + 1));
+	list_iter_init(&it, &e->val, first, false);
+	for (size_t i = first; i <= last && list_iter_next(&it, &el); i++)
 		reply_bulk(c, el.p, el.len);
 }
 
@@ -416,7 +408,8 @@ void cmd_lrem(struct client *c)
 
 void cmd_ltrim(struct client *c)
 {
-	long long start, stop, len, ltrim, rtrim;
+	long long start, stop;
+	size_t len, first, last, ltrim, rtrim;
 	struct entry *e;
 
 	if (!arg_ll(c, 2, &start) || !arg_ll(c, 3, &stop))
@@ -428,24 +421,16 @@ void cmd_ltrim(struct client *c)
 	}
 	if (!entry_is(c, e, OBJ_LIST))
 		return;
-	len = (long long)list_len(&e->val);
-	if (start < 0)
-		start += len;
-	if (stop < 0)
-		stop += len;
-	if (start < 0)
-		start = 0;
-	if (start > stop || start >= len) {
+	len = list_len(&e->val);
+	if (rank_range(start, stop, len, &first, &last)) {
+		ltrim = first;
+		rtrim = len - last - 1;
+	} else {
 		ltrim = len; /* an empty range empties the list */
 		rtrim = 0;
-	} else {
-		if (stop >= len)
-			stop = len - 1;
-		ltrim = start;
-		rtrim = len - stop - 1;
 	}
-	list_delete_range(&e->val, (size_t)(len - rtrim), (size_t)rtrim);
-	list_delete_range(&e->val, 0, (size_t)ltrim);
+	list_delete_range(&e->val, len - rtrim, rtrim);
+	list_delete_range(&e->val, 0, ltrim);
 	/* Redis signals the key even when nothing was trimmed. */
 	list_shrunk(c, e);
 	reply_ok(c);

@@ -468,28 +468,6 @@ struct zrange_spec {
 	struct zlex_range lex;
 };
 
-/* Rank ranges as Redis reads them: negative from the end, clamped; false
- * when empty. Sets [*first, *last] in positions counted from the range's
- * own direction. */
-static bool rank_bounds(long long start, long long stop, size_t n, size_t *first, size_t *last)
-{
-	long long len = (long long)n;
-
-	if (start < 0)
-		start += len;
-	if (stop < 0)
-		stop += len;
-	if (start < 0)
-		start = 0;
-	if (start > stop || start >= len)
-		return false;
-	if (stop >= len)
-		stop = len - 1;
-	*first = (size_t)start;
-	*last = (size_t)stop;
-	return true;
-}
-
 /* Where the range's elements start (ascending rank), how many there are,
  * and which way to walk. */
 static void zrange_select(const struct obj *o, const struct zrange_spec *s, size_t *rank,
@@ -502,7 +480,7 @@ static void zrange_select(const struct obj *o, const struct zrange_spec *s, size
 	if (s->by == BY_RANK) {
 		size_t last;
 
-		if (!rank_bounds(s->start, s->stop, n, &first, &last))
+		if (!rank_range(s->start, s->stop, n, &first, &last))
 			return;
 		*count = last - first + 1;
 		*rank = s->rev ? n - 1 - first : first;
@@ -680,7 +658,7 @@ static void zremrange_generic(struct client *c, enum zrange_by by)
 		return;
 	}
 	if (by == BY_RANK) {
-		if (rank_bounds(s.start, s.stop, zset_len(&e->val), &first, &end))
+		if (rank_range(s.start, s.stop, zset_len(&e->val), &first, &end))
 			end++;
 	} else if (by == BY_SCORE) {
 		zset_score_span(&e->val, &s.score, &first, &end);

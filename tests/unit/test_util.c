@@ -576,4 +576,28 @@ TEST(clocks)
 	ASSERT_LE(m0, mono_ms());
 }
 
+/* LRANGE/LTRIM/ZRANGE's rule, as Redis: "0 -1" is all, negatives count from
+ * the end, the range is clamped, and an inverted or out-of-range one is empty. */
+TEST(rank_range_as_redis)
+{
+	size_t first = 99, last = 99;
+
+	ASSERT_TRUE(rank_range(0, -1, 5, &first, &last));
+	ASSERT_EQ(0, first);
+	ASSERT_EQ(4, last);
+	ASSERT_TRUE(rank_range(-100, 100, 5, &first, &last));
+	ASSERT_EQ(0, first);
+	ASSERT_EQ(4, last);
+	ASSERT_TRUE(rank_range(-2, -1, 5, &first, &last));
+	ASSERT_EQ(3, first);
+	ASSERT_EQ(4, last);
+	ASSERT_TRUE(rank_range(4, 4, 5, &first, &last));
+	ASSERT_EQ(4, first);
+	ASSERT_EQ(4, last);
+	ASSERT_FALSE(rank_range(5, 10, 5, &first, &last));
+	ASSERT_FALSE(rank_range(3, 2, 5, &first, &last));
+	ASSERT_FALSE(rank_range(0, -6, 5, &first, &last));
+	ASSERT_FALSE(rank_range(0, 0, 0, &first, &last));
+}
+
 TEST_HARNESS_MAIN
