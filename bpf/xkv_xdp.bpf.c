@@ -14,8 +14,8 @@
  * per-slot seqlock. The program copies a slot to per-CPU scratch memory and
  * checks the sequence before and after, and that the slot still holds the
  * requested key, before it touches the packet, so a torn or replaced value is
- * never sent. kv_index (key -> slot) may lag a slot's reuse: the key check
- * catches that too.
+ * never sent. kv_index (key hash -> slot) may lag a slot's reuse, and two
+ * keys may share a hash: the key check catches both.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_endian.h>
@@ -34,17 +34,19 @@
 /* Load-time knobs, set by the daemon through skel->rodata. */
 const volatile __u16 xkv_port = 6379;
 const volatile __u32 xkv_abi_version = XKV_ABI_VERSION;
+const volatile __u64 xkv_hash_seed; /* of xkv_key_hash(), chosen by the daemon */
 
 /* Written by the daemon through the skeleton's mapped .bss, no syscalls. */
 __u64 xkv_heartbeat_ns; /* CLOCK_MONOTONIC of the daemon's last heartbeat */
 __u32 xkv_token_required;
 __u64 xkv_token;
 
-/* Key -> slot index; written by the daemon on admission and eviction only. */
+/* xkv_key_hash(key) -> slot index; written by the daemon on admission and
+ * eviction only. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, XKV_DEFAULT_SLOTS);
-	__type(key, struct xkv_key);
+	__type(key, __u64);
 	__type(value, __u32);
 } kv_index SEC(".maps");
 
@@ -76,8 +78,10 @@ struct {
 
 /* Where a slot is copied and checked before the packet is touched. */
 struct scratch {
-	struct xkv_key key;
+	__u64 key[XKV_KEY_WORDS]; /* the requested key, zero-padded */
+	__u32 key_len;
 	__u32 reply_csum, value_len; /* copied from the slot with the reply */
+	__u32 pad;
 	__u8 reply[XKV_MAX_REPLY];
 };
 
@@ -175,25 +179,25 @@ static __noinline int parse_get(struct xdp_md *ctx, const struct get_request *re
 	    tail[1] != '\n')
 		return -XKV_MISS_MALFORMED;
 
-	__builtin_memset(&sc->key, 0, sizeof(sc->key));
-	sc->key.len = key_len;
+	__builtin_memset(sc->key, 0, sizeof(sc->key));
+	sc->key_len = key_len;
 	if (key_len > 0 && key_len <= XKV_MAX_KEY &&
-	    bpf_xdp_load_bytes(ctx, req->cmd + key_off, sc->key.bytes, key_len) < 0)
+	    bpf_xdp_load_bytes(ctx, req->cmd + key_off, sc->key, key_len) < 0)
 		return -XKV_MISS_MALFORMED;
 	return 0;
 }
 
-/* Does the slot hold exactly sc's key? 8 bytes at a time over the padding. */
+/* Does the slot hold exactly sc's key? Both are zero-padded, so comparing
+ * the words in use, 8 bytes at a time, is enough. */
 static __always_inline bool same_key(const struct xkv_slot *slot, const struct scratch *sc)
 {
-	const __u64 *a = (const __u64 *)slot->key, *b = (const __u64 *)sc->key.bytes;
+	const __u64 *a = (const __u64 *)slot->key;
 
-	if (slot->key_len != sc->key.len)
+	if (slot->key_len != sc->key_len)
 		return false;
-		/* Bounded by the key size: 16 words, unrolled. */
-#pragma unroll
-	for (int i = 0; i < XKV_MAX_KEY / 8; i++)
-		if (a[i] != b[i])
+	/* Bounded by the key size: at most XKV_KEY_WORDS turns. */
+	for (__u32 i = 0; i < XKV_KEY_WORDS && i * 8 < sc->key_len; i++)
+		if (a[i] != sc->key[i])
 			return false;
 	return true;
 }
@@ -204,10 +208,11 @@ static __always_inline bool same_key(const struct xkv_slot *slot, const struct s
  */
 static __noinline int copy_slot(struct scratch *sc, __u32 room, __u64 now)
 {
+	__u64 hash = xkv_key_hash(sc->key, sc->key_len, xkv_hash_seed);
 	struct xkv_slot *slot;
 	__u32 *idx, seq, len;
 
-	idx = bpf_map_lookup_elem(&kv_index, &sc->key);
+	idx = bpf_map_lookup_elem(&kv_index, &hash);
 	if (!idx)
 		return -XKV_MISS_NOT_CACHED;
 	slot = bpf_map_lookup_elem(&kv_slots, idx);

@@ -85,11 +85,13 @@ static bool cacheable(const struct entry *e)
 	return e->val.type == OBJ_STRING && e->val.len <= XKV_MAX_VALUE && e->klen <= XKV_MAX_KEY;
 }
 
-static void index_key(struct xkv_key *k, const char *key, size_t len)
+/* See xkv_key_hash() for why kv_index is keyed by a hash. */
+uint64_t fastpath_index_key(const void *key, size_t len, uint64_t seed)
 {
-	memset(k, 0, sizeof(*k));
-	k->len = (uint32_t)len;
-	memcpy(k->bytes, key, len);
+	__u64 words[XKV_KEY_WORDS] = { 0 };
+
+	memcpy(words, key, len);
+	return xkv_key_hash(words, (uint32_t)len, seed);
 }
 
 static void seq_begin(struct xkv_slot *s)
@@ -157,9 +159,8 @@ static void slot_clear(struct xkv_slot *s)
 static void slot_release(uint32_t idx)
 {
 	struct xkv_slot *s = &fp.slots[idx];
-	struct xkv_key k;
+	uint64_t k = fastpath_index_key(s->key, s->key_len, fp.ld.hash_seed);
 
-	index_key(&k, (const char *)s->key, s->key_len);
 	/* The slot first: from here the program misses even if it still finds
 	 * the key in the index. */
 	slot_clear(s);
@@ -210,7 +211,7 @@ static int64_t slot_alloc(unsigned mine)
 
 void fastpath_note_read(int db, struct entry *e)
 {
-	struct xkv_key k;
+	uint64_t k;
 	int64_t idx;
 	uint32_t slot;
 
@@ -230,11 +231,14 @@ void fastpath_note_read(int db, struct entry *e)
 	}
 	slot = (uint32_t)idx;
 	slot_store(&fp.slots[slot], e);
-	index_key(&k, e->key, e->klen);
-	if (bpf_map_update_elem(fp.ld.index_fd, &k, &slot, BPF_ANY) < 0) {
+	k = fastpath_index_key(e->key, e->klen, fp.ld.hash_seed);
+	/* BPF_NOEXIST: an entry there belongs to a cached key with the same hash,
+	 * which keeps it. */
+	if (bpf_map_update_elem(fp.ld.index_fd, &k, &slot, BPF_NOEXIST) < 0) {
 		/* Never retried: the key stays daemon-served. */
 		log_verbose("fastpath: cannot index a key (%s); it stays uncached",
-			    strerror(errno));
+			    errno == EEXIST ? "its hash is taken by a cached key"
+					    : strerror(errno));
 		slot_clear(&fp.slots[slot]);
 		fp.free_stack[fp.nfree++] = slot;
 		e->fp_flags |= FP_UNCACHEABLE;

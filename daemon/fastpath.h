@@ -47,6 +47,8 @@ void fastpath_detach(void);
  * The caller owns the slot (fastpath.c's lock, or a test). */
 void fastpath_slot_write(struct xkv_slot *s, const void *key, size_t klen, const void *value,
 			 size_t vlen, uint64_t expire_ns);
+/* The kv_index key of a key of at most XKV_MAX_KEY bytes under `seed`. */
+uint64_t fastpath_index_key(const void *key, size_t len, uint64_t seed);
 
 /* Appends INFO fastpath's fields ("name:value\r\n" lines) via emit. */
 typedef void fastpath_emit_fn(void *ctx, const char *name, const char *value);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -47,6 +48,12 @@ int loader_load(struct loader *l, uint16_t port, uint32_t nslots, char *why, siz
 		return -EINVAL;
 	}
 	skel->rodata->xkv_port = port;
+	/* Unpredictable, so nobody can choose keys that collide in kv_index; a
+	 * failed getrandom() leaves 0, which only makes collisions guessable. */
+	if (getrandom(&l->hash_seed, sizeof(l->hash_seed), GRND_NONBLOCK) !=
+	    (ssize_t)sizeof(l->hash_seed))
+		l->hash_seed = 0;
+	skel->rodata->xkv_hash_seed = l->hash_seed;
 	bpf_map__set_max_entries(skel->maps.kv_index, nslots);
 	bpf_map__set_max_entries(skel->maps.kv_slots, nslots);
 	err = xkv_xdp__load(skel);

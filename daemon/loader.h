@@ -20,6 +20,7 @@ struct loader {
 	void *slab; /* kv_slots mapped into this process */
 	uint32_t nslots;
 	size_t slab_bytes;
+	uint64_t hash_seed; /* the program's xkv_hash_seed, for kv_index keys */
 	int index_fd, stats_fd, allow_fd;
 	/* One link per attached interface. */
 	struct {

@@ -13,7 +13,7 @@
 #ifndef XKV_ABI_H
 #define XKV_ABI_H
 
-#define XKV_ABI_VERSION 1
+#define XKV_ABI_VERSION 2
 
 /* ---- UDP protocol (docs/udp-protocol.md) ------------------------------------ */
 
@@ -52,12 +52,33 @@ _Static_assert(sizeof(struct xkv_udp_hdr) == 24, "xkv_udp_hdr is 24 bytes");
 #define XKV_MAX_REPLY 1048
 #define XKV_DEFAULT_SLOTS 65536
 
-/* Key of the kv_index hash map: the key bytes, zero-padded. */
-struct xkv_key {
-	__u32 len;
-	__u8 bytes[XKV_MAX_KEY];
-};
-_Static_assert(sizeof(struct xkv_key) == 132, "xkv_key is 132 bytes");
+/*
+ * kv_index is keyed by a 64-bit hash of the key, not by the key itself: the
+ * kernel then hashes and compares 8 bytes per lookup instead of a 132-byte
+ * zero-padded key, and the key bytes it must check anyway are in the slot.
+ * The words hashed are the key zero-padded to a multiple of 8 bytes, read in
+ * host order, with the key's length mixed in; the seed is chosen at random by
+ * the daemon at load (the program's rodata xkv_hash_seed), so which keys
+ * collide cannot be known from outside. A collision costs only a miss: two
+ * keys with one hash share one index entry, the daemon admits the first
+ * (BPF_NOEXIST) and the other stays daemon-served.
+ */
+#define XKV_KEY_WORDS (XKV_MAX_KEY / 8)
+
+static inline __u64 xkv_key_hash(const __u64 *words, __u32 len, __u64 seed)
+{
+	__u64 h = seed ^ ((__u64)len * 0x9e3779b97f4a7c15ULL);
+
+	/* Bounded by the key size: at most XKV_KEY_WORDS turns, one per word in use. */
+	for (__u32 i = 0; i < XKV_KEY_WORDS && i * 8 < len; i++) {
+		h ^= words[i];
+		h *= 0xff51afd7ed558ccdULL;
+		h ^= h >> 32;
+	}
+	h ^= h >> 29;
+	h *= 0xc4ceb9fe1a85ec53ULL;
+	return h ^ (h >> 32);
+}
 
 /*
  * One slot of the kv_slots array (BPF_F_MMAPABLE): written in place by the
@@ -90,7 +111,7 @@ enum xkv_stat {
 	XKV_MISS_NOT_OURS,     /* not UDP to our port, or not our magic */
 	XKV_MISS_MALFORMED,    /* our port, but not exactly one well-formed GET */
 	XKV_MISS_KEY_TOO_LONG, /* longer than XKV_MAX_KEY */
-	XKV_MISS_NOT_CACHED,   /* not in kv_index */
+	XKV_MISS_NOT_CACHED,   /* its hash is not in kv_index */
 	XKV_MISS_EXPIRED,      /* cached, past its deadline */
 	XKV_MISS_TORN,	       /* the slot changed during the copy, or holds another key */
 	XKV_MISS_DENIED,       /* source outside the allowlist */

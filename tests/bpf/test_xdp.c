@@ -27,6 +27,7 @@
 
 #define PORT 6379
 #define NSLOTS 16
+#define HASH_SEED 0x5eed5eed12345678ULL
 #define TOKEN 0x1122334455667788ULL
 
 static uint64_t mono_ns(void)
@@ -157,10 +158,9 @@ FIXTURE(xdp)
 static void cache(FIXTURE_DATA(xdp) * self, uint32_t idx, const char *key, const char *value,
 		  size_t vlen, uint64_t expire_ns)
 {
-	struct xkv_key k = { .len = (uint32_t)strlen(key) };
+	uint64_t k = fastpath_index_key(key, strlen(key), HASH_SEED);
 
-	memcpy(k.bytes, key, k.len);
-	fastpath_slot_write(&self->slots[idx], key, k.len, value, vlen, expire_ns);
+	fastpath_slot_write(&self->slots[idx], key, strlen(key), value, vlen, expire_ns);
 	bpf_map_update_elem(bpf_map__fd(self->skel->maps.kv_index), &k, &idx, BPF_ANY);
 }
 
@@ -185,6 +185,7 @@ FIXTURE_SETUP(xdp)
 	self->skel = xkv_xdp__open();
 	ASSERT_NE(NULL, self->skel);
 	self->skel->rodata->xkv_port = PORT;
+	self->skel->rodata->xkv_hash_seed = HASH_SEED;
 	bpf_map__set_max_entries(self->skel->maps.kv_index, NSLOTS);
 	bpf_map__set_max_entries(self->skel->maps.kv_slots, NSLOTS);
 	ASSERT_EQ(0, xkv_xdp__load(self->skel));
@@ -493,6 +494,47 @@ TEST_F(xdp, slot_being_written_or_reused)
 		build(&in, &rs);
 		ASSERT_EQ(XDP_PASS, run(self, &in, &out));
 		ASSERT_EQ(2, stat(self, XKV_MISS_TORN));
+	}
+}
+
+/*
+ * What a hash collision in kv_index would do: the entry for an uncached key
+ * names a slot that holds another key. Keys that differ only in their last
+ * word, or only in length (a trailing NUL pads like zero), must never be
+ * answered from each other's slot.
+ */
+TEST_F(xdp, shared_hash_never_confuses_keys)
+{
+	static const struct {
+		const char *cached, *asked, *cmd;
+		size_t cached_len, asked_len, cmd_len;
+	} cases[] = {
+		{ "0123456789abcdefX", "0123456789abcdefY",
+		  "*2\r\n$3\r\nGET\r\n$17\r\n0123456789abcdefY\r\n", 17, 17, 0 },
+		{ "ab", "ab\0", "*2\r\n$3\r\nGET\r\n$3\r\nab\0\r\n", 2, 3, 22 },
+	};
+	int index_fd = bpf_map__fd(self->skel->maps.kv_index);
+
+	for (uint32_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct request_spec rs = { .cmd = cases[i].cmd,
+					   .cmd_len = cases[i].cmd_len,
+					   .pad_to = 64 };
+		uint64_t k = fastpath_index_key(cases[i].asked, cases[i].asked_len, HASH_SEED);
+		uint32_t idx = 4 + i;
+		struct packet in, out;
+
+		fastpath_slot_write(&self->slots[idx], cases[i].cached, cases[i].cached_len, "v", 1,
+				    0);
+		ASSERT_EQ(0, bpf_map_update_elem(index_fd, &k, &idx, BPF_ANY));
+		build(&in, &rs);
+		ASSERT_EQ(XDP_PASS, run(self, &in, &out)) TH_LOG("case %u", i);
+		ASSERT_EQ(i + 1, stat(self, XKV_MISS_TORN));
+		/* Indexed under its own hash, the asked key is served. */
+		fastpath_slot_write(&self->slots[idx], cases[i].asked, cases[i].asked_len, "w", 1,
+				    0);
+		build(&in, &rs);
+		ASSERT_EQ(XDP_TX, run(self, &in, &out)) TH_LOG("case %u", i);
+		expect_hit(_metadata, &in, &out, false, "w", 1);
 	}
 }
 

@@ -44,14 +44,16 @@
 #   -r  rounds of all the rows (1); with more, the table gives each figure's
 #       median over the rounds
 #   -p  CPU placement: split (client CPU 0, server CPU 1) or none (split)
-#   -u  UDP payload a request is padded to (1200: room for XKV_MAX_VALUE)
+#   -u  UDP payload a request is padded to: fit (the default: just room for
+#       the row's value, as a client that knows its values pads) or a number
+#       of bytes (1200: room for XKV_MAX_VALUE, as a client that knows nothing)
 #   -d  the markdown file (docs/benchmarks.md)
 #   -n  do not write the markdown file      -a  add this run to the section
 #                                               instead of replacing it
 set -eu -o pipefail
 cd "$(dirname "$0")/../.."
 
-secs=10 output=.output threads=2 conns=8 keys=1000 warm=2 rounds=1 pin=split pad=1200
+secs=10 output=.output threads=2 conns=8 keys=1000 warm=2 rounds=1 pin=split pad=fit
 doc=docs/benchmarks.md write_doc=1 append=0
 cmdline="tools/bench/fastpath.sh${*:+ $*}"
 while getopts "t:o:T:c:k:w:r:p:u:d:na" opt; do
@@ -76,6 +78,10 @@ shift $((OPTIND - 1))
 case $pin in
 split | none) ;;
 *) echo "fastpath.sh: -p split or none, not '$pin'" >&2; exit 2 ;;
+esac
+case $pad in
+fit | [0-9]*) ;;
+*) echo "fastpath.sh: -u fit or a number of bytes, not '$pad'" >&2; exit 2 ;;
 esac
 if [ "$pin" = split ] && [ "$(nproc)" -lt 2 ]; then
 	echo "fastpath.sh: -p split needs 2 CPUs; using -p none" >&2
@@ -171,6 +177,17 @@ stop_last() {
 	unset 'pids[-1]'
 }
 
+# pad_for SIZE: the UDP payload a request is padded to for SIZE-byte values.
+# With -u fit, the header and the reply "$SIZE\r\n<value>\r\n": the reply is
+# never larger than the request, so this is the least that lets it through.
+pad_for() {
+	if [ "$pad" = fit ]; then
+		echo $((24 + ${#1} + 3 + $1 + 2))
+	else
+		echo "$pad"
+	fi
+}
+
 # bench ARGS...: xkv-bench in the namespace, on the client's CPU.
 bench() {
 	nsx "${client[@]}" "$bench" "$@"
@@ -182,7 +199,7 @@ run() {
 	local row=$1 size=$2 transport=$3 out
 	local load=(-p "$port" -t "$threads" -c "$conns" -P 1 -k "$keys" -d "$size" --command get
 		--transport "$transport")
-	[ "$transport" = tcp ] || load+=(--udp-pad "$pad")
+	[ "$transport" = tcp ] || load+=(--udp-pad "$(pad_for "$size")")
 	bench "${load[@]}" -T "$warm" --json >"$tmp/warm.json" ||
 		echo "  (warm-up of $row reported failures)" >&2
 	out=$tmp/$row-$size.json
@@ -224,7 +241,7 @@ xkvd_rows() {
 	}
 	# Every key is admitted by the prefill's GETs (threshold 1).
 	bench -p "$port" -t "$threads" -c "$conns" -k "$keys" -d "$size" --prefill \
-		--command get --transport udp --udp-pad "$pad" --key-pattern sequential \
+		--command get --transport udp --udp-pad "$(pad_for "$size")" --key-pattern sequential \
 		-n "$((2 * keys))" \
 		--json >"$tmp/prefill.json" || echo "  (prefill of xkvd reported failures)" >&2
 	if [ "$first" = kernel ]; then
@@ -365,7 +382,7 @@ placement = {
     'split': 'CPUs split (`-p split`): client on CPU 0, server side on CPU 1.',
     'none': 'CPUs not split (`-p none`): client and servers where the scheduler puts them.',
 }[pin]
-if pad != '1200':
+if pad != 'fit':
     placement += ' UDP requests padded to %s bytes.' % pad
 run = ['### Run of %s' % when, '']
 run += wrap('`%s`: %s; %s. %s%s' % (cmdline, machine, versions, placement,
@@ -409,9 +426,12 @@ head = ['## Kernel fast path', ''] + wrap(
         'XDP runs inside the client\'s own system calls, so the XDP program\'s cost adds '
         'directly to the client\'s: the stricter test of the ceiling ratio.') + [''] + wrap(
         'Every row: xkv-bench, %s threads x %s connections, pipeline 1, closed loop for %s s, '
-        'GET on %s keys drawn uniformly (all cached), after a prefill and %s s of warm-up; UDP '
-        'requests padded to 1200 bytes (room for the largest value the kernel serves) unless '
-        'the run says otherwise (`-u`). Over UDP the connections of a client thread share one '
+        'GET on %s keys drawn uniformly (all cached), after a prefill and %s s of warm-up. UDP '
+        'requests are padded to fit the row\'s reply (`-u fit`: 95 bytes of UDP payload for '
+        '64 B values, 288 for 256 B), as a client that knows the size of its values pads: the '
+        'protocol never answers with more than was asked, so a client pads to the largest '
+        'reply it accepts. A run with `-u 1200` (room for the largest value the kernel serves, '
+        'what a client that knows nothing must send) says so. Over UDP the connections of a client thread share one '
         'socket: each turn of its loop sends every ready request in one sendmmsg() and drains '
         'the replies with recvmmsg(), still one request in flight per connection, so the '
         'generator pays a few system calls per batch rather than two per request (TCP is one '
