@@ -199,8 +199,11 @@ static int64_t slot_alloc(unsigned mine)
 		if (shard != mine && pthread_mutex_trylock(&sh->lock) != 0)
 			continue;
 		e = slot_owner(idx);
-		if (e)
+		if (e) {
+			/* Evicted for being cold: it must earn its way back. */
 			e->fp_slot = -1;
+			e->fp_reads = 0;
+		}
 		slot_release(idx);
 		__atomic_fetch_add(&fp.evictions, 1, __ATOMIC_RELAXED);
 		if (shard != mine)
@@ -215,8 +218,18 @@ void fastpath_note_read(int db, struct entry *e)
 	int64_t idx;
 	uint32_t slot;
 
-	if (db != 0 || !fastpath_loaded() || (e->fp_slot >= 0 && e->fp_epoch == fp.epoch) ||
-	    (e->fp_flags & FP_UNCACHEABLE) || !cacheable(e))
+	if (db != 0 || !fastpath_loaded())
+		return;
+	if (e->fp_slot >= 0 && e->fp_epoch == fp.epoch) {
+		/* A daemon-served read of a cached key (over TCP, or a UDP request
+		 * the kernel passed) counts for CLOCK like a kernel hit does. */
+		struct xkv_slot *s = &fp.slots[e->fp_slot];
+
+		if (!__atomic_load_n(&s->referenced, __ATOMIC_RELAXED))
+			__atomic_store_n(&s->referenced, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	if ((e->fp_flags & FP_UNCACHEABLE) || !cacheable(e))
 		return;
 	if (e->fp_reads < 255)
 		e->fp_reads++;

@@ -269,6 +269,35 @@ def writes_are_seen_at_once():
 
 
 @test
+def clock_keeps_the_keys_that_are_read():
+    """Two slots, admission at the second read: a key read over TCP while cached
+    survives the CLOCK sweep, the cold one goes, and must earn its way back."""
+    pair = Pair()
+    srv = start_pair_server(pair, '--fastpath-mode', 'generic', '--fastpath-slots', '2',
+                            '--fastpath-admit-threshold', '2')
+    try:
+        with Entered(pair.client):
+            for key in ('a', 'b', 'c'):
+                tcp(pair.host, 'SET', key, 'v' + key)
+            for key in ('a', 'b'):
+                tcp(pair.host, 'GET', key)
+                tcp(pair.host, 'GET', key)          # admitted: a in slot 0, b in slot 1
+            tcp(pair.host, 'GET', 'a')              # a cached key read by the daemon
+            tcp(pair.host, 'GET', 'c')
+            tcp(pair.host, 'GET', 'c')              # admitted: the sweep passes a, takes b
+            hot, cold = udp_get(pair.host, b'a'), udp_get(pair.host, b'b')
+            stats = fastpath_stats(pair.host)
+        assert hot == (F_REPLY | F_KERNEL, b'$2\r\nva\r\n'), (hot, stats)
+        assert cold == (F_REPLY, b'$2\r\nvb\r\n'), (cold, stats)
+        # b's one read since its eviction is not enough to come back.
+        assert int(stats['fastpath_admissions']) == 3, stats
+        assert int(stats['fastpath_evictions']) == 1, stats
+    finally:
+        srv.stop()
+        pair.close()
+
+
+@test
 def sigkill_leaves_no_kernel_answer():
     pair = Pair()
     srv = start_pair_server(pair, '--fastpath-mode', 'generic')

@@ -25,6 +25,9 @@
 # the client's own sendmmsg() on CPU 0. Every row thus has the same split: all
 # the client's work on one CPU, all the server's (the TCP stack's receive
 # side included) on the other. -p none leaves everything to the scheduler.
+# With split, each row also reports the server CPU's busy time per request
+# (/proc/stat of CPU 1), which says what a request costs the server even
+# when the client's CPU is what limits the rate.
 #
 # Rounds (-r) alternate the order of the rows (and of the value sizes), so a
 # slow spell on a shared machine does not always hit the same row; each
@@ -193,26 +196,36 @@ bench() {
 	nsx "${client[@]}" "$bench" "$@"
 }
 
+# server_ticks: with -p split, the server CPU's busy time so far (user,
+# system, interrupts and softirqs, in clock ticks); else 0.
+server_ticks() {
+	[ "$pin" = split ] || { echo 0; return; }
+	awk '$1 == "cpu1" { print $2 + $3 + $4 + $7 + $8 }' /proc/stat
+}
+
 # run ROW SIZE TRANSPORT: warm-up, then the measured step; appends
-# "row size req/s p50 p99 kernel% failures round" to $tmp/results.
+# "row size req/s p50 p99 kernel% failures round server-ticks" to $tmp/results.
 run() {
-	local row=$1 size=$2 transport=$3 out
+	local row=$1 size=$2 transport=$3 out ticks
 	local load=(-p "$port" -t "$threads" -c "$conns" -P 1 -k "$keys" -d "$size" --command get
 		--transport "$transport")
 	[ "$transport" = tcp ] || load+=(--udp-pad "$(pad_for "$size")")
 	bench "${load[@]}" -T "$warm" --json >"$tmp/warm.json" ||
 		echo "  (warm-up of $row reported failures)" >&2
 	out=$tmp/$row-$size.json
+	ticks=$(server_ticks)
 	bench "${load[@]}" -T "$secs" --json >"$out" ||
 		echo "  ($row reported failures: see the failures column)" >&2
-	"$python" - "$row" "$size" "$out" "$round" >>"$tmp/results" <<'EOF'
+	ticks=$(($(server_ticks) - ticks))
+	"$python" - "$row" "$size" "$out" "$round" "$ticks" >>"$tmp/results" <<'EOF'
 import json, sys
-row, size, path, rnd = sys.argv[1:]
+row, size, path, rnd, ticks = sys.argv[1:]
 d = json.load(open(path))
 s = d['steps'][0]
 lat = s['latency_us']
 print(row, size, '%.0f' % s['achieved'], '%.1f' % lat['p50'], '%.1f' % lat['p99'],
-      '%.1f' % s.get('kernel_answered_pct', -1), s['errors'] + s['lost'] + s['conn_errors'], rnd)
+      '%.1f' % s.get('kernel_answered_pct', -1), s['errors'] + s['lost'] + s['conn_errors'], rnd,
+      ticks)
 EOF
 	tail -n 1 "$tmp/results" |
 		awk '{ printf "  %-8s %4s B  %9s req/s  p50 %8s us  p99 %8s us\n", $1, $2, $3, $4, $5 }'
@@ -305,21 +318,25 @@ machine="$machine Linux $(uname -r), load average $load0 at the start"
 versions="xkvd $("$xkvd" --version | sed 's/^xkvd v=\([^ ]*\).*/\1/')"
 versions="$versions, redis-server $(redis-server --version | sed 's/.* v=\([^ ]*\).*/\1/')"
 "$python" - "$tmp/results" "$doc" "$write_doc" "$append" "$cmdline" "$machine" "$versions" \
-	"$threads" "$conns" "$keys" "$secs" "$warm" "$rounds" "$pin" "$pad" <<'EOF'
+	"$threads" "$conns" "$keys" "$secs" "$warm" "$rounds" "$pin" "$pad" "$(getconf CLK_TCK)" <<'EOF'
 import datetime, os, statistics, sys, textwrap
 (results, doc, write_doc, append, cmdline, machine, versions,
- threads, conns, keys, secs, warm, rounds, pin, pad) = sys.argv[1:]
+ threads, conns, keys, secs, warm, rounds, pin, pad, hz) = sys.argv[1:]
 runs = {}
 by_round = {}
 for line in open(results):
-    row, size, rps, p50, p99, kpct, fail, rnd = line.split()
+    row, size, rps, p50, p99, kpct, fail, rnd, ticks = line.split()
     r = dict(rps=float(rps), p50=float(p50), p99=float(p99), kpct=float(kpct), fail=int(fail))
+    # Server CPU per request (split only): busy ticks of CPU 1 over the step's requests.
+    r['srv'] = (int(ticks) / float(hz) * 1e6 / (r['rps'] * float(secs))
+                if pin == 'split' and r['rps'] > 0 else -1)
     runs.setdefault((row, int(size)), []).append(r)
     by_round.setdefault((int(rnd), int(size)), {})[row] = r
 # One figure per row: the median over the rounds; failures are summed.
 rows = {}
 for k, rs in runs.items():
-    rows[k] = {m: statistics.median(r[m] for r in rs) for m in ('rps', 'p50', 'p99', 'kpct')}
+    rows[k] = {m: statistics.median(r[m] for r in rs)
+               for m in ('rps', 'p50', 'p99', 'kpct', 'srv')}
     rows[k]['fail'] = sum(r['fail'] for r in rs)
 sizes = sorted({s for _, s in rows})
 names = {
@@ -354,21 +371,32 @@ def verdict(x, least, lo_hi):
 def kernel_col(v):
     return '-' if v['kpct'] < 0 else '%.1f%%' % v['kpct']
 
+def srv_col(v):
+    return '-' if v['srv'] < 0 else '%.2f' % v['srv']
+
+def srv_ratio(size):
+    kernel = rows[('kernel', size)]['srv']
+    return rows[('redis', size)]['srv'] / kernel if kernel > 0 else float('nan')
+
 # The terminal table.
 print()
-print('%-6s %-32s %10s %9s %9s %8s %8s' % ('value', 'path', 'req/s', 'p50 us', 'p99 us',
-                                            'kernel', 'failures'))
+print('%-6s %-32s %10s %9s %9s %8s %8s %8s' % ('value', 'path', 'req/s', 'p50 us', 'p99 us',
+                                                 'kernel', 'failures', 'srv us'))
 for size in sizes:
     for row in names:
         v = rows[(row, size)]
-        print('%-6s %-32s %10.0f %9.1f %9.1f %8s %8d' % (
-            '%d B' % size, names[row], v['rps'], v['p50'], v['p99'], kernel_col(v), v['fail']))
+        print('%-6s %-32s %10.0f %9.1f %9.1f %8s %8d %8s' % (
+            '%d B' % size, names[row], v['rps'], v['p50'], v['p99'], kernel_col(v), v['fail'],
+            srv_col(v)))
 print()
 for size in sizes:
     print('%d B:' % size)
     for (n, x, least), lo_hi in zip(ratios(size), spread(size)):
         print('  %-24s %5.2f  (rounds %.2f-%.2f; target >= %g: %s)' % (
             n, x, lo_hi[0], lo_hi[1], least, verdict(x, least, lo_hi)))
+    if pin == 'split':
+        print('  %-24s %5.2f  (server CPU per request; no target)' % (
+            'redis/kernel server CPU', srv_ratio(size)))
 
 if write_doc != '1':
     sys.exit(0)
@@ -389,13 +417,14 @@ run += wrap('`%s`: %s; %s. %s%s' % (cmdline, machine, versions, placement,
                                      ' Each figure is the median of %s rounds.' % rounds
                                      if rounds != '1' else ''))
 run += ['',
-       '| value | path | req/s | p50 µs | p99 µs | kernel answered | failures |',
-       '|---|---|---:|---:|---:|---:|---:|']
+       '| value | path | req/s | p50 µs | p99 µs | kernel answered | failures | server CPU µs/req |',
+       '|---|---|---:|---:|---:|---:|---:|---:|']
 for size in sizes:
     for row in names:
         v = rows[(row, size)]
-        run.append('| %d B | %s | %.0f | %.1f | %.1f | %s | %d |' % (
-            size, names[row], v['rps'], v['p50'], v['p99'], kernel_col(v), v['fail']))
+        run.append('| %d B | %s | %.0f | %.1f | %.1f | %s | %d | %s |' % (
+            size, names[row], v['rps'], v['p50'], v['p99'], kernel_col(v), v['fail'],
+            srv_col(v)))
 run += ['', '| value | ' + ' | '.join('%s (target ≥ %g)' % (n, least)
                                        for n, _, least in targets) + ' |',
         '|---|' + '---:|' * len(targets)]
@@ -407,6 +436,11 @@ for size in sizes:
         cells.append('%s: %s' % (cell, v if 'MISSES' not in v else '**%s**' % v.lower()))
     run.append('| %d B | ' % size + ' | '.join(cells) + ' |')
 run.append('')
+if pin == 'split':
+    run += wrap('Server CPU per request (CPU 1\'s busy time over the requests answered), Redis '
+                'over the kernel: ' + ', '.join('%.2f for %d B' % (srv_ratio(size), size)
+                                                for size in sizes) + '.')
+    run.append('')
 
 head = ['## Kernel fast path', ''] + wrap(
         '`tools/bench/fastpath.sh` (`make bench-fastpath`) measures, in one run and under the '
@@ -424,7 +458,11 @@ head = ['## Kernel fast path', ''] + wrap(
         'CPU 0. Every row then has the same split: the client\'s work on one CPU, the '
         'server\'s on the other. With `-p none` the scheduler places everything, and generic '
         'XDP runs inside the client\'s own system calls, so the XDP program\'s cost adds '
-        'directly to the client\'s: the stricter test of the ceiling ratio.') + [''] + wrap(
+        'directly to the client\'s: the stricter test of the ceiling ratio. With the CPUs '
+        'split, the last column is CPU 1\'s busy time during the step (user, system, '
+        'interrupts and softirqs from /proc/stat; anything else running there counts too) '
+        'over the requests answered: what a request costs the server side, whatever limits '
+        'the rate.') + [''] + wrap(
         'Every row: xkv-bench, %s threads x %s connections, pipeline 1, closed loop for %s s, '
         'GET on %s keys drawn uniformly (all cached), after a prefill and %s s of warm-up. UDP '
         'requests are padded to fit the row\'s reply (`-u fit`: 95 bytes of UDP payload for '
