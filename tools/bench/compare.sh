@@ -69,34 +69,7 @@ if [ "$plots" = 1 ] && ! command -v gnuplot >/dev/null; then
 fi
 [ "$(nproc)" -ge 2 ] || echo "compare.sh: fewer than 2 CPUs: the per-core rows share CPU 0" >&2
 
-tmp=$(mktemp -d)
-pids=()
-
-# Stops one process by its PID: TERM, then KILL after 5 s.
-stop_pid() {
-	local pid=$1
-	kill -TERM "$pid" 2>/dev/null || return 0
-	for _ in $(seq 50); do
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	kill -KILL "$pid" 2>/dev/null || true
-	wait "$pid" 2>/dev/null || true
-}
-
-cleanup() {
-	local pid
-	for pid in "${pids[@]}"; do
-		stop_pid "$pid"
-	done
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-free_port() {
-	"$python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
+. tools/bench/lib.sh
 
 declare -A port
 # start NAME COMMAND...: runs a server on a free port (the command gets
@@ -202,8 +175,7 @@ for round in $(seq "$rounds"); do
 done
 elapsed=$(($(date +%s) - start_time))
 
-machine="$(nproc) CPUs ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)),"
-machine="$machine Linux $(uname -r), load average $load0 at the start"
+machine=$(machine_line "$load0")
 versions="xkvd $("$xkvd" --version | sed 's/^xkvd v=\([^ ]*\).*/\1/')"
 versions="$versions, redis-server $(redis-server --version | sed 's/.* v=\([^ ]*\).*/\1/')"
 [ "$plots" = 1 ] && mkdir -p "$imgdir"
@@ -271,7 +243,9 @@ for server in ('xkvpin', 'redispin'):
         for rate, ss in sorted(per_rate.items())])
 sweep_fail = sum(d['failures'] for s in ('xkvpin', 'redispin') for d in data[('sweep', 'get')][s])
 hx, hr = sweep['xkvpin']['highest'], sweep['redispin']['highest']
-hratio = hx / hr if hr else float('inf')
+# No ratio when redis sustained none of the rates offered: the sweep must
+# start lower to measure it (None prints as n/a and decides nothing).
+hratio = hx / hr if hr else None
 
 def g(section, row, server):
     return rps(section, row, server)
@@ -284,6 +258,14 @@ targets = [
     ('highest sustained GET rate xkv/redis', hratio, 1.5),
     ('APPEND P16 xkv/redis', g('command', 'append-P16', 'xkv') / g('command', 'append-P16', 'redis'), 1.0),
 ]
+
+def num(v):
+    return 'n/a' if v is None else '%.2f' % v
+
+def verdict(v, least, miss='MISSES'):
+    if v is None:
+        return 'not measured (redis sustained none of the rates: start the sweep lower)'
+    return 'holds' if v >= least else miss
 
 # The terminal table.
 print()
@@ -307,10 +289,11 @@ for rate in sorted(set(xs) | set(rs)):
         p = pts.get(rate)
         cells.append('%10.0f %9.0f %9.0f %2d/%d' % p[1:] if p else '%10s %9s %9s %5s' % ('-',) * 4)
     print('%10d | %s | %s' % (rate, cells[0], cells[1]))
-print('highest sustained: xkv %d, redis %d, ratio %.2f; failures %d' % (hx, hr, hratio, sweep_fail))
+print('highest sustained: xkv %d, redis %d, ratio %s; failures %d' % (hx, hr, num(hratio),
+                                                                     sweep_fail))
 print()
 for n, v, least in targets:
-    print('%-45s %5.2f  (target >= %g: %s)' % (n, v, least, 'holds' if v >= least else 'MISSES'))
+    print('%-45s %5s  (target >= %g: %s)' % (n, num(v), least, verdict(v, least)))
 print('(%s s of measuring)' % elapsed)
 
 # Plots.
@@ -390,7 +373,7 @@ for grp, name, x, y, extra, f in rows:
         '%.2f' % extra[1] if extra else '-', f))
 sec += [''] + wrap('GET sweep, rates `%s`: the highest sustained rate (the highest rate '
                    'sustained in a round, median over the rounds) is xkv %d, redis %d '
-                   '(xkv/redis %.2f); failures %d.' % (rates, hx, hr, hratio, sweep_fail))
+                   '(xkv/redis %s); failures %d.' % (rates, hx, hr, num(hratio), sweep_fail))
 sec += ['', '| offered req/s | xkv achieved | xkv p50 µs | xkv p99 µs | xkv sustained | '
         'redis achieved | redis p50 µs | redis p99 µs | redis sustained |',
         '|---:|---:|---:|---:|---:|---:|---:|---:|---:|']
@@ -402,7 +385,7 @@ for rate in sorted(set(xs) | set(rs)):
     sec.append('| %d | %s | %s |' % (rate, cells[0], cells[1]))
 sec += ['', '| target | value | |', '|---|---:|---|']
 for n, v, least in targets:
-    sec.append('| %s ≥ %g | %.2f | %s |' % (n, least, v, 'holds' if v >= least else '**misses**'))
+    sec.append('| %s ≥ %g | %s | %s |' % (n, least, num(v), verdict(v, least, '**misses**')))
 if plots == '1':
     rel = os.path.relpath(imgdir, os.path.dirname(os.path.abspath(doc)) or '.')
     sec += ['', '![throughput](%s/bench-throughput.png)' % rel, '',

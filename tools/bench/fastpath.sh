@@ -107,31 +107,11 @@ done
 
 ns=xkv-bench-$$
 port=6379
-tmp=$(mktemp -d)
-pids=()
-
-# Stops one process by its PID: TERM, then KILL after 5 s.
-stop_pid() {
-	local pid=$1
-	kill -TERM "$pid" 2>/dev/null || return 0
-	for _ in $(seq 50); do
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	kill -KILL "$pid" 2>/dev/null || true
-	wait "$pid" 2>/dev/null || true
-}
-
-cleanup() {
-	local pid
-	for pid in "${pids[@]}"; do
-		stop_pid "$pid"
-	done
+# After the servers are stopped: the namespace goes too.
+bench_cleanup_hook() {
 	ip netns del "$ns" 2>/dev/null || true
-	rm -rf "$tmp"
 }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+. tools/bench/lib.sh
 
 ip netns add "$ns"
 ip -n "$ns" link set lo up
@@ -313,8 +293,7 @@ for round in $(seq "$rounds"); do
 	fi
 done
 
-machine="$(nproc) CPUs ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)),"
-machine="$machine Linux $(uname -r), load average $load0 at the start"
+machine=$(machine_line "$load0")
 versions="xkvd $("$xkvd" --version | sed 's/^xkvd v=\([^ ]*\).*/\1/')"
 versions="$versions, redis-server $(redis-server --version | sed 's/.* v=\([^ ]*\).*/\1/')"
 "$python" - "$tmp/results" "$doc" "$write_doc" "$append" "$cmdline" "$machine" "$versions" \

@@ -61,34 +61,9 @@ if [ "$kernel" = 1 ] && ! perf stat -e raw_syscalls:sys_enter -- true >/dev/null
 	kernel=0
 fi
 
-tmp=$(mktemp -d)
-pids=()
-
-# Stops one process by its PID: TERM, then KILL after 10 s (valgrind is slow).
-stop_pid() {
-	local pid=$1
-	kill -TERM "$pid" 2>/dev/null || return 0
-	for _ in $(seq 100); do
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	kill -KILL "$pid" 2>/dev/null || true
-	wait "$pid" 2>/dev/null || true
-}
-
-cleanup() {
-	local pid
-	for pid in "${pids[@]}"; do
-		stop_pid "$pid"
-	done
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-free_port() {
-	"$python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
+# valgrind is slow to stop: TERM, then KILL after 10 s.
+stop_tries=100
+. tools/bench/lib.sh
 
 # start NAME COMMAND...: runs a server on a free port, waits for PING (up to
 # 60 s: valgrind starts slowly), prefills it. Sets $port and $pid.

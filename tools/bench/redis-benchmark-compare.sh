@@ -15,15 +15,14 @@ while getopts "n:r:t:" opt; do
 	esac
 done
 xkvd=${XKVD:-.output/xkvd}
-tmp=$(mktemp -d)
-free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+. tools/bench/lib.sh
 xport=$(free_port) rport=$(free_port)
-"$xkvd" --port "$xport" --bind 127.0.0.1 --dir "$tmp" --logfile "$tmp/xkvd.log" &
-xpid=$!
+# TCP only: the fast path would attach to the host's lo.
+"$xkvd" --port "$xport" --bind 127.0.0.1 --fastpath no --dir "$tmp" --logfile "$tmp/xkvd.log" &
+pids+=($!)
 redis-server --port "$rport" --bind 127.0.0.1 --save '' --appendonly no --dir "$tmp" \
 	--logfile "$tmp/redis.log" &
-rpid=$!
-trap 'kill $xpid $rpid 2>/dev/null; wait $xpid $rpid 2>/dev/null; rm -rf "$tmp"' EXIT
+pids+=($!)
 for port in $xport $rport; do
 	for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.05; done
 done

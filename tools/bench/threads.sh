@@ -20,18 +20,7 @@ while getopts "r:T:o:" opt; do
 	esac
 done
 xkvd=$output/xkvd bench=$output/xkv-bench python=/usr/bin/python3
-tmp=$(mktemp -d)
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	wait 2>/dev/null || true
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-free_port() {
-	"$python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
+. "$(dirname "$0")/lib.sh"
 
 declare -A port
 for name in default one; do
