@@ -437,7 +437,7 @@ bool blocking_unblock_id(uint64_t id, bool error)
 	/* The answer its timeout would give, or the error, in its protocol. */
 	if (error) {
 		errorstats_count(unblocked);
-		__atomic_fetch_add(&st->worker->stat_errors, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&st->worker->stats.errors, 1, __ATOMIC_RELAXED);
 		answer = "-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n";
 	} else if (st->resp >= 3) {
 		answer = "_\r\n";

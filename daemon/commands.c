@@ -55,6 +55,11 @@ static struct command table[] = {
 
 #define NCOMMANDS (sizeof(table) / sizeof(table[0]))
 
+/* The commandstats sums at the last CONFIG RESETSTAT (see worker.h). */
+static struct command_stats stats_base[NCOMMANDS];
+
+#define NCOUNTERS (sizeof(struct command_stats) / sizeof(uint64_t))
+
 /* Top-level commands sorted by name (COMMAND's order); NULL-terminated. */
 static struct command **top;
 static size_t ntop;
@@ -108,6 +113,7 @@ void commands_init(void)
 		struct command *cmd = &table[i];
 		const char *bar = strchr(cmd->name, '|');
 
+		cmd->index = (unsigned)i;
 		cmd->meta = command_meta_find(cmd->name);
 		if (!bar) {
 			top[ntop++] = cmd;
@@ -137,6 +143,38 @@ void commands_init(void)
 struct command **command_all(void)
 {
 	return top;
+}
+
+size_t command_rows(void)
+{
+	return NCOMMANDS;
+}
+
+/* arg: the command; its counters as an array. */
+static const uint64_t *stats_at(const struct worker *w, const void *arg)
+{
+	return (const uint64_t *)&w->cmd_stats[((const struct command *)arg)->index];
+}
+
+void command_stats(const struct command *cmd, struct command_stats *out)
+{
+	server_counters_sum(stats_at, cmd, (const uint64_t *)&stats_base[cmd->index],
+			    (uint64_t *)out, NCOUNTERS);
+}
+
+void command_stats_reset(void)
+{
+	struct command_stats scratch;
+
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		server_counters_rebase(stats_at, &table[i], (uint64_t *)&stats_base[i],
+				       (uint64_t *)&scratch, NCOUNTERS);
+}
+
+/* This worker's counters for cmd: c runs on its own worker, their one writer. */
+static struct command_stats *own_stats(struct client *c, const struct command *cmd)
+{
+	return &c->worker->cmd_stats[cmd->index];
 }
 
 struct command *command_lookup(const char *name, size_t len)
@@ -275,12 +313,12 @@ static struct command *resolve(struct client *c)
 	}
 	if ((cmd->arity > 0 && c->argc != cmd->arity) || c->argc < -cmd->arity) {
 		reply_errorf(c, "wrong number of arguments for '%s' command", cmd->name);
-		__atomic_fetch_add(&cmd->rejected, 1, __ATOMIC_RELAXED);
+		stat_add(&own_stats(c, cmd)->rejected, 1);
 		return NULL;
 	}
 	if (!c->authenticated && !(cmd->flags & CMD_NO_AUTH)) {
 		reply_error(c, "-NOAUTH Authentication required.");
-		__atomic_fetch_add(&cmd->rejected, 1, __ATOMIC_RELAXED);
+		stat_add(&own_stats(c, cmd)->rejected, 1);
 		return NULL;
 	}
 	return cmd;
@@ -312,7 +350,7 @@ void command_dispatch(struct client *c)
 			     "Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / "
 			     "QUIT / RESET are allowed in this context",
 			     cmd->name);
-		__atomic_fetch_add(&cmd->rejected, 1, __ATOMIC_RELAXED);
+		stat_add(&own_stats(c, cmd)->rejected, 1);
 		if (c->in_multi)
 			c->multi_error = true;
 		return;
@@ -321,7 +359,7 @@ void command_dispatch(struct client *c)
 	if ((c->flags & CLIENT_MONITOR) &&
 	    (cmd->flags & (CMD_WRITE | CMD_READONLY | CMD_MAY_REPLICATE))) {
 		reply_error(c, "Replica can't interact with the keyspace");
-		__atomic_fetch_add(&cmd->rejected, 1, __ATOMIC_RELAXED);
+		stat_add(&own_stats(c, cmd)->rejected, 1);
 		if (c->in_multi)
 			c->multi_error = true;
 		return;
@@ -340,6 +378,8 @@ void command_dispatch(struct client *c)
 
 void command_call(struct client *c, struct command *cmd, bool lock_keys)
 {
+	struct worker *w = c->worker;
+	struct command_stats *stats = own_stats(c, cmd);
 	struct lockset ls;
 	int64_t start, end;
 	uint64_t elapsed, errors;
@@ -348,7 +388,7 @@ void command_call(struct client *c, struct command *cmd, bool lock_keys)
 	if (lock_keys && command_add_key_locks(cmd, c->db, c->argc, c->argv, &ls))
 		lockset_acquire(&ls);
 	__atomic_store_n(&c->last_cmd, cmd->name, __ATOMIC_RELAXED);
-	errors = c->worker ? __atomic_load_n(&c->worker->stat_errors, __ATOMIC_RELAXED) : 0;
+	errors = __atomic_load_n(&w->stats.errors, __ATOMIC_RELAXED);
 	/* Three clock reads per command: its monotonic start and end (duration,
 	 * idle time, the access clock) and the wall clock for deadlines. */
 	start = mono_us();
@@ -370,18 +410,19 @@ void command_call(struct client *c, struct command *cmd, bool lock_keys)
 	end = mono_us();
 	elapsed = end > start ? (uint64_t)(end - start) : 0;
 
-	__atomic_fetch_add(&cmd->calls, 1, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&cmd->usec, elapsed, __ATOMIC_RELAXED);
+	/* Counted in this worker's own lines: no other worker writes them. */
+	stat_add(&stats->calls, 1);
+	stat_add(&stats->usec, elapsed);
 	/* The worker runs one command at a time: its new errors are this one's. */
-	if (c->worker && __atomic_load_n(&c->worker->stat_errors, __ATOMIC_RELAXED) != errors)
-		__atomic_fetch_add(&cmd->failed, 1, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&w->stats.errors, __ATOMIC_RELAXED) != errors)
+		stat_add(&stats->failed, 1);
 	if (monitor_active())
 		monitor_feed(c, cmd);
 	slowlog_push_if_needed(c, cmd, elapsed);
-	latency_command_done(cmd, elapsed);
+	latency_command_done(w, cmd, elapsed);
 	__atomic_store_n(&c->last_ms, end / 1000, __ATOMIC_RELAXED);
 	c->commands++;
-	__atomic_fetch_add(&c->worker->stat_commands, 1, __ATOMIC_RELAXED);
+	stat_add(&w->stats.commands, 1);
 }
 
 bool arg_ll(struct client *c, int i, long long *v)

@@ -68,8 +68,17 @@ struct command {
 	struct command *parent;
 	struct command **subs; /* containers: NULL-terminated */
 	unsigned nsubs;
-	/* Statistics (atomic): calls and microseconds. */
-	uint64_t calls, usec, rejected, failed;
+	/* The row's place in the table, and so in every per-command array:
+	 * the statistics live there, per worker, not here, so that a row only
+	 * changes before the workers start. */
+	unsigned index;
+};
+
+/* A command's INFO commandstats counters (each worker's own: worker.h). */
+struct command_stats {
+	uint64_t calls, usec; /* runs, and the microseconds they took */
+	uint64_t rejected;    /* refused before running (arity, auth, context) */
+	uint64_t failed;      /* ran, and replied with an error */
 };
 
 #define COMMAND(name, fn, ...) command_fn fn;
@@ -99,6 +108,12 @@ void command_add_all_key_locks(const struct command *cmd, int db, int argc, cons
 			       struct lockset *ls);
 /* Every top-level command, for COMMAND and COMMAND COUNT; NULL-terminated. */
 struct command **command_all(void);
+/* Rows in the table, subcommands and containers included (index < this). */
+size_t command_rows(void);
+/* cmd's counters since start or CONFIG RESETSTAT, summed over the workers. */
+void command_stats(const struct command *cmd, struct command_stats *out);
+/* CONFIG RESETSTAT: every command's counters start again from zero. */
+void command_stats_reset(void);
 /* True if cmd takes key arguments (COMMAND GETKEYS). */
 bool command_has_keys(const struct command *cmd);
 /* Fills keys[] with the indexes of argv's key arguments for cmd (at most max),

@@ -5,10 +5,11 @@
  * Locking: latency_lock protects the monitor's events (their sample rings
  * and maxima). It is a leaf: nothing else is taken while it is held, and
  * replies are built from a copy made under it. The histograms take no lock:
- * the table from command to histogram is built once (pthread_once) and read
- * only after that, a histogram is published with a compare-and-swap the
- * first time its command runs and never freed before exit, and its buckets
- * are relaxed atomic counters (a reader may see a sum a few calls behind).
+ * each worker keeps its own per command (worker.h), published with release
+ * the first time the command runs there and freed only once the workers have
+ * stopped. Their buckets are counters that only that worker writes;
+ * readings merge the workers' histograms (a sum may be a few calls behind),
+ * and CONFIG RESETSTAT records a base instead of zeroing them.
  */
 #include <pthread.h>
 #include <stdarg.h>
@@ -22,6 +23,7 @@
 #include "mem.h"
 #include "text.h"
 #include "util.h"
+#include "worker.h"
 
 /* ---- monitor ---------------------------------------------------------------- */
 
@@ -327,54 +329,28 @@ struct histogram {
 	uint64_t buckets[HIST_BUCKETS];
 };
 
-struct hist_slot {
-	const struct command *cmd;
-	struct histogram *hist; /* NULL until cmd first runs; then never changes */
-};
+/* CONFIG RESETSTAT's base for each command's histogram (see worker.h), by
+ * command index; NULL until the first reset after the command ran. Created
+ * by whichever reset comes first (compare-and-swap), never freed. */
+static struct histogram **bases;
+static pthread_once_t bases_once = PTHREAD_ONCE_INIT;
 
-static struct hist_slot *slots;
-static size_t nslots; /* a power of two */
-static pthread_once_t slots_once = PTHREAD_ONCE_INIT;
-
-static size_t slot_hash(const struct command *cmd)
+static void bases_alloc(void)
 {
-	return (size_t)(((uintptr_t)cmd >> 4) * 0x9e3779b97f4a7c15ULL);
+	bases = xcalloc(command_rows(), sizeof(*bases));
 }
 
-static void slot_insert(const struct command *cmd)
+void latency_worker_init(struct worker *w)
 {
-	size_t i = slot_hash(cmd) & (nslots - 1);
-
-	while (slots[i].cmd)
-		i = (i + 1) & (nslots - 1);
-	slots[i].cmd = cmd;
+	w->cmd_hists = xcalloc(command_rows(), sizeof(*w->cmd_hists));
 }
 
-static void slots_build(void)
+void latency_worker_free(struct worker *w)
 {
-	size_t n = 0;
-
-	for (struct command **all = command_all(); *all; all++)
-		n += 1 + (*all)->nsubs;
-	for (nslots = 16; nslots < 2 * n; nslots *= 2)
-		;
-	slots = xcalloc(nslots, sizeof(*slots));
-	for (struct command **all = command_all(); *all; all++) {
-		slot_insert(*all);
-		for (unsigned i = 0; i < (*all)->nsubs; i++)
-			slot_insert((*all)->subs[i]);
-	}
-}
-
-static struct hist_slot *slot_find(const struct command *cmd)
-{
-	size_t i;
-
-	pthread_once(&slots_once, slots_build);
-	for (i = slot_hash(cmd) & (nslots - 1); slots[i].cmd; i = (i + 1) & (nslots - 1))
-		if (slots[i].cmd == cmd)
-			return &slots[i];
-	return NULL;
+	for (size_t i = 0; w->cmd_hists && i < command_rows(); i++)
+		xfree(w->cmd_hists[i]);
+	xfree(w->cmd_hists);
+	w->cmd_hists = NULL;
 }
 
 static unsigned bucket_of(uint64_t ns)
@@ -403,46 +379,49 @@ static uint64_t bucket_top(unsigned b)
 	       1;
 }
 
-static void histogram_add(const struct command *cmd, uint64_t duration_us)
+/* On w, the histograms' one writer. */
+static void histogram_add(struct worker *w, const struct command *cmd, uint64_t duration_us)
 {
-	struct hist_slot *s = slot_find(cmd);
-	struct histogram *h, *fresh;
+	struct histogram **slot = &w->cmd_hists[cmd->index];
+	struct histogram *h = __atomic_load_n(slot, __ATOMIC_RELAXED);
 
-	if (!s)
-		return;
-	h = __atomic_load_n(&s->hist, __ATOMIC_ACQUIRE);
 	if (!h) {
-		fresh = xcalloc(1, sizeof(*fresh));
-		h = NULL;
-		if (__atomic_compare_exchange_n(&s->hist, &h, fresh, false, __ATOMIC_ACQ_REL,
-						__ATOMIC_ACQUIRE))
-			h = fresh;
-		else
-			xfree(fresh);
+		h = xcalloc(1, sizeof(*h));
+		__atomic_store_n(slot, h, __ATOMIC_RELEASE);
 	}
-	__atomic_fetch_add(&h->buckets[bucket_of(duration_us * 1000)], 1, __ATOMIC_RELAXED);
+	stat_add(&h->buckets[bucket_of(duration_us * 1000)], 1);
 }
 
-void latency_command_done(const struct command *cmd, uint64_t duration_us)
+void latency_command_done(struct worker *w, const struct command *cmd, uint64_t duration_us)
 {
 	long long threshold = __atomic_load_n(&config.latency_monitor_threshold, __ATOMIC_RELAXED);
 
-	histogram_add(cmd, duration_us);
+	histogram_add(w, cmd, duration_us);
 	if (threshold > 0 && duration_us / 1000 >= (uint64_t)threshold)
 		add_sample(cmd->flags & CMD_FAST ? "fast-command" : "command", duration_us / 1000);
 }
 
-/* A histogram's buckets read once, so its sums agree; total 0 if never run. */
+/* arg: the command; w's histogram of it, if it ran there. */
+static const uint64_t *histogram_at(const struct worker *w, const void *arg)
+{
+	const struct histogram *h = __atomic_load_n(
+		&w->cmd_hists[((const struct command *)arg)->index], __ATOMIC_ACQUIRE);
+
+	return h ? h->buckets : NULL;
+}
+
+/* cmd's buckets since start or the last reset, merged over the workers into
+ * out; returns their total (0 if it never ran since). */
 static uint64_t histogram_read(const struct command *cmd, uint64_t *out)
 {
-	struct hist_slot *s = slot_find(cmd);
-	struct histogram *h = s ? __atomic_load_n(&s->hist, __ATOMIC_ACQUIRE) : NULL;
+	struct histogram *base;
 	uint64_t total = 0;
 
-	for (unsigned b = 0; b < HIST_BUCKETS; b++) {
-		out[b] = h ? __atomic_load_n(&h->buckets[b], __ATOMIC_RELAXED) : 0;
+	pthread_once(&bases_once, bases_alloc);
+	base = __atomic_load_n(&bases[cmd->index], __ATOMIC_ACQUIRE);
+	server_counters_sum(histogram_at, cmd, base ? base->buckets : NULL, out, HIST_BUCKETS);
+	for (unsigned b = 0; b < HIST_BUCKETS; b++)
 		total += out[b];
-	}
 	return total;
 }
 
@@ -592,13 +571,35 @@ void latency_info_percentiles(latency_visit_fn *fn, void *ctx)
 	xfree(b);
 }
 
+/* Makes cmd's current buckets its base, creating the base if it ran. */
+static void histogram_rebase(const struct command *cmd, uint64_t *scratch)
+{
+	struct histogram **slot = &bases[cmd->index];
+	struct histogram *base = __atomic_load_n(slot, __ATOMIC_ACQUIRE), *fresh;
+
+	if (!base) {
+		if (!histogram_read(cmd, scratch))
+			return;
+		/* Another reset may create it at the same time: one wins. */
+		fresh = xcalloc(1, sizeof(*fresh));
+		if (__atomic_compare_exchange_n(slot, &base, fresh, false, __ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE))
+			base = fresh;
+		else
+			xfree(fresh);
+	}
+	server_counters_rebase(histogram_at, cmd, base->buckets, scratch, HIST_BUCKETS);
+}
+
 void latency_reset_histograms(void)
 {
-	pthread_once(&slots_once, slots_build);
-	for (size_t i = 0; i < nslots; i++) {
-		struct histogram *h = __atomic_load_n(&slots[i].hist, __ATOMIC_ACQUIRE);
+	uint64_t *scratch = xmalloc(sizeof(uint64_t) * HIST_BUCKETS);
 
-		for (unsigned b = 0; h && b < HIST_BUCKETS; b++)
-			__atomic_store_n(&h->buckets[b], 0, __ATOMIC_RELAXED);
+	pthread_once(&bases_once, bases_alloc);
+	for (struct command **all = command_all(); *all; all++) {
+		histogram_rebase(*all, scratch);
+		for (unsigned i = 0; i < (*all)->nsubs; i++)
+			histogram_rebase((*all)->subs[i], scratch);
 	}
+	xfree(scratch);
 }

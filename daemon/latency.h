@@ -12,9 +12,14 @@
 #include "client.h"
 
 struct command;
+struct worker;
 
-/* Called by command_call() after every command, on its worker, no lock held. */
-void latency_command_done(const struct command *cmd, uint64_t duration_us);
+/* Called by command_call() after every command, on w (its client's
+ * worker), with no lock held. */
+void latency_command_done(struct worker *w, const struct command *cmd, uint64_t duration_us);
+/* w's histograms: set up before w starts; freed after it has stopped. */
+void latency_worker_init(struct worker *w);
+void latency_worker_free(struct worker *w);
 
 /* LATENCY subcommands' replies. */
 void latency_reply_latest(struct client *c);
@@ -29,7 +34,7 @@ void latency_reply_histogram(struct client *c, const struct arg *names, int n);
 /* INFO latencystats: fn(ctx, "latency_percentiles_usec_<cmd>", "p50=..."). */
 typedef void latency_visit_fn(void *ctx, const char *name, const char *value);
 void latency_info_percentiles(latency_visit_fn *fn, void *ctx);
-/* CONFIG RESETSTAT: forgets every command's histogram. */
+/* CONFIG RESETSTAT: every command's histogram starts again from empty. */
 void latency_reset_histograms(void);
 
 #endif

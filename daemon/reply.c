@@ -80,8 +80,9 @@ void reply_error(struct client *c, const char *msg)
 	size_t len = strlen(msg);
 	char *clean = NULL;
 
+	/* A locked add: c may be a stand-in on another thread (worker.h). */
 	if (c->worker)
-		__atomic_fetch_add(&c->worker->stat_errors, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&c->worker->stats.errors, 1, __ATOMIC_RELAXED);
 	errorstats_count(msg);
 	if (msg[0] != '-')
 		reply_raw(c, "-ERR ", 5);

@@ -5,7 +5,6 @@
  * caller; lockset_* and store_active_expire take locks themselves, always in
  * ascending (db, shard) order.
  */
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <xxhash.h>
@@ -22,6 +21,8 @@
 #include "util.h"
 
 struct store store;
+static struct store_reads unowned_reads;
+__thread struct store_reads *store_reads = &unowned_reads;
 static int64_t store_start_ms; /* the access clock's zero */
 __thread int64_t store_time_ms;
 __thread bool store_no_touch;
@@ -207,7 +208,6 @@ void db_changed(int db, struct entry *e)
 	if (s->watchers)
 		touch_watchers(s, e->key, e->klen);
 	s->version++;
-	atomic_fetch_add_explicit((_Atomic uint64_t *)&store.dirty, 1, memory_order_relaxed);
 }
 
 /* Deletes e because its deadline passed (lazily or actively). */
@@ -255,13 +255,9 @@ struct entry *db_find(int db, const char *key, size_t len)
 
 struct entry *db_find_read(int db, const char *key, size_t len)
 {
-	struct shard *s = shard_of(db, key, len);
-	struct entry *e = find_in(db, s, key, len);
+	struct entry *e = db_find(db, key, len);
 
-	if (e)
-		s->hits++;
-	else
-		s->misses++;
+	stat_add(e ? &store_reads->hits : &store_reads->misses, 1);
 	return e;
 }
 
@@ -454,9 +450,6 @@ uint64_t db_flush(int db)
 		s->nexpires = 0;
 		s->expire_cursor = 0;
 	}
-	if (removed)
-		atomic_fetch_add_explicit((_Atomic uint64_t *)&store.dirty, removed,
-					  memory_order_relaxed);
 	return removed;
 }
 

@@ -67,8 +67,8 @@ struct shard {
 	uint8_t field_ttls;
 	uint32_t field_ttls_seen; /* such hashes met since the scan last wrapped */
 	uint64_t version;	  /* bumped by every change (WATCH) */
-	/* Counters summed by INFO; written under the lock. */
-	uint64_t hits, misses, expired;
+	/* Summed by INFO; written under the lock. */
+	uint64_t expired;
 	uint64_t avg_ttl; /* ms, a running estimate from active expiry samples */
 } __attribute__((aligned(64)));
 
@@ -79,10 +79,22 @@ struct db {
 struct store {
 	int ndbs;
 	struct db *dbs;
-	uint64_t dirty; /* changes since start (atomic) */
 };
 
 extern struct store store;
+
+/*
+ * Keyspace hits and misses (INFO stats), counted per thread rather than per
+ * shard: two workers reading keys of one shard would otherwise both write one
+ * of its lines on every read. Written by their thread only (stat_add), read
+ * from any thread.
+ */
+struct store_reads {
+	uint64_t hits, misses;
+};
+/* Where this thread counts: each worker points it at its own (worker.h) as it
+ * starts; other threads (unit tests) share a fallback that INFO never reads. */
+extern __thread struct store_reads *store_reads;
 
 /* The clock a command runs at (Unix ms), fixed by the dispatcher for the whole
  * command as in Redis, so a key cannot expire half-way through it; 0 outside

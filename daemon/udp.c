@@ -252,7 +252,7 @@ void udp_serve(struct worker *w, int fd)
 		for (int i = 0; i < n; i++) {
 			size_t len;
 
-			__atomic_fetch_add(&w->stat_net_in, in[i].msg_len, __ATOMIC_RELAXED);
+			stat_add(&w->stats.net_in, in[i].msg_len);
 			/* As over TCP; unanswered, the client falls back to TCP and
 			 * learns why there. */
 			if (worker_protected_refuses(&peers[i])) {
@@ -261,8 +261,8 @@ void udp_serve(struct worker *w, int fd)
 			len = answer(b->in[i], in[i].msg_len, b->out[nout]);
 			if (!len)
 				continue;
-			__atomic_fetch_add(&w->stat_commands, 1, __ATOMIC_RELAXED);
-			__atomic_fetch_add(&w->stat_net_out, len, __ATOMIC_RELAXED);
+			stat_add(&w->stats.commands, 1);
+			stat_add(&w->stats.net_out, len);
 			out_iov[nout].iov_base = b->out[nout];
 			out_iov[nout].iov_len = len;
 			out[nout].msg_hdr.msg_iov = &out_iov[nout];

@@ -23,7 +23,9 @@
 
 #include "blocking.h"
 #include "client.h"
+#include "commands.h"
 #include "config.h"
+#include "latency.h"
 #include "log.h"
 #include "mem.h"
 #include "fastpath.h"
@@ -162,7 +164,7 @@ static bool protected_refuse(struct worker *w, int fd)
 	if (write(fd, denied, sizeof(denied) - 1) < 0)
 		log_verbose("Could not tell a refused client why");
 	close(fd);
-	__atomic_fetch_add(&w->stat_rejected, 1, __ATOMIC_RELAXED);
+	stat_add(&w->stats.rejected, 1);
 	return true;
 }
 
@@ -191,7 +193,7 @@ struct client *worker_accept(struct worker *w, int fd)
 		if (write(fd, too_many, sizeof(too_many) - 1) < 0)
 			log_verbose("Could not tell a refused client why");
 		close(fd);
-		__atomic_fetch_add(&w->stat_rejected, 1, __ATOMIC_RELAXED);
+		stat_add(&w->stats.rejected, 1);
 		return NULL;
 	}
 	if (protected_refuse(w, fd))
@@ -201,21 +203,21 @@ struct client *worker_accept(struct worker *w, int fd)
 	if (w->clients)
 		w->clients->prev_in_worker = c;
 	w->clients = c;
-	__atomic_fetch_add(&w->stat_connections, 1, __ATOMIC_RELAXED);
+	stat_add(&w->stats.connections, 1);
 	return c;
 }
 
 bool worker_client_input(struct client *c, size_t nread)
 {
 	client_read_done(c, nread);
-	__atomic_fetch_add(&c->worker->stat_net_in, nread, __ATOMIC_RELAXED);
+	stat_add(&c->worker->stats.net_in, nread);
 	return client_process_input(c);
 }
 
 void worker_client_sent(struct client *c, size_t n)
 {
 	client_reply_sent(c, n);
-	__atomic_fetch_add(&c->worker->stat_net_out, n, __ATOMIC_RELAXED);
+	stat_add(&c->worker->stats.net_out, n);
 }
 
 void worker_client_free(struct client *c)
@@ -242,33 +244,64 @@ int worker_wait_ms(struct worker *w)
 	return left < 0 ? 0 : (int)left;
 }
 
+/*
+ * Why a reading never comes out below its base: a rebase loads the counters
+ * before it stores their sums with release, and a reading loads the base with
+ * acquire before it loads the counters. So a reading that sees a base also
+ * sees every counter at least where that rebase saw it, and a counter only
+ * grows (its one writer only adds).
+ */
+void server_counters_sum(counters_fn *fn, const void *arg, const uint64_t *base, uint64_t *out,
+			 size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		out[i] = base ? -__atomic_load_n(&base[i], __ATOMIC_ACQUIRE) : 0;
+	for (unsigned w = 0; w < server.nworkers; w++) {
+		const uint64_t *counters = fn(&server.workers[w], arg);
+
+		for (size_t i = 0; counters && i < n; i++)
+			out[i] += __atomic_load_n(&counters[i], __ATOMIC_RELAXED);
+	}
+}
+
+void server_counters_rebase(counters_fn *fn, const void *arg, uint64_t *base, uint64_t *scratch,
+			    size_t n)
+{
+	server_counters_sum(fn, arg, NULL, scratch, n);
+	for (size_t i = 0; i < n; i++)
+		__atomic_store_n(&base[i], scratch[i], __ATOMIC_RELEASE);
+}
+
+#define NSTATS (sizeof(struct worker_stats) / sizeof(uint64_t))
+
+/* The worker_stats sums at the last CONFIG RESETSTAT, field by field. */
+static uint64_t stats_base[NSTATS];
+
+/* arg: a byte offset into struct worker_stats. */
+static const uint64_t *stats_at(const struct worker *w, const void *arg)
+{
+	return (const uint64_t *)((const char *)&w->stats + *(const size_t *)arg);
+}
+
 uint64_t server_stat(size_t offset)
 {
-	uint64_t sum = 0;
+	uint64_t sum;
 
-	for (unsigned i = 0; i < server.nworkers; i++)
-		sum += __atomic_load_n((uint64_t *)((char *)&server.workers[i] + offset),
-				       __ATOMIC_RELAXED);
+	server_counters_sum(stats_at, &offset, &stats_base[offset / sizeof(uint64_t)], &sum, 1);
 	return sum;
 }
 
 void server_reset_stats(void)
 {
-	static const size_t fields[] = {
-		offsetof(struct worker, stat_commands), offsetof(struct worker, stat_net_in),
-		offsetof(struct worker, stat_net_out),	offsetof(struct worker, stat_connections),
-		offsetof(struct worker, stat_rejected), offsetof(struct worker, stat_errors),
-	};
+	uint64_t scratch[NSTATS];
+	size_t start = 0;
 
-	for (unsigned i = 0; i < server.nworkers; i++)
-		for (size_t f = 0; f < sizeof(fields) / sizeof(fields[0]); f++)
-			__atomic_store_n((uint64_t *)((char *)&server.workers[i] + fields[f]), 0,
-					 __ATOMIC_RELAXED);
+	server_counters_rebase(stats_at, &start, stats_base, scratch, NSTATS);
 }
 
 static void sample_ops(int64_t now)
 {
-	uint64_t total = server_stat(offsetof(struct worker, stat_commands));
+	uint64_t total = server_stat(offsetof(struct worker_stats, commands));
 	int64_t dt = now - server.ops_last_ms;
 
 	if (dt <= 0)
@@ -335,6 +368,8 @@ static void *worker_main(void *arg)
 		server_request_shutdown();
 		return NULL;
 	}
+	/* Keyspace hits and misses are counted by the store into the thread's own. */
+	store_reads = &w->stats.reads;
 	w->next_cron_ms = mono_ms();
 	w->engine->run(w);
 	w->engine->destroy(w);
@@ -480,6 +515,18 @@ static int open_unix_listener(void)
 	return fd;
 }
 
+/* Frees the workers (stopped, or never started) and what they counted in. */
+static void free_workers(void)
+{
+	for (unsigned i = 0; i < server.nworkers; i++) {
+		latency_worker_free(&server.workers[i]);
+		xfree(server.workers[i].cmd_stats);
+	}
+	xfree(server.workers);
+	server.workers = NULL;
+	server.nworkers = 0;
+}
+
 static const struct net_engine *choose_engine(void)
 {
 	struct io_uring ring;
@@ -556,8 +603,7 @@ int server_run(void)
 	if (config.unixsocket[0]) {
 		server.unix_fd = open_unix_listener();
 		if (server.unix_fd < 0) {
-			xfree(server.workers);
-			server.workers = NULL;
+			free_workers();
 			return -1;
 		}
 	}
@@ -566,13 +612,14 @@ int server_run(void)
 
 		w->id = i;
 		w->engine = server.engine;
+		w->cmd_stats = xcalloc(command_rows(), sizeof(*w->cmd_stats));
+		latency_worker_init(w);
 		w->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 		pthread_mutex_init(&w->mail_lock, NULL);
 		if (w->wake_fd < 0 || open_listeners(w) < 0 || udp_open(w) < 0) {
 			server.nworkers = i + 1;
 			close_listeners();
-			xfree(server.workers);
-			server.workers = NULL;
+			free_workers();
 			return -1;
 		}
 		if (server.unix_fd >= 0)
@@ -615,8 +662,6 @@ int server_run(void)
 	for (unsigned i = 0; i < started; i++)
 		pthread_join(server.workers[i].thread, NULL);
 	close_listeners();
-	xfree(server.workers);
-	server.workers = NULL;
-	server.nworkers = 0;
+	free_workers();
 	return ok ? 0 : -1;
 }

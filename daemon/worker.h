@@ -9,6 +9,14 @@
  * delivery, shutdown) go through the target worker's mailbox: a mutex-protected message list plus
  * an eventfd that wakes its engine. Nothing else of a worker is touched by
  * another thread; its statistics are atomics read by INFO.
+ *
+ * Statistics. The counters that commands bump (INFO stats, commandstats,
+ * latencystats) are kept per worker and summed when read, so that no command
+ * writes a cache line that another worker writes too. A worker adds to its
+ * own with stat_add() (util.h), a relaxed load and store. So CONFIG RESETSTAT
+ * writes none of them: a zero it stored could be overwritten by the worker
+ * storing a sum it had loaded just before. It records the current sums as a
+ * base instead, which readings subtract (server_counters_sum/_rebase).
  */
 #ifndef XKV_WORKER_H
 #define XKV_WORKER_H
@@ -18,7 +26,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "store.h"
+
 struct client;
+struct command_stats;
+struct histogram;
 struct worker;
 
 /* Listening sockets per worker: up to 16 bind addresses and the Unix socket. */
@@ -56,6 +68,17 @@ struct mail {
 	void *payload; /* MAIL_PUBSUB, MAIL_SERVED: owned by the mail */
 };
 
+/* A worker's INFO stats counters: this worker adds to them (stat_add), INFO
+ * reads them with relaxed loads, through server_stat(). */
+struct worker_stats {
+	uint64_t commands, net_in, net_out, connections, rejected;
+	struct store_reads reads; /* keyspace hits and misses, counted by store.c */
+	/* Error replies. The exception: another worker may add one for one of
+	 * this worker's blocked clients, serving it or CLIENT UNBLOCK ERROR
+	 * (blocking.c), so this one takes a locked add, on error replies only. */
+	uint64_t errors;
+};
+
 struct worker {
 	unsigned id;
 	pthread_t thread;
@@ -83,9 +106,16 @@ struct worker {
 
 	int64_t next_cron_ms;
 
-	/* Statistics: written by this worker, read by INFO (relaxed atomics). */
-	uint64_t stat_commands, stat_net_in, stat_net_out, stat_connections, stat_rejected;
-	uint64_t stat_errors;
+	/* Per command, by struct command.index, written by this worker only
+	 * (stat_add) and read by INFO from any thread: INFO commandstats'
+	 * counts, and latency.c's histograms, each published (release) when its
+	 * command first runs here. Allocated before the worker starts. */
+	struct command_stats *cmd_stats;
+	struct histogram **cmd_hists;
+
+	/* Last, and aligned: so what other threads write (the mailbox lock
+	 * above, the next worker's fields) never shares their cache line. */
+	struct worker_stats stats __attribute__((aligned(64)));
 };
 
 struct server {
@@ -113,13 +143,27 @@ int server_run(void);
 /* Asks every worker to stop (from any thread or a signal handler). */
 void server_request_shutdown(void);
 
-/* Sum of one statistics field over every worker (e.g. offsetof(struct
- * worker, stat_commands)). */
+/* One worker_stats counter since start or CONFIG RESETSTAT, summed over the
+ * workers (e.g. offsetof(struct worker_stats, commands)). */
 uint64_t server_stat(size_t offset);
 /* Commands per second over the last samples. */
 uint64_t server_ops_per_sec(void);
-/* Zeroes the workers' statistics (CONFIG RESETSTAT). */
+/* CONFIG RESETSTAT of the worker_stats counters. */
 void server_reset_stats(void);
+
+/*
+ * Counters that each worker keeps a copy of (see Statistics above). fn
+ * returns worker w's copy of the n counters that arg names, or NULL if w has
+ * none yet. server_counters_sum sets out[i] to counter i summed over the
+ * workers, less base[i] if base is not NULL; server_counters_rebase makes the
+ * current sums the base (scratch: room for n counters). Safe from any thread
+ * while the workers count; a reading never comes out below its base.
+ */
+typedef const uint64_t *counters_fn(const struct worker *w, const void *arg);
+void server_counters_sum(counters_fn *fn, const void *arg, const uint64_t *base, uint64_t *out,
+			 size_t n);
+void server_counters_rebase(counters_fn *fn, const void *arg, uint64_t *base, uint64_t *scratch,
+			    size_t n);
 
 /* For engines. */
 struct client *worker_accept(struct worker *w, int fd);

@@ -468,7 +468,7 @@ static void human_bytes(char *out, size_t len, double n)
 		snprintf(out, len, "%.2f%c", n, units[u]);
 }
 
-#define STAT(field) server_stat(offsetof(struct worker, field))
+#define STAT(field) server_stat(offsetof(struct worker_stats, field))
 
 static void info_server(struct text *t)
 {
@@ -587,17 +587,11 @@ static void info_memory(struct text *t)
 
 static void info_stats(struct text *t)
 {
-	uint64_t hits = 0, misses = 0, expired = 0;
+	uint64_t expired = 0;
 
-	for (int db = 0; db < store.ndbs; db++) {
-		for (unsigned i = 0; i < STORE_SHARDS; i++) {
-			struct shard *s = store_shard(db, i);
-
-			hits += __atomic_load_n(&s->hits, __ATOMIC_RELAXED);
-			misses += __atomic_load_n(&s->misses, __ATOMIC_RELAXED);
-			expired += __atomic_load_n(&s->expired, __ATOMIC_RELAXED);
-		}
-	}
+	for (int db = 0; db < store.ndbs; db++)
+		for (unsigned i = 0; i < STORE_SHARDS; i++)
+			expired += __atomic_load_n(&store_shard(db, i)->expired, __ATOMIC_RELAXED);
 	text_printf(t,
 		    "# Stats\r\n"
 		    "total_connections_received:%llu\r\n"
@@ -611,13 +605,12 @@ static void info_stats(struct text *t)
 		    "keyspace_hits:%llu\r\n"
 		    "keyspace_misses:%llu\r\n"
 		    "total_error_replies:%llu\r\n",
-		    (unsigned long long)STAT(stat_connections),
-		    (unsigned long long)STAT(stat_commands),
-		    (unsigned long long)server_ops_per_sec(), (unsigned long long)STAT(stat_net_in),
-		    (unsigned long long)STAT(stat_net_out), (unsigned long long)STAT(stat_rejected),
+		    (unsigned long long)STAT(connections), (unsigned long long)STAT(commands),
+		    (unsigned long long)server_ops_per_sec(), (unsigned long long)STAT(net_in),
+		    (unsigned long long)STAT(net_out), (unsigned long long)STAT(rejected),
 		    (unsigned long long)expired, (unsigned long long)evict_count(),
-		    (unsigned long long)hits, (unsigned long long)misses,
-		    (unsigned long long)STAT(stat_errors));
+		    (unsigned long long)STAT(reads.hits), (unsigned long long)STAT(reads.misses),
+		    (unsigned long long)STAT(errors));
 }
 
 static double seconds(struct timeval tv)
@@ -667,19 +660,17 @@ static void info_fastpath(struct text *t)
 
 static void info_command_stats(struct text *t, const struct command *cmd)
 {
-	uint64_t calls = __atomic_load_n(&cmd->calls, __ATOMIC_RELAXED);
-	uint64_t usec = __atomic_load_n(&cmd->usec, __ATOMIC_RELAXED);
-	uint64_t rejected = __atomic_load_n(&cmd->rejected, __ATOMIC_RELAXED);
-	uint64_t failed = __atomic_load_n(&cmd->failed, __ATOMIC_RELAXED);
+	struct command_stats st;
 
-	if (!calls && !rejected && !failed)
+	command_stats(cmd, &st);
+	if (!st.calls && !st.rejected && !st.failed)
 		return;
 	text_printf(t,
 		    "cmdstat_%s:calls=%llu,usec=%llu,usec_per_call=%.2f,rejected_calls=%llu,"
 		    "failed_calls=%llu\r\n",
-		    cmd->name, (unsigned long long)calls, (unsigned long long)usec,
-		    calls ? (double)usec / (double)calls : 0, (unsigned long long)rejected,
-		    (unsigned long long)failed);
+		    cmd->name, (unsigned long long)st.calls, (unsigned long long)st.usec,
+		    st.calls ? (double)st.usec / (double)st.calls : 0,
+		    (unsigned long long)st.rejected, (unsigned long long)st.failed);
 }
 
 static void info_commandstats(struct text *t)
@@ -826,29 +817,10 @@ void cmd_config_set(struct client *c)
 void cmd_config_resetstat(struct client *c)
 {
 	server_reset_stats();
-	for (int db = 0; db < store.ndbs; db++) {
-		for (unsigned i = 0; i < STORE_SHARDS; i++) {
-			struct shard *s = store_shard(db, i);
-
-			__atomic_store_n(&s->hits, 0, __ATOMIC_RELAXED);
-			__atomic_store_n(&s->misses, 0, __ATOMIC_RELAXED);
-			__atomic_store_n(&s->expired, 0, __ATOMIC_RELAXED);
-		}
-	}
-	for (struct command **all = command_all(); *all; all++) {
-		__atomic_store_n(&(*all)->calls, 0, __ATOMIC_RELAXED);
-		__atomic_store_n(&(*all)->usec, 0, __ATOMIC_RELAXED);
-		__atomic_store_n(&(*all)->rejected, 0, __ATOMIC_RELAXED);
-		__atomic_store_n(&(*all)->failed, 0, __ATOMIC_RELAXED);
-		for (unsigned i = 0; i < (*all)->nsubs; i++) {
-			struct command *sub = (*all)->subs[i];
-
-			__atomic_store_n(&sub->calls, 0, __ATOMIC_RELAXED);
-			__atomic_store_n(&sub->usec, 0, __ATOMIC_RELAXED);
-			__atomic_store_n(&sub->rejected, 0, __ATOMIC_RELAXED);
-			__atomic_store_n(&sub->failed, 0, __ATOMIC_RELAXED);
-		}
-	}
+	for (int db = 0; db < store.ndbs; db++)
+		for (unsigned i = 0; i < STORE_SHARDS; i++)
+			__atomic_store_n(&store_shard(db, i)->expired, 0, __ATOMIC_RELAXED);
+	command_stats_reset();
 	errorstats_reset();
 	latency_reset_histograms();
 	reply_ok(c);
