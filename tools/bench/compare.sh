@@ -27,7 +27,7 @@
 # Usage: tools/bench/compare.sh [-T SECONDS] [-r ROUNDS] [-R RATES] [-o OUTPUT]
 #                               [-k KEYS] [-d DOC | -n] [-g IMGDIR] [-G]
 #   -T  seconds per step (5)                 -r  rounds (3)
-#   -R  sweep rates (100k,150k,200k,250k,300k,350k,400k,500k)
+#   -R  sweep rates (200k,300k,400k,500k,600k,700k,800k,900k,1M)
 #   -o  build output directory (.output)     -k  keys (100000)
 #   -d  the markdown file (docs/benchmarks.md); -n: do not write it
 #   -g  directory of the plots (docs/img)    -G  no plots
@@ -35,7 +35,7 @@
 set -eu -o pipefail
 cd "$(dirname "$0")/../.."
 
-secs=5 rounds=3 rates=100k,150k,200k,250k,300k,350k,400k,500k output=.output keys=100000
+secs=5 rounds=3 rates=200k,300k,400k,500k,600k,700k,800k,900k,1M output=.output keys=100000
 doc=docs/benchmarks.md write_doc=1 imgdir=docs/img plots=1 size=256 sweep_pipeline=16
 cmdline="tools/bench/compare.sh${*:+ $*}"
 while getopts "T:r:R:o:k:d:ng:G" opt; do

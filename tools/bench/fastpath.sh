@@ -40,7 +40,7 @@
 #
 # Usage: tools/bench/fastpath.sh [-t SECONDS] [-o OUTPUT] [-T THREADS] [-c CONNS]
 #                                [-k KEYS] [-w WARMUP] [-r ROUNDS] [-p split|none]
-#                                [-u PAD] [-d DOC | -n] [-a]
+#                                [-u PAD] [-d DOC | -n] [-a] [-s]
 #   -t  seconds per measured row (10)       -o  build output directory (.output)
 #   -T  client threads (2)                  -c  connections per thread (8)
 #   -k  keys (1000, all fit the cache)      -w  seconds of warm-up per row (2)
@@ -52,14 +52,16 @@
 #       of bytes (1200: room for XKV_MAX_VALUE, as a client that knows nothing)
 #   -d  the markdown file (docs/benchmarks.md)
 #   -n  do not write the markdown file      -a  add this run to the section
+#   -s  with kernel.bpf_stats_enabled: the XDP program's own time per run
+#       (kernel and ceiling rows; the stats themselves slow every run a little)
 #                                               instead of replacing it
 set -eu -o pipefail
 cd "$(dirname "$0")/../.."
 
 secs=10 output=.output threads=2 conns=8 keys=1000 warm=2 rounds=1 pin=split pad=fit
-doc=docs/benchmarks.md write_doc=1 append=0
+doc=docs/benchmarks.md write_doc=1 append=0 prog_stats=0
 cmdline="tools/bench/fastpath.sh${*:+ $*}"
-while getopts "t:o:T:c:k:w:r:p:u:d:na" opt; do
+while getopts "t:o:T:c:k:w:r:p:u:d:nas" opt; do
 	case $opt in
 	t) secs=$OPTARG ;;
 	o) output=$OPTARG ;;
@@ -73,6 +75,7 @@ while getopts "t:o:T:c:k:w:r:p:u:d:na" opt; do
 	d) doc=$OPTARG ;;
 	n) write_doc=0 ;;
 	a) append=1 ;;
+	s) prog_stats=1 ;;
 	*) exit 2 ;;
 	esac
 done
@@ -107,13 +110,20 @@ done
 
 ns=xkv-bench-$$
 port=6379
-# After the servers are stopped: the namespace goes too.
+# After the servers are stopped: the namespace goes too, and bpf_stats is
+# put back as it was.
+bpf_stats_was=
 bench_cleanup_hook() {
 	ip netns del "$ns" 2>/dev/null || true
+	[ -z "$bpf_stats_was" ] || sysctl -qw kernel.bpf_stats_enabled="$bpf_stats_was"
 }
 . tools/bench/lib.sh
 
 ip netns add "$ns"
+if [ "$prog_stats" = 1 ]; then
+	bpf_stats_was=$(sysctl -n kernel.bpf_stats_enabled)
+	sysctl -qw kernel.bpf_stats_enabled=1
+fi
 ip -n "$ns" link set lo up
 nsx() { ip netns exec "$ns" "$@"; }
 
@@ -183,10 +193,23 @@ server_ticks() {
 	awk '$1 == "cpu1" { print $2 + $3 + $4 + $7 + $8 }' /proc/stat
 }
 
+# prog_time: "run_time_ns run_cnt" of the XDP program on the namespace's lo
+# (with -s), or "0 0".
+prog_time() {
+	local id
+	id=$(ip -n "$ns" -d link show dev lo | sed -n 's/.*prog\/xdp id \([0-9]*\).*/\1/p')
+	if [ "$prog_stats" = 1 ] && [ -n "$id" ]; then
+		bpftool prog show id "$id" | sed -n 's/.*run_time_ns \([0-9]*\) run_cnt \([0-9]*\).*/\1 \2/p'
+	else
+		echo 0 0
+	fi
+}
+
 # run ROW SIZE TRANSPORT: warm-up, then the measured step; appends
-# "row size req/s p50 p99 kernel% failures round server-ticks" to $tmp/results.
+# "row size req/s p50 p99 kernel% failures round server-ticks prog-ns prog-runs"
+# to $tmp/results.
 run() {
-	local row=$1 size=$2 transport=$3 out ticks
+	local row=$1 size=$2 transport=$3 out ticks prog0 prog1
 	local load=(-p "$port" -t "$threads" -c "$conns" -P 1 -k "$keys" -d "$size" --command get
 		--transport "$transport")
 	[ "$transport" = tcp ] || load+=(--udp-pad "$(pad_for "$size")")
@@ -194,18 +217,20 @@ run() {
 		echo "  (warm-up of $row reported failures)" >&2
 	out=$tmp/$row-$size.json
 	ticks=$(server_ticks)
+	prog0=$(prog_time)
 	bench "${load[@]}" -T "$secs" --json >"$out" ||
 		echo "  ($row reported failures: see the failures column)" >&2
 	ticks=$(($(server_ticks) - ticks))
-	"$python" - "$row" "$size" "$out" "$round" "$ticks" >>"$tmp/results" <<'EOF'
+	prog1=$(prog_time)
+	"$python" - "$row" "$size" "$out" "$round" "$ticks" $prog0 $prog1 >>"$tmp/results" <<'EOF'
 import json, sys
-row, size, path, rnd, ticks = sys.argv[1:]
+row, size, path, rnd, ticks, ns0, n0, ns1, n1 = sys.argv[1:]
 d = json.load(open(path))
 s = d['steps'][0]
 lat = s['latency_us']
 print(row, size, '%.0f' % s['achieved'], '%.1f' % lat['p50'], '%.1f' % lat['p99'],
       '%.1f' % s.get('kernel_answered_pct', -1), s['errors'] + s['lost'] + s['conn_errors'], rnd,
-      ticks)
+      ticks, int(ns1) - int(ns0), int(n1) - int(n0))
 EOF
 	tail -n 1 "$tmp/results" |
 		awk '{ printf "  %-8s %4s B  %9s req/s  p50 %8s us  p99 %8s us\n", $1, $2, $3, $4, $5 }'
@@ -297,25 +322,28 @@ machine=$(machine_line "$load0")
 versions="xkvd $("$xkvd" --version | sed 's/^xkvd v=\([^ ]*\).*/\1/')"
 versions="$versions, redis-server $(redis-server --version | sed 's/.* v=\([^ ]*\).*/\1/')"
 "$python" - "$tmp/results" "$doc" "$write_doc" "$append" "$cmdline" "$machine" "$versions" \
-	"$threads" "$conns" "$keys" "$secs" "$warm" "$rounds" "$pin" "$pad" "$(getconf CLK_TCK)" <<'EOF'
+	"$threads" "$conns" "$keys" "$secs" "$warm" "$rounds" "$pin" "$pad" "$(getconf CLK_TCK)" \
+	"$prog_stats" <<'EOF'
 import datetime, os, statistics, sys, textwrap
 (results, doc, write_doc, append, cmdline, machine, versions,
- threads, conns, keys, secs, warm, rounds, pin, pad, hz) = sys.argv[1:]
+ threads, conns, keys, secs, warm, rounds, pin, pad, hz, prog_stats) = sys.argv[1:]
 runs = {}
 by_round = {}
 for line in open(results):
-    row, size, rps, p50, p99, kpct, fail, rnd, ticks = line.split()
+    row, size, rps, p50, p99, kpct, fail, rnd, ticks, prog_ns, prog_runs = line.split()
     r = dict(rps=float(rps), p50=float(p50), p99=float(p99), kpct=float(kpct), fail=int(fail))
     # Server CPU per request (split only): busy ticks of CPU 1 over the step's requests.
     r['srv'] = (int(ticks) / float(hz) * 1e6 / (r['rps'] * float(secs))
                 if pin == 'split' and r['rps'] > 0 else -1)
+    # The XDP program's time per run (-s): every run, the replies' pass included.
+    r['prog'] = int(prog_ns) / int(prog_runs) if int(prog_runs) > 0 else -1
     runs.setdefault((row, int(size)), []).append(r)
     by_round.setdefault((int(rnd), int(size)), {})[row] = r
 # One figure per row: the median over the rounds; failures are summed.
 rows = {}
 for k, rs in runs.items():
     rows[k] = {m: statistics.median(r[m] for r in rs)
-               for m in ('rps', 'p50', 'p99', 'kpct', 'srv')}
+               for m in ('rps', 'p50', 'p99', 'kpct', 'srv', 'prog')}
     rows[k]['fail'] = sum(r['fail'] for r in rs)
 sizes = sorted({s for _, s in rows})
 names = {
@@ -353,20 +381,29 @@ def kernel_col(v):
 def srv_col(v):
     return '-' if v['srv'] < 0 else '%.2f' % v['srv']
 
+def prog_col(v):
+    return '-' if v['prog'] < 0 else '%.0f' % v['prog']
+
+# The columns after the failures: (terminal heading, markdown heading, cell).
+extra = [('srv us', 'server CPU µs/req', srv_col)]
+if prog_stats == '1':
+    extra.append(('xdp ns', 'XDP ns/run', prog_col))
+
 def srv_ratio(size):
     kernel = rows[('kernel', size)]['srv']
     return rows[('redis', size)]['srv'] / kernel if kernel > 0 else float('nan')
 
 # The terminal table.
 print()
-print('%-6s %-32s %10s %9s %9s %8s %8s %8s' % ('value', 'path', 'req/s', 'p50 us', 'p99 us',
-                                                 'kernel', 'failures', 'srv us'))
+print('%-6s %-32s %10s %9s %9s %8s %8s' % ('value', 'path', 'req/s', 'p50 us', 'p99 us',
+                                            'kernel', 'failures') +
+      ''.join(' %8s' % t for t, _, _ in extra))
 for size in sizes:
     for row in names:
         v = rows[(row, size)]
-        print('%-6s %-32s %10.0f %9.1f %9.1f %8s %8d %8s' % (
-            '%d B' % size, names[row], v['rps'], v['p50'], v['p99'], kernel_col(v), v['fail'],
-            srv_col(v)))
+        print('%-6s %-32s %10.0f %9.1f %9.1f %8s %8d' % (
+            '%d B' % size, names[row], v['rps'], v['p50'], v['p99'], kernel_col(v), v['fail']) +
+            ''.join(' %8s' % cell(v) for _, _, cell in extra))
 print()
 for size in sizes:
     print('%d B:' % size)
@@ -396,14 +433,15 @@ run += wrap('`%s`: %s; %s. %s%s' % (cmdline, machine, versions, placement,
                                      ' Each figure is the median of %s rounds.' % rounds
                                      if rounds != '1' else ''))
 run += ['',
-       '| value | path | req/s | p50 µs | p99 µs | kernel answered | failures | server CPU µs/req |',
-       '|---|---|---:|---:|---:|---:|---:|---:|']
+       '| value | path | req/s | p50 µs | p99 µs | kernel answered | failures | ' +
+       ' | '.join(h for _, h, _ in extra) + ' |',
+       '|---|---|---:|---:|---:|---:|---:|' + '---:|' * len(extra)]
 for size in sizes:
     for row in names:
         v = rows[(row, size)]
-        run.append('| %d B | %s | %.0f | %.1f | %.1f | %s | %d | %s |' % (
-            size, names[row], v['rps'], v['p50'], v['p99'], kernel_col(v), v['fail'],
-            srv_col(v)))
+        run.append('| %d B | %s | %.0f | %.1f | %.1f | %s | %d | ' % (
+            size, names[row], v['rps'], v['p50'], v['p99'], kernel_col(v), v['fail']) +
+            ' | '.join(cell(v) for _, _, cell in extra) + ' |')
 run += ['', '| value | ' + ' | '.join('%s (target ≥ %g)' % (n, least)
                                        for n, _, least in targets) + ' |',
         '|---|' + '---:|' * len(targets)]
@@ -441,7 +479,10 @@ head = ['## Kernel fast path', ''] + wrap(
         'split, the last column is CPU 1\'s busy time during the step (user, system, '
         'interrupts and softirqs from /proc/stat; anything else running there counts too) '
         'over the requests answered: what a request costs the server side, whatever limits '
-        'the rate.') + [''] + wrap(
+        'the rate. With `-s` (kernel.bpf_stats_enabled during the run), an XDP ns/run column '
+        'gives the attached program\'s own time per run, every run counted (a hit and its '
+        'reply\'s pass back through lo, which the program passes at once); the stats cost '
+        'every run a little, so rates from such a run are a little lower.') + [''] + wrap(
         'Every row: xkv-bench, %s threads x %s connections, pipeline 1, closed loop for %s s, '
         'GET on %s keys drawn uniformly (all cached), after a prefill and %s s of warm-up. UDP '
         'requests are padded to fit the row\'s reply (`-u fit`: 95 bytes of UDP payload for '
