@@ -69,6 +69,23 @@ void *xcalloc(size_t nmemb, size_t size)
 	return p;
 }
 
+void *xcalloc_aligned(size_t nmemb, size_t size, size_t align)
+{
+	size_t bytes;
+	void *p;
+
+	if (__builtin_mul_overflow(nmemb ? nmemb : 1, size ? size : 1, &bytes))
+		oom(SIZE_MAX);
+	/* aligned_alloc() wants a multiple of the alignment. */
+	bytes = (bytes + align - 1) & ~(align - 1);
+	p = aligned_alloc(align, bytes);
+	if (!p)
+		oom(bytes);
+	memset(p, 0, bytes);
+	account((int64_t)xusable(p));
+	return p;
+}
+
 void *xrealloc(void *ptr, size_t size)
 {
 	size_t old = xusable(ptr);

@@ -15,6 +15,10 @@
 
 void *xmalloc(size_t size);
 void *xcalloc(size_t nmemb, size_t size);
+/* xcalloc for types that must start on an `align` boundary (a power of two),
+ * such as those declared aligned(64) to own their cache lines: calloc only
+ * promises alignof(max_align_t). Freed with xfree(). */
+void *xcalloc_aligned(size_t nmemb, size_t size, size_t align);
 void *xrealloc(void *ptr, size_t size);
 void xfree(void *ptr);
 /* Returns a NUL-terminated copy of p[0..len); the caller frees it with xfree(). */

@@ -71,7 +71,7 @@ void store_init(int ndbs)
 {
 	store_start_ms = mono_ms();
 	store.ndbs = ndbs;
-	store.dbs = xcalloc(ndbs, sizeof(*store.dbs));
+	store.dbs = xcalloc_aligned(ndbs, sizeof(*store.dbs), _Alignof(struct db));
 	for (int db = 0; db < ndbs; db++) {
 		for (unsigned i = 0; i < STORE_SHARDS; i++) {
 			struct shard *s = store_shard(db, i);

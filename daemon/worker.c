@@ -598,7 +598,8 @@ int server_run(void)
 		return -1;
 	server.nworkers =
 		config.threads > 0 ? (unsigned)config.threads : (unsigned)(cpus > 0 ? cpus : 1);
-	server.workers = xcalloc(server.nworkers, sizeof(*server.workers));
+	server.workers =
+		xcalloc_aligned(server.nworkers, sizeof(*server.workers), _Alignof(struct worker));
 	server.unix_fd = -1;
 	if (config.unixsocket[0]) {
 		server.unix_fd = open_unix_listener();

@@ -7,6 +7,7 @@
  */
 #include <limits.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <stdbool.h>
 #include <string.h>
@@ -18,6 +19,25 @@
 #include "kselftest_harness.h"
 
 /* ---- integers ------------------------------------------------------------------- */
+
+/* Sizes that calloc would place anywhere: each block starts on the boundary,
+ * is zeroed, and is counted in mem_used() until it is freed. */
+TEST(xcalloc_aligned_aligns_zeroes_and_counts)
+{
+	static const size_t sizes[] = { 1, 24, 64, 100, 360, 4096 + 8 };
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		size_t before = mem_used();
+		unsigned char *p = xcalloc_aligned(3, sizes[i], 64);
+
+		ASSERT_EQ(0, (uintptr_t)p % 64) TH_LOG("size %zu", sizes[i]);
+		for (size_t j = 0; j < 3 * sizes[i]; j++)
+			ASSERT_EQ(0, p[j]);
+		ASSERT_LE(before + 3 * sizes[i], mem_used());
+		xfree(p);
+		ASSERT_EQ(before, mem_used());
+	}
+}
 
 TEST(str_to_ll_canonical)
 {
