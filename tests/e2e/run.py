@@ -11,6 +11,7 @@ with the XDP program attached; the test talks to it from the client namespace
 import argparse
 import ctypes
 import os
+import shutil
 import signal
 import socket
 import struct
@@ -116,6 +117,7 @@ class Xkvd:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+        shutil.rmtree(self.dir, ignore_errors=True)
 
 
 def tcp(host, *args):
