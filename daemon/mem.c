@@ -49,6 +49,16 @@ size_t xusable(void *ptr)
 	return ptr ? malloc_usable_size(ptr) : 0;
 }
 
+size_t xgood_size(size_t size)
+{
+#ifdef HAVE_JEMALLOC
+	return nallocx(size ? size : 1, 0);
+#else
+	(void)size;
+	return 0;
+#endif
+}
+
 void *xmalloc(size_t size)
 {
 	void *p = malloc(size ? size : 1);

@@ -25,6 +25,9 @@ void xfree(void *ptr);
 char *xstrndup(const char *p, size_t len);
 /* The usable size of an allocation made here (what accounting charges for it). */
 size_t xusable(void *ptr);
+/* The usable size xmalloc(size) would get, or 0 where the allocator cannot
+ * tell (libc malloc, in the sanitizer build). */
+size_t xgood_size(size_t size);
 
 /* Bytes currently allocated through the wrappers, over all threads. */
 size_t mem_used(void);

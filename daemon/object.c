@@ -34,6 +34,26 @@ struct obj obj_string(const void *p, size_t len)
 	return o;
 }
 
+void obj_string_assign(struct obj *o, const void *p, size_t len)
+{
+	long long v;
+
+	if (o->type == OBJ_STRING && o->enc != ENC_INT &&
+	    !(len <= LL_STR_SIZE && str_to_ll(p, len, &v)) &&
+	    xusable(o->bytes) == xgood_size(len + 1)) {
+		/* SET of a value of about the same size, the common case: a
+		 * free and a malloc saved, and with workers on several threads
+		 * no block of one thread's freed by another. */
+		memcpy(o->bytes, p, len);
+		o->bytes[len] = '\0';
+		o->len = len;
+		o->enc = len <= EMBSTR_MAX ? ENC_EMBSTR : ENC_RAW;
+		return;
+	}
+	obj_free(o);
+	*o = obj_string(p, len);
+}
+
 struct obj obj_string_owned(char *p, size_t len)
 {
 	return (struct obj){ .type = OBJ_STRING, .enc = ENC_RAW, .bytes = p, .len = len };

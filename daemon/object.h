@@ -43,6 +43,11 @@ struct obj {
 
 /* A string value that copies p[0..len), choosing the encoding as SET does. */
 struct obj obj_string(const void *p, size_t len);
+/* Makes o (any value, which it frees) the string p[0..len), encoded as
+ * obj_string() would. A string whose buffer is the size a fresh one would get
+ * takes the bytes in place: no allocation, and to memory accounting and
+ * MEMORY USAGE no difference. */
+void obj_string_assign(struct obj *o, const void *p, size_t len);
 /* A string value holding the integer v ("int" encoding). */
 struct obj obj_string_ll(long long v);
 /* A string value that takes ownership of the xmalloc'd buffer p. */

@@ -373,6 +373,18 @@ struct entry *db_set(int db, const char *key, size_t len, struct obj val, bool k
 	return e;
 }
 
+struct entry *db_set_string(int db, struct entry *e, const char *key, size_t len, const void *p,
+			    size_t vlen, bool keep_ttl)
+{
+	if (!e)
+		return db_add(db, key, len, obj_string(p, vlen));
+	if (!keep_ttl && e->expire >= 0)
+		db_set_expire(db, e, -1);
+	obj_string_assign(&e->val, p, vlen);
+	db_changed(db, e);
+	return e;
+}
+
 void db_delete(int db, struct entry *e)
 {
 	struct shard *s = entry_shard(db, e);

@@ -153,6 +153,12 @@ struct entry *db_add(int db, const char *key, size_t len, struct obj val);
 void db_set_value(int db, struct entry *e, struct obj val);
 /* SET semantics: replaces or adds; drops any deadline unless keep_ttl. */
 struct entry *db_set(int db, const char *key, size_t len, struct obj val, bool keep_ttl);
+/* SET of a string, given the entry the caller found for key (or NULL):
+ * db_set(db, key, len, obj_string(p, vlen), keep_ttl) without a second
+ * lookup, and without an allocation when obj_string_assign() can reuse the
+ * old string's buffer. */
+struct entry *db_set_string(int db, struct entry *e, const char *key, size_t len, const void *p,
+			    size_t vlen, bool keep_ttl);
 /* Removes e and frees it. */
 void db_delete(int db, struct entry *e);
 /* Sets e's deadline (absolute ms) or removes it with -1. */

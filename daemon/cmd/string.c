@@ -317,7 +317,8 @@ static void set_generic(struct client *c, unsigned flags, int val_arg, int expir
 		return;
 	}
 
-	e = db_set(c->db, key->p, key->len, obj_string(val->p, val->len), flags & SET_KEEPTTL);
+	/* e is the key's entry or NULL: found above, under the same lock. */
+	e = db_set_string(c->db, e, key->p, key->len, val->p, val->len, flags & SET_KEEPTTL);
 	/* A deadline already past (EXAT/PXAT) is kept like any other, as Redis
 	 * 7.0 does: the key expires at its next lookup or expiry cycle. */
 	if (when != -1)

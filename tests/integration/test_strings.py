@@ -3,7 +3,7 @@
 
 import time
 
-from harness import Within, test
+from harness import Within, test, xkv_only
 
 FUTURE_S = 4102444800            # 2100-01-01: absolute expiries replies can be compared on
 FUTURE_MS = FUTURE_S * 1000 + 123
@@ -219,3 +219,38 @@ def expired_key_reads_as_missing(t):
     time.sleep(0.1)
     t.compare([('GET', 'a'), ('APPEND', 'b', 'x'), ('GET', 'b'), ('INCR', 'c'),
                ('SETNX', 'd', 'new'), ('MGET', 'a', 'b', 'c', 'd'), ('STRLEN', 'a')])
+
+
+@test
+def set_over_a_string_of_every_size_and_encoding(t):
+    # SET reuses the old buffer when a fresh one would be the same size: the
+    # value, its encoding and what GET, GETRANGE and STRLEN see must still be
+    # those of a new string, whichever sizes follow each other.
+    steps = []
+    for size in (1, 7, 8, 43, 44, 45, 64, 100, 255, 256, 257, 1000, 4096, 44, 3, 0, 45):
+        value = ''.join(chr(ord('a') + (size + i) % 26) for i in range(size))
+        steps += [('SET', 'k', value), ('GET', 'k'), ('STRLEN', 'k'),
+                  ('OBJECT', 'ENCODING', 'k'), ('GETRANGE', 'k', -3, -1)]
+    steps += [('SET', 'k', '12345'), ('OBJECT', 'ENCODING', 'k'), ('SET', 'k', 'x' * 5),
+              ('OBJECT', 'ENCODING', 'k'), ('GET', 'k'), ('RPUSH', 'l', 'a'), ('SET', 'l', 'y' * 9),
+              ('GET', 'l'), ('OBJECT', 'ENCODING', 'l'), ('SET', 'k', 'z' * 9, 'GET'), ('GET', 'k'),
+              ('SET', 'k', 'w' * 9, 'XX', 'EX', 100), ('GET', 'k'), ('TTL', 'k'),
+              ('SET', 'k', 'v' * 9, 'KEEPTTL'), ('TTL', 'k'), ('SET', 'k', 'u' * 9), ('TTL', 'k')]
+    t.compare(steps)
+
+
+@test
+@xkv_only
+def set_over_a_string_costs_what_a_new_one_does(t):
+    # A buffer reused in place must never be one a fresh SET would not get:
+    # MEMORY USAGE of an overwritten key equals that of a key set once.
+    c = t.sut
+    pairs = ((300, 290), (300, 300), (300, 10), (10, 300), (5000, 4000), (50, 60), (45, 44))
+    for i, (first, then) in enumerate(pairs):
+        c.call('SET', 'over', 'a' * first)
+        c.call('SET', 'over', 'b' * then)
+        fresh = 'f%03d' % i                 # as long as 'over': entries cost the same
+        c.call('SET', fresh, 'b' * then)
+        assert c.call('GET', 'over') == b'b' * then
+        assert c.call('MEMORY', 'USAGE', 'over') == c.call('MEMORY', 'USAGE', fresh), \
+            (first, then, c.call('MEMORY', 'USAGE', 'over'), c.call('MEMORY', 'USAGE', fresh))
