@@ -146,6 +146,8 @@ static const struct config_def defs[] = {
 	    "Most members of a compact set."),
 	MEM("set-max-listpack-value", set_max_listpack_value, "64", 0, LLONG_MAX, 0,
 	    "Largest member of a compact set."),
+	MEM("hll-sparse-max-bytes", hll_sparse_max_bytes, "3000", 0, LLONG_MAX, 0,
+	    "Largest sparse HyperLogLog; past it the value turns dense."),
 	MEM("zset-max-listpack-entries", zset_max_listpack_entries, "128", 0, LLONG_MAX, CFG_COUNT,
 	    "Most members of a compact sorted set."),
 	MEM("zset-max-listpack-value", zset_max_listpack_value, "64", 0, LLONG_MAX, 0,
