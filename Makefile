@@ -206,6 +206,11 @@ bench-threads: all
 bench-fastpath: all $(OUTPUT)/tools/bench/xdp_ceiling.bpf.o
 	$(Q)tools/bench/fastpath.sh -o $(OUTPUT) $(BENCH_ARGS)
 
+# Memory per key of xkvd, redis-server and peers given by path, for every type
+# and size class. E.g. PEERS="redis8=/opt/redis/redis-server" BENCH_ARGS='-n 500000'.
+bench-memory: all
+	$(Q)PEERS="$(PEERS)" $(PYTHON) tools/bench/memory.py -o $(OUTPUT) $(BENCH_ARGS)
+
 # ---- soaks (not part of make test) -------------------------------------------------
 # The differential fuzzer, the concurrency soak against the sanitizer build and the
 # coherence checker at 20M+ operations, sharing SOAK_MINUTES (tests/soak/run.py).
@@ -266,9 +271,10 @@ help:
 	@echo '  bench-fastpath  the kernel fast path vs the daemon, redis-server and the XDP ceiling'
 	@echo '  bench-instructions  instructions and system calls per GET, xkvd and redis-server'
 	@echo '  bench-threads   xkvd default threads against one thread, alternating'
+	@echo '  bench-memory    used_memory and RSS per key for every type, with PEERS="name=path ..."'
 	@echo '  soak         fuzz xkvd against redis-server, concurrency soak (ASan), coherence;'
 	@echo '               SOAK_MINUTES=25 by default, SOAK_ARGS='"'"'--seed N --only fuzz'"'"''
 	@echo '  bpf daemon tools asan test-unit format format-check clean'
 
 .PHONY: all bpf daemon tools asan test test-unit test-build deps run docs format format-check clean help \
-	bench bench-compare bench-fastpath bench-instructions bench-threads soak
+	bench bench-compare bench-fastpath bench-instructions bench-memory bench-threads soak
