@@ -496,6 +496,8 @@ static const char *const stat_names[XKV_STAT_COUNT] = {
 	[XKV_MISS_BAD_TOKEN] = "miss_bad_token",
 	[XKV_MISS_NO_ROOM] = "miss_no_room",
 	[XKV_MISS_STALE_DAEMON] = "miss_stale_daemon",
+	[XKV_STAT_MGET_HIT] = "mget_hits",
+	[XKV_MISS_TOO_MANY_KEYS] = "miss_too_many_keys",
 };
 
 void fastpath_info(fastpath_emit_fn *emit, void *ctx)

@@ -13,7 +13,7 @@
 #ifndef XKV_ABI_H
 #define XKV_ABI_H
 
-#define XKV_ABI_VERSION 2
+#define XKV_ABI_VERSION 3
 
 /* ---- UDP protocol (docs/udp-protocol.md) ------------------------------------ */
 
@@ -51,6 +51,17 @@ _Static_assert(sizeof(struct xkv_udp_hdr) == 24, "xkv_udp_hdr is 24 bytes");
 /* "$1024\r\n" + value + "\r\n", rounded up to keep struct xkv_slot 8-aligned */
 #define XKV_MAX_REPLY 1048
 #define XKV_DEFAULT_SLOTS 65536
+
+/*
+ * The most keys of one MGET the kernel answers (the daemon answers any
+ * number). Eight keeps both counts one digit, "*9" in the request and "*8" in
+ * the reply, so the request's head and the reply's "*n\r\n" have fixed
+ * shapes; it bounds the program's per-key loop (the verifier walks it once a
+ * key); and the per-CPU copy of the reply stays near 8 KiB.
+ */
+#define XKV_MGET_MAX_KEYS 8
+/* "*8\r\n" and one cached reply per key */
+#define XKV_MGET_MAX_REPLY (4 + XKV_MGET_MAX_KEYS * XKV_MAX_REPLY)
 
 /*
  * kv_index is keyed by a 64-bit hash of the key, not by the key itself: the
@@ -108,16 +119,18 @@ _Static_assert(sizeof(struct xkv_slot) == 1208, "xkv_slot is 1208 bytes");
  */
 enum xkv_stat {
 	XKV_STAT_HIT = 0,
-	XKV_MISS_NOT_OURS,     /* not UDP to our port, or not our magic */
-	XKV_MISS_MALFORMED,    /* our port, but not exactly one well-formed GET */
-	XKV_MISS_KEY_TOO_LONG, /* longer than XKV_MAX_KEY */
-	XKV_MISS_NOT_CACHED,   /* its hash is not in kv_index */
-	XKV_MISS_EXPIRED,      /* cached, past its deadline */
-	XKV_MISS_TORN,	       /* the slot changed during the copy, or holds another key */
-	XKV_MISS_DENIED,       /* source outside the allowlist */
-	XKV_MISS_BAD_TOKEN,    /* AUTH required and the token does not match */
-	XKV_MISS_NO_ROOM,      /* the reply would be larger than the request */
-	XKV_MISS_STALE_DAEMON, /* the daemon's heartbeat is too old */
+	XKV_MISS_NOT_OURS,	/* not UDP to our port, or not our magic */
+	XKV_MISS_MALFORMED,	/* our port, but not exactly one well-formed GET or MGET */
+	XKV_MISS_KEY_TOO_LONG,	/* longer than XKV_MAX_KEY */
+	XKV_MISS_NOT_CACHED,	/* its hash is not in kv_index (for MGET: any key's) */
+	XKV_MISS_EXPIRED,	/* cached, past its deadline */
+	XKV_MISS_TORN,		/* the slot changed during the copy, or holds another key */
+	XKV_MISS_DENIED,	/* source outside the allowlist */
+	XKV_MISS_BAD_TOKEN,	/* AUTH required and the token does not match */
+	XKV_MISS_NO_ROOM,	/* the reply would be larger than the request */
+	XKV_MISS_STALE_DAEMON,	/* the daemon's heartbeat is too old */
+	XKV_STAT_MGET_HIT,	/* an MGET answered (XKV_STAT_HIT counts GETs) */
+	XKV_MISS_TOO_MANY_KEYS, /* an MGET of more than XKV_MGET_MAX_KEYS keys */
 	XKV_STAT_COUNT,
 };
 
