@@ -149,9 +149,12 @@ def fastpath_stats(host):
         return {words[i].decode(): words[i + 1].decode() for i in range(0, len(words) - 1, 2)}
 
 
-def udp_get(host, key, pad=256, rid=7, family=socket.AF_INET, timeout=1.0):
-    """(flags, RESP reply) or None on timeout."""
-    cmd = b'*2\r\n$3\r\nGET\r\n$%d\r\n%s\r\n' % (len(key), key)
+def resp(*args):
+    return b'*%d\r\n' % len(args) + b''.join(b'$%d\r\n%s\r\n' % (len(a), a) for a in args)
+
+
+def udp_exchange(host, cmd, pad=256, rid=7, family=socket.AF_INET, timeout=1.0):
+    """(request datagram, reply datagram) or (request, None) on timeout."""
     pkt = HDR.pack(MAGIC, VERSION, 0, rid, len(cmd), 0, 0, 0) + cmd
     pkt += b'\0' * max(0, pad - len(pkt))
     with socket.socket(family, socket.SOCK_DGRAM) as s:
@@ -160,10 +163,27 @@ def udp_get(host, key, pad=256, rid=7, family=socket.AF_INET, timeout=1.0):
         try:
             data = s.recv(70000)
         except socket.timeout:
-            return None
+            return pkt, None
     magic, _, flags, got_id, cmd_len, _, _, _ = HDR.unpack(data[:HDR.size])
     assert magic == MAGIC and got_id == rid and flags & F_REPLY, data
+    return pkt, data
+
+
+def udp_cmd(host, cmd, **kw):
+    """(flags, RESP reply) or None on timeout."""
+    data = udp_exchange(host, cmd, **kw)[1]
+    if data is None:
+        return None
+    flags, cmd_len = HDR.unpack(data[:HDR.size])[2], HDR.unpack(data[:HDR.size])[4]
     return flags, data[HDR.size:HDR.size + cmd_len]
+
+
+def udp_get(host, key, **kw):
+    return udp_cmd(host, resp(b'GET', key), **kw)
+
+
+def udp_mget(host, *keys, **kw):
+    return udp_cmd(host, resp(b'MGET', *keys), **kw)
 
 
 class Pair:
@@ -206,14 +226,26 @@ def kernel_and_daemon_agree(pair, mode):
             second = udp_get(pair.host, b'k')      # the kernel answers
             third = udp_get(pair.host6, b'k', family=socket.AF_INET6)
             missing = udp_get(pair.host, b'nope')
+            assert tcp(pair.host, 'SET', 'k2', 'odd') == b'+OK\r\n'
+            mgets = [udp_mget(pair.host, b'k', b'k2', b'k') for _ in range(2)]
+            mget6 = udp_mget(pair.host6, b'k2', b'k', family=socket.AF_INET6)
+            partial = udp_mget(pair.host, b'k', b'nope', b'k2')
             stats = fastpath_stats(pair.host)
         assert first and not first[0] & F_KERNEL, first
         assert second and second[0] & F_KERNEL, (second, stats)
         assert third and third[0] & F_KERNEL, (third, stats)
         assert first[1] == second[1] == third[1] == b'$11\r\nhello world\r\n', (first, second)
         assert missing == (F_REPLY, b'$-1\r\n'), missing
+        # k2 is read first by this MGET (daemon), then the kernel answers it.
+        assert not mgets[0][0] & F_KERNEL and mgets[1][0] & F_KERNEL, (mgets, stats)
+        assert mget6[0] & F_KERNEL, (mget6, stats)
+        both = b'*3\r\n$11\r\nhello world\r\n$3\r\nodd\r\n$11\r\nhello world\r\n'
+        assert mgets[0][1] == mgets[1][1] == both, mgets
+        assert mget6[1] == b'*2\r\n$3\r\nodd\r\n$11\r\nhello world\r\n', mget6
+        assert partial == (F_REPLY, b'*3\r\n$11\r\nhello world\r\n$-1\r\n$3\r\nodd\r\n'), partial
+        assert int(stats['fastpath_mget_hits']) == 2, stats
         assert int(stats['fastpath_hits']) >= 2, stats
-        assert int(stats['fastpath_admissions']) == 1, stats
+        assert int(stats['fastpath_admissions']) == 2, stats
     finally:
         srv.stop()
 
@@ -265,6 +297,44 @@ def writes_are_seen_at_once():
                 assert udp_get(pair.host, b'k')[0] & F_KERNEL
                 tcp(pair.host, *cmd)
                 assert udp_get(pair.host, b'k') == (F_REPLY, b'$-1\r\n'), cmd
+    finally:
+        srv.stop()
+        pair.close()
+
+
+@test
+def replies_never_larger_than_requests():
+    """No amplification: for GET and MGET, hits and misses, kernel and daemon,
+    the reply datagram is never longer than its request, at every padding
+    from none to more than enough. Both the kernel's answers and the daemon's
+    TRUNCATED ones must show up along the way."""
+    pair = Pair()
+    srv = start_pair_server(pair, '--fastpath-mode', 'generic')
+    try:
+        with Entered(pair.client):
+            tcp(pair.host, 'SET', 'a', 'x' * 40)
+            tcp(pair.host, 'SET', 'b', 'y' * 300)
+            tcp(pair.host, 'SET', 'c', 'z')
+            cmds = [resp(b'GET', b'a'), resp(b'GET', b'b'), resp(b'GET', b'nope'),
+                    resp(b'MGET', b'a', b'b', b'c'), resp(b'MGET', *[b'c'] * 8),
+                    resp(b'MGET', *[b'a'] * 8), resp(b'MGET', *[b'b'] * 9),
+                    resp(b'MGET', b'a', b'nope'), resp(b'MGET'), resp(b'PING'),
+                    resp(b'SET', b'a', b'b')]
+            for cmd in cmds:
+                udp_exchange(pair.host, cmd, pad=65000)  # read once: admitted
+            seen = set()
+            rid = 100
+            for cmd in cmds:
+                for pad in list(range(0, 24 + len(cmd) + 3000, 97)) + [65000]:
+                    rid += 1
+                    pkt, reply = udp_exchange(pair.host, cmd, pad=pad, rid=rid)
+                    assert reply is not None, (cmd, pad)
+                    assert len(reply) <= len(pkt), (cmd, pad, len(pkt), len(reply))
+                    flags = HDR.unpack(reply[:HDR.size])[2]
+                    seen.add((cmd.split(b'\r\n')[2], flags & (F_KERNEL | F_TRUNCATED)))
+            stats = fastpath_stats(pair.host)
+        for name in (b'GET', b'MGET'):
+            assert (name, F_KERNEL) in seen and (name, F_TRUNCATED) in seen, (seen, stats)
     finally:
         srv.stop()
         pair.close()
@@ -343,7 +413,8 @@ def coherence_checker():
         assert out.returncode == 0, 'coherence checker failed'
         fields = dict(zip(out.stdout.split()[::2], map(int, out.stdout.split()[1::2])))
         assert fields['stale'] == 0 and fields['ops'] >= ARGS.coherence_ops, fields
-        assert fields['kernel_reads'] > 0, fields
+        assert fields['kernel_reads'] > 0 and fields['kernel_mget_reads'] > 0, fields
+        assert fields['torn'] == 0, fields
     finally:
         srv.stop()
         ns.close()
