@@ -45,14 +45,13 @@ const volatile __u64 xkv_hash_seed; /* of xkv_key_hash(), chosen by the daemon *
 
 /* Written by the daemon through the skeleton's mapped .bss, no syscalls. */
 __u64 xkv_heartbeat_ns; /* CLOCK_MONOTONIC of the daemon's last heartbeat */
-/* Access rules, rewritten by the daemon before a CONFIG SET that changes
- * them is answered. Aligned loads and stores of these sizes are single-copy
- * atomic, and a token of 0 is refused whatever is read, so a reader between
- * the daemon's two stores never answers a request the old or the new rule
- * would refuse. */
-__u32 xkv_token_required; /* requirepass is set */
-__u64 xkv_token;	  /* the token it requires (never 0 when valid) */
-__u32 xkv_loopback_only;  /* protected mode, no password: 127.0.0.1 and ::1 only */
+/* The access rule, rewritten by the daemon before a CONFIG SET that changes
+ * it is answered. The flags are one word, read once per packet; the token is
+ * stored before XKV_ACCESS_TOKEN is set and cleared after, aligned loads and
+ * stores of these sizes are single-copy atomic, and a token of 0 is refused
+ * whatever is read: a packet meets the old rule, the new one, or a refusal. */
+__u32 xkv_access; /* enum xkv_access_flag */
+__u64 xkv_token;  /* with XKV_ACCESS_TOKEN, the token required (never 0) */
 
 /* xkv_key_hash(key) -> slot index; written by the daemon on admission and
  * eviction only. */
@@ -158,10 +157,11 @@ static __always_inline bool is_digit(__u8 c)
 	return c >= '0' && c <= '9';
 }
 
-/* The addresses of a request, as kv_allow's and kv_local's keys. */
+/* Who sent a request, to whom, with what: kv_allow's and kv_local's keys. */
 struct peer {
 	struct xkv_allow_key src;
 	struct xkv_local_key dst;
+	__u64 token; /* the header's, as 8 raw bytes */
 };
 
 /* Where the parts of a request are, as offsets from the packet start. */
@@ -326,9 +326,9 @@ static __noinline int copy_slot(struct scratch *sc, __u32 room, __u64 now)
 
 /* With a password required, only the server's token proves it; 0, the
  * unset default, never does. */
-static __always_inline bool token_ok(__u64 token)
+static __always_inline bool token_ok(__u32 access, __u64 token)
 {
-	if (!xkv_token_required)
+	if (!(access & XKV_ACCESS_TOKEN))
 		return true;
 	return token && token == xkv_token;
 }
@@ -387,8 +387,7 @@ static __always_inline int parse_headers(struct xdp_md *ctx, struct get_request 
 	if (req->udp_len < sizeof(*udp) + sizeof(*h) || data + req->l4 + req->udp_len > end ||
 	    req->cmd_len > req->udp_len - sizeof(*udp) - sizeof(*h))
 		return -XKV_MISS_MALFORMED;
-	if (!token_ok(h->token))
-		return -XKV_MISS_BAD_TOKEN;
+	p->token = h->token;
 	return 0;
 }
 
@@ -427,7 +426,8 @@ static __always_inline const struct xkv_local *check_destination(struct xdp_md *
  * 2.5.5.2) and which would otherwise match kv_allow's IPv4 entries; and in
  * protected mode only 127.0.0.1 and ::1, as the daemon's TCP and UDP.
  */
-static __always_inline bool check_source(const struct peer *p, bool v6, const struct xkv_local *l)
+static __always_inline bool check_source(const struct peer *p, bool v6, const struct xkv_local *l,
+					 __u32 access)
 {
 	const __u8 *a = p->src.addr;
 	bool loopback, exact;
@@ -453,7 +453,7 @@ static __always_inline bool check_source(const struct peer *p, bool v6, const st
 	}
 	if (loopback && !l->loopback)
 		return false;
-	return !xkv_loopback_only || exact;
+	return !(access & XKV_ACCESS_LOOPBACK_ONLY) || exact;
 }
 
 /*
@@ -545,20 +545,24 @@ static __always_inline int serve(struct xdp_md *ctx)
 	struct get_request req = {};
 	struct peer peer = {};
 	struct scratch *sc;
-	__u32 zero = 0, room;
+	__u32 zero = 0, room, access;
 	__u64 now;
 	int r;
 
 	r = parse_headers(ctx, &req, &peer);
 	if (r < 0)
 		return r;
+	access = *(volatile __u32 *)&xkv_access;
+	if (!token_ok(access, peer.token))
+		return -XKV_MISS_BAD_TOKEN;
 	now = bpf_ktime_get_ns();
 	if (now - xkv_heartbeat_ns > XKV_HEARTBEAT_MAX_AGE_NS)
 		return -XKV_MISS_STALE_DAEMON;
 	local = check_destination(ctx, &peer);
 	if (!local)
 		return -XKV_MISS_NOT_LOCAL;
-	if (!check_source(&peer, req.v6, local) || !bpf_map_lookup_elem(&kv_allow, &peer.src))
+	if (!check_source(&peer, req.v6, local, access) ||
+	    !bpf_map_lookup_elem(&kv_allow, &peer.src))
 		return -XKV_MISS_DENIED;
 	sc = bpf_map_lookup_elem(&kv_scratch, &zero);
 	if (!sc)

@@ -387,27 +387,23 @@ static int load_allowlist(char *why, size_t len)
 }
 
 /*
- * Writes the access rule into the program's mapped .bss: the stores that
- * tighten it first, the ones that loosen it last, so that a packet the
- * kernel reads the rule for in between meets the old rule or the new one or
- * something stricter, never something looser. The full fence makes the rule
+ * Writes the access rule into the program's mapped .bss (see xkv_access in
+ * bpf/xkv_xdp.bpf.c): a packet meets the old rule, the new one, or a
+ * refusal, never a mix looser than both. The full fence makes the rule
  * visible before the caller goes on to answer the CONFIG SET.
  */
 static void access_publish(void)
 {
 	struct xkv_xdp__bss *bss = fp.ld.skel->bss;
+	uint32_t flags = (fp.access.required ? XKV_ACCESS_TOKEN : 0) |
+			 (fp.access.loopback_only ? XKV_ACCESS_LOOPBACK_ONLY : 0);
 
-	if (fp.access.loopback_only)
-		__atomic_store_n(&bss->xkv_loopback_only, 1, __ATOMIC_RELEASE);
-	if (fp.access.required) {
+	/* The token before the flag that makes it count, cleared after it. */
+	if (fp.access.required)
 		__atomic_store_n(&bss->xkv_token, fp.access.token, __ATOMIC_RELEASE);
-		__atomic_store_n(&bss->xkv_token_required, 1, __ATOMIC_RELEASE);
-	} else {
-		__atomic_store_n(&bss->xkv_token_required, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&bss->xkv_access, flags, __ATOMIC_RELEASE);
+	if (!fp.access.required)
 		__atomic_store_n(&bss->xkv_token, 0, __ATOMIC_RELEASE);
-	}
-	if (!fp.access.loopback_only)
-		__atomic_store_n(&bss->xkv_loopback_only, 0, __ATOMIC_RELEASE);
 	atomic_thread_fence(memory_order_seq_cst);
 }
 

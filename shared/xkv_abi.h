@@ -53,6 +53,13 @@ _Static_assert(sizeof(struct xkv_udp_hdr) == 24, "xkv_udp_hdr is 24 bytes");
  */
 #define XKV_TOKEN_CONTEXT "xkv-fastpath-token:"
 
+/* The program's xkv_access word: the rule the daemon's UDP side follows too.
+ * One word, read once per packet, so a packet never meets half of a rule. */
+enum xkv_access_flag {
+	XKV_ACCESS_TOKEN = 1 << 0,	   /* requirepass: only xkv_token is answered */
+	XKV_ACCESS_LOOPBACK_ONLY = 1 << 1, /* protected mode: 127.0.0.1 and ::1 only */
+};
+
 /* ---- Cache layout ------------------------------------------------------------ */
 
 #define XKV_MAX_KEY 128	   /* longest key the kernel serves */

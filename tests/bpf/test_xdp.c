@@ -488,7 +488,7 @@ TEST_F(xdp, token_required)
 	struct request_spec good = { .cmd = GET(1) "k\r\n", .pad_to = 64, .token = TOKEN };
 	struct packet in, out;
 
-	self->skel->bss->xkv_token_required = 1;
+	self->skel->bss->xkv_access = XKV_ACCESS_TOKEN;
 	self->skel->bss->xkv_token = TOKEN;
 	expect_pass(_metadata, self, &bad, XKV_MISS_BAD_TOKEN);
 	build(&in, &good);
@@ -502,7 +502,7 @@ TEST_F(xdp, token_zero_never_proves_a_password)
 {
 	struct request_spec zero = { .cmd = GET(1) "k\r\n", .pad_to = 64 };
 
-	self->skel->bss->xkv_token_required = 1;
+	self->skel->bss->xkv_access = XKV_ACCESS_TOKEN;
 	self->skel->bss->xkv_token = 0;
 	expect_pass(_metadata, self, &zero, XKV_MISS_BAD_TOKEN);
 	self->skel->bss->xkv_token = TOKEN;
@@ -514,7 +514,7 @@ TEST_F(xdp, token_zero_never_proves_a_password)
 		ASSERT_EQ(2, stat(self, XKV_MISS_BAD_TOKEN));
 	}
 	/* Without a password the token is ignored. */
-	self->skel->bss->xkv_token_required = 0;
+	self->skel->bss->xkv_access = 0;
 	{
 		struct request_spec any = { .cmd = GET(1) "k\r\n", .pad_to = 64, .token = 42 };
 		struct packet in, out;
@@ -685,7 +685,7 @@ TEST_F(xdp, protected_mode_is_loopback_only)
 					 .saddr4 = 0x7f000002 };
 	struct packet in, out;
 
-	self->skel->bss->xkv_loopback_only = 1;
+	self->skel->bss->xkv_access = XKV_ACCESS_LOOPBACK_ONLY;
 	build(&in, &lo4);
 	ASSERT_EQ(XDP_TX, run(self, &in, &out));
 	build(&in, &lo6);
@@ -701,7 +701,7 @@ TEST_F(xdp, protected_mode_is_loopback_only)
 		build(&in, &peer);
 		ASSERT_EQ(XDP_PASS, run(self, &in, &out));
 		ASSERT_EQ(2, stat(self, XKV_MISS_DENIED));
-		self->skel->bss->xkv_loopback_only = 0;
+		self->skel->bss->xkv_access = 0;
 		build(&in, &peer);
 		ASSERT_EQ(XDP_TX, run(self, &in, &out));
 	}
