@@ -20,6 +20,13 @@
  * slot's sequence, copies them all, then checks every sequence again: all the
  * slots held their copied values together at the moment of the last first
  * read, so the reply is one snapshot, as the daemon's would be.
+ *
+ * Security: the kernel answers nothing the daemon would refuse. A frame is
+ * answered only when it is unicast to the receiving interface's own MAC and
+ * to an address the daemon listens on there (kv_local), from a unicast
+ * source in kv_allow that is loopback only on a loopback device (and only
+ * 127.0.0.1 or ::1 in protected mode), with the server's token when it
+ * requires a password.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_endian.h>
@@ -53,8 +60,13 @@ const volatile __u64 xkv_hash_seed; /* of xkv_key_hash(), chosen by the daemon *
 
 /* Written by the daemon through the skeleton's mapped .bss, no syscalls. */
 __u64 xkv_heartbeat_ns; /* CLOCK_MONOTONIC of the daemon's last heartbeat */
-__u32 xkv_token_required;
-__u64 xkv_token;
+/* The access rule, rewritten by the daemon before a CONFIG SET that changes
+ * it is answered. The flags are one word, read once per packet; the token is
+ * stored before XKV_ACCESS_TOKEN is set and cleared after, aligned loads and
+ * stores of these sizes are single-copy atomic, and a token of 0 is refused
+ * whatever is read: a packet meets the old rule, the new one, or a refusal. */
+__u32 xkv_access; /* enum xkv_access_flag */
+__u64 xkv_token;  /* with XKV_ACCESS_TOKEN, the token required (never 0) */
 
 /* xkv_key_hash(key) -> slot index; written by the daemon on admission and
  * eviction only. */
@@ -82,6 +94,16 @@ struct {
 	__type(value, __u64);
 } kv_stats SEC(".maps");
 
+/* (ingress ifindex, destination address) -> the interface's own MAC and
+ * whether it is loopback: the unicast addresses the daemon listens on, per
+ * attached interface; written by the daemon on attach and every second. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, XKV_MAX_LOCAL);
+	__type(key, struct xkv_local_key);
+	__type(value, struct xkv_local);
+} kv_local SEC(".maps");
+
 /* Source networks allowed to be answered; written by the daemon at start. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
@@ -96,7 +118,7 @@ struct scratch {
 	__u64 key[XKV_KEY_WORDS]; /* the requested key, zero-padded */
 	__u32 key_len;
 	__u32 reply_csum, value_len; /* copied from the slot with the reply */
-	__u32 pad;
+	__u32 fence;		     /* target of seq_rmb()'s atomic, this CPU's own */
 	/* GET: one slot's reply. MGET: "*n\r\n", then each key's reply. */
 	__u8 reply[XKV_MGET_MAX_REPLY];
 	/* MGET: each key's slot and its sequence when it was copied. */
@@ -164,6 +186,13 @@ static __always_inline bool is_digit(__u8 c)
 {
 	return c >= '0' && c <= '9';
 }
+
+/* Who sent a request, to whom, with what: kv_allow's and kv_local's keys. */
+struct peer {
+	struct xkv_allow_key src;
+	struct xkv_local_key dst;
+	__u64 token; /* the header's, as 8 raw bytes */
+};
 
 /* Where the parts of a request are, as offsets from the packet start. */
 struct get_request {
@@ -245,6 +274,37 @@ static __always_inline bool same_key(const struct xkv_slot *slot, const struct s
 }
 
 /*
+ * The seqlock reader's read barrier (the kernel's smp_rmb()): loads before it
+ * are ordered before loads after it, as seen by the daemon's stores.
+ *
+ * clang 14 has no load-acquire for BPF (BPF_LOAD_ACQ needs LLVM 21), and the
+ * BPF ISA has no fence instruction. On x86 none is needed: TSO never
+ * reorders a load with a later load, so, as in the kernel, smp_rmb() is only
+ * a compiler barrier there. Elsewhere (arm64) we use the one fully ordered
+ * operation BPF has: an atomic that returns a value. The BPF memory model
+ * (LKMM's, as the JITs implement it: x86 "lock xadd", arm64 LDADDAL or an
+ * LL/SC loop and DMB ISH, powerpc sync on both sides since 6.10) makes every
+ * value-returning atomic a full barrier. It is aimed at this CPU's own
+ * scratch word, so no cache line is shared by it.
+ */
+#if defined(__TARGET_ARCH_x86)
+static __always_inline void seq_rmb(struct scratch *sc)
+{
+	asm volatile("" ::: "memory");
+}
+#else
+static __always_inline void seq_rmb(struct scratch *sc)
+{
+	__u32 old = __sync_fetch_and_add(&sc->fence, 0);
+
+	/* Using the old value keeps it the fetching, ordered form: an atomic
+	 * add whose result is unused becomes BPF_ADD without BPF_FETCH, which
+	 * the arm64 JIT emits as a relaxed STADD. */
+	asm volatile("" ::"r"(old) : "memory");
+}
+#endif
+
+/*
  * Finds the slot holding sc's key, live at `now`, and reads its sequence
  * (even: no write in progress) into *seq and its index into *idx. Returns the
  * slot, or NULL with the miss reason in *why. What it read is only good if
@@ -272,7 +332,7 @@ static __always_inline struct xkv_slot *find_slot(struct scratch *sc, __u64 now,
 	*why = -XKV_MISS_TORN;
 	if (*seq & 1)
 		return NULL;
-	asm volatile("" ::: "memory");
+	seq_rmb(sc);
 	if (!same_key(slot, sc))
 		return NULL;
 	if (slot->expire_ns && now >= slot->expire_ns) {
@@ -285,6 +345,14 @@ static __always_inline struct xkv_slot *find_slot(struct scratch *sc, __u64 now,
 /*
  * Copies the slot for sc's key into sc->reply under the seqlock. Returns the
  * reply length, or a negative miss reason.
+ *
+ * The reader's half of the seqlock (the daemon's is fastpath_slot_write()):
+ * read seq; smp_rmb(); read the slot; smp_rmb(); read seq again. If both
+ * reads saw the same even value, no write overlapped the copy: the daemon
+ * makes seq odd and then (release fence) writes, and writes and then
+ * (store-release) makes it even, so a copy that saw any byte of a write saw
+ * seq change. volatile keeps each seq read a single load the compiler cannot
+ * move or repeat (READ_ONCE()).
  */
 static __noinline int copy_slot(struct scratch *sc, __u32 room, __u64 now)
 {
@@ -304,7 +372,7 @@ static __noinline int copy_slot(struct scratch *sc, __u32 room, __u64 now)
 	sc->value_len = slot->value_len;
 	if (bpf_probe_read_kernel(sc->reply, len, slot->reply) < 0)
 		return -XKV_MISS_TORN;
-	asm volatile("" ::: "memory");
+	seq_rmb(sc);
 	if (*(volatile __u32 *)&slot->seq != seq)
 		return -XKV_MISS_TORN;
 	/* For the daemon's CLOCK; written only when clear, to keep the line shared. */
@@ -466,9 +534,18 @@ __noinline int mget_copy_slot(struct scratch *sc, __u64 key_nr, __u64 off, __u64
 	return (int)len;
 }
 
+/* With a password required, only the server's token proves it; 0, the
+ * unset default, never does. */
+static __always_inline bool token_ok(__u32 access, __u64 token)
+{
+	if (!(access & XKV_ACCESS_TOKEN))
+		return true;
+	return token && token == xkv_token;
+}
+
 /* Finds our request in the packet. */
 static __always_inline int parse_headers(struct xdp_md *ctx, struct get_request *req,
-					 struct xkv_allow_key *src)
+					 struct peer *p)
 {
 	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
 	struct ethhdr *eth = data;
@@ -483,10 +560,13 @@ static __always_inline int parse_headers(struct xdp_md *ctx, struct get_request 
 		if ((void *)(ip + 1) > end || ip->protocol != IPPROTO_UDP || ip->ihl != 5 ||
 		    (ip->frag_off & bpf_htons(IP_FRAGMENT_MASK)))
 			return -XKV_MISS_NOT_OURS;
-		src->prefixlen = 128;
-		src->addr[10] = 0xff;
-		src->addr[11] = 0xff;
-		__builtin_memcpy(&src->addr[12], &ip->saddr, 4);
+		p->src.prefixlen = 128;
+		p->src.addr[10] = 0xff;
+		p->src.addr[11] = 0xff;
+		__builtin_memcpy(&p->src.addr[12], &ip->saddr, 4);
+		p->dst.addr[10] = 0xff;
+		p->dst.addr[11] = 0xff;
+		__builtin_memcpy(&p->dst.addr[12], &ip->daddr, 4);
 		req->v6 = false;
 		req->l4 = sizeof(*eth) + sizeof(*ip);
 	} else if (eth->h_proto == bpf_htons(ETH_P_IPV6)) {
@@ -494,8 +574,9 @@ static __always_inline int parse_headers(struct xdp_md *ctx, struct get_request 
 
 		if ((void *)(ip6 + 1) > end || ip6->nexthdr != IPPROTO_UDP)
 			return -XKV_MISS_NOT_OURS;
-		src->prefixlen = 128;
-		__builtin_memcpy(src->addr, &ip6->saddr, 16);
+		p->src.prefixlen = 128;
+		__builtin_memcpy(p->src.addr, &ip6->saddr, 16);
+		__builtin_memcpy(p->dst.addr, &ip6->daddr, 16);
 		req->v6 = true;
 		req->l4 = sizeof(*eth) + sizeof(*ip6);
 	} else {
@@ -516,9 +597,73 @@ static __always_inline int parse_headers(struct xdp_md *ctx, struct get_request 
 	if (req->udp_len < sizeof(*udp) + sizeof(*h) || data + req->l4 + req->udp_len > end ||
 	    req->cmd_len > req->udp_len - sizeof(*udp) - sizeof(*h))
 		return -XKV_MISS_MALFORMED;
-	if (xkv_token_required && h->token != xkv_token)
-		return -XKV_MISS_BAD_TOKEN;
+	p->token = h->token;
 	return 0;
+}
+
+/*
+ * Is the frame for this interface, and for the daemon? Its (ingress ifindex,
+ * destination IP) must be in kv_local, which holds only unicast addresses
+ * the daemon listens on, and its destination MAC must be the interface's
+ * own: that refuses broadcast and multicast frames, and frames meant for
+ * another host, and it makes the reply's source MAC (the two are swapped)
+ * the interface's own. A group source MAC would make the reply a broadcast.
+ * Returns the interface's entry, or NULL. (The MAC loop is unrolled: six
+ * bytes.)
+ */
+static __always_inline const struct xkv_local *check_destination(struct xdp_md *ctx, struct peer *p)
+{
+	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
+	const struct xkv_local *l;
+	struct ethhdr *eth = data;
+	__u8 diff = 0;
+
+	p->dst.ifindex = ctx->ingress_ifindex;
+	l = bpf_map_lookup_elem(&kv_local, &p->dst);
+	if (!l || (void *)(eth + 1) > end || (eth->h_source[0] & 1))
+		return NULL;
+#pragma unroll
+	for (int i = 0; i < 6; i++)
+		diff |= eth->h_dest[i] ^ l->mac[i];
+	return diff ? NULL : l;
+}
+
+/*
+ * Is the source one the daemon would answer on this interface? Only unicast
+ * senders (a reply goes back to the source); loopback ones (127.0.0.0/8,
+ * ::1) only on a loopback device, where the kernel itself put them; no
+ * IPv4-mapped source in IPv6 at all, which the stack drops too (RFC 4291
+ * 2.5.5.2) and which would otherwise match kv_allow's IPv4 entries; and in
+ * protected mode only 127.0.0.1 and ::1, as the daemon's TCP and UDP.
+ */
+static __always_inline bool check_source(const struct peer *p, bool v6, const struct xkv_local *l,
+					 __u32 access)
+{
+	const __u8 *a = p->src.addr;
+	bool loopback, exact;
+	__u32 w[4];
+
+	__builtin_memcpy(w, a, sizeof(w));
+	if (!v6) {
+		/* 0.0.0.0/8, and 224.0.0.0 up: multicast, reserved, broadcast. */
+		if (a[12] == 0 || a[12] >= 224)
+			return false;
+		loopback = a[12] == 127;
+		exact = w[3] == bpf_htonl(0x7f000001);
+	} else {
+		if (a[0] == 0xff || (!w[0] && !w[1] && w[2] == bpf_htonl(0xffff)))
+			return false;
+		if (!w[0] && !w[1] && !w[2] && (w[3] == 0 || w[3] == bpf_htonl(1))) {
+			if (!w[3])
+				return false; /* :: */
+			loopback = exact = true;
+		} else {
+			loopback = exact = false;
+		}
+	}
+	if (loopback && !l->loopback)
+		return false;
+	return !(access & XKV_ACCESS_LOOPBACK_ONLY) || exact;
 }
 
 /*
@@ -643,7 +788,8 @@ static __noinline int serve_mget(struct xdp_md *ctx, const struct get_request *r
 	/* Exactly one command: it must end right after the last key. */
 	if (pos != end)
 		return -XKV_MISS_MALFORMED;
-	asm volatile("" ::: "memory");
+	/* Every copy is ordered before every second read of a sequence. */
+	seq_rmb(sc);
 	for (__u32 i = 0; i < XKV_MGET_MAX_KEYS; i++) {
 		struct xkv_slot *slot;
 
@@ -668,20 +814,28 @@ static __noinline int serve_mget(struct xdp_md *ctx, const struct get_request *r
 
 static __always_inline int serve(struct xdp_md *ctx)
 {
-	struct xkv_allow_key src = {};
+	const struct xkv_local *local;
 	struct get_request req = {};
+	struct peer peer = {};
 	struct scratch *sc;
-	__u32 zero = 0, room;
+	__u32 zero = 0, room, access;
 	__u64 now;
 	int r;
 
-	r = parse_headers(ctx, &req, &src);
+	r = parse_headers(ctx, &req, &peer);
 	if (r < 0)
 		return r;
+	access = *(volatile __u32 *)&xkv_access;
+	if (!token_ok(access, peer.token))
+		return -XKV_MISS_BAD_TOKEN;
 	now = bpf_ktime_get_ns();
 	if (now - xkv_heartbeat_ns > XKV_HEARTBEAT_MAX_AGE_NS)
 		return -XKV_MISS_STALE_DAEMON;
-	if (!bpf_map_lookup_elem(&kv_allow, &src))
+	local = check_destination(ctx, &peer);
+	if (!local)
+		return -XKV_MISS_NOT_LOCAL;
+	if (!check_source(&peer, req.v6, local, access) ||
+	    !bpf_map_lookup_elem(&kv_allow, &peer.src))
 		return -XKV_MISS_DENIED;
 	sc = bpf_map_lookup_elem(&kv_scratch, &zero);
 	if (!sc)

@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <linux/types.h>
 
+#include "access.h"
 #include "client.h"
 #include "config.h"
 #include "log.h"
@@ -244,8 +245,7 @@ static size_t answer(const char *req, size_t len, char *reply)
 	h->value_len = 0;
 	if (cmd_len > len - sizeof(*in)) {
 		out_str(&o, "-ERR Protocol error: cmd_len exceeds the datagram\r\n");
-	} else if (config.requirepass[0] &&
-		   (!config.fastpath_token || in->token != (uint64_t)config.fastpath_token)) {
+	} else if (!access_udp_token_ok(in->token)) {
 		out_str(&o, "-NOAUTH Authentication required.\r\n");
 	} else {
 		char cmd[cmd_len + 1];

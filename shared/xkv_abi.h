@@ -13,7 +13,7 @@
 #ifndef XKV_ABI_H
 #define XKV_ABI_H
 
-#define XKV_ABI_VERSION 3
+#define XKV_ABI_VERSION 4
 
 /* ---- UDP protocol (docs/udp-protocol.md) ------------------------------------ */
 
@@ -40,9 +40,25 @@ struct xkv_udp_hdr {
 	__u16 cmd_len;	  /* be: bytes of RESP after the header */
 	__u16 reserved;	  /* zero */
 	__u32 value_len;  /* be: with XKV_F_TRUNCATED, the full value's length */
-	__u64 token;	  /* the fastpath-token when the server requires AUTH, else 0 */
+	__u64 token;	  /* with requirepass: the server's token (see below), else 0 */
 };
 _Static_assert(sizeof(struct xkv_udp_hdr) == 24, "xkv_udp_hdr is 24 bytes");
+
+/*
+ * The token a server with requirepass wants in xkv_udp_hdr.token: its
+ * fastpath-token when that is set (non-zero; a __u64 in the server's host
+ * order), else derived from the password: the first 8 bytes of
+ * SHA-256(XKV_TOKEN_CONTEXT password), sent as those raw bytes. 0 is never
+ * accepted when a password is required.
+ */
+#define XKV_TOKEN_CONTEXT "xkv-fastpath-token:"
+
+/* The program's xkv_access word: the rule the daemon's UDP side follows too.
+ * One word, read once per packet, so a packet never meets half of a rule. */
+enum xkv_access_flag {
+	XKV_ACCESS_TOKEN = 1 << 0,	   /* requirepass: only xkv_token is answered */
+	XKV_ACCESS_LOOPBACK_ONLY = 1 << 1, /* protected mode: 127.0.0.1 and ::1 only */
+};
 
 /* ---- Cache layout ------------------------------------------------------------ */
 
@@ -125,10 +141,13 @@ enum xkv_stat {
 	XKV_MISS_NOT_CACHED,	/* its hash is not in kv_index (for MGET: any key's) */
 	XKV_MISS_EXPIRED,	/* cached, past its deadline */
 	XKV_MISS_TORN,		/* the slot changed during the copy, or holds another key */
-	XKV_MISS_DENIED,	/* source outside the allowlist */
+	XKV_MISS_DENIED,	/* source refused: outside the allowlist, not unicast,
+				* loopback off a loopback device, or protected mode */
 	XKV_MISS_BAD_TOKEN,	/* AUTH required and the token does not match */
 	XKV_MISS_NO_ROOM,	/* the reply would be larger than the request */
 	XKV_MISS_STALE_DAEMON,	/* the daemon's heartbeat is too old */
+	XKV_MISS_NOT_LOCAL,	/* destination MAC or IP not this interface's own, or
+				* an address the daemon does not listen on */
 	XKV_STAT_MGET_HIT,	/* an MGET answered (XKV_STAT_HIT counts GETs) */
 	XKV_MISS_TOO_MANY_KEYS, /* an MGET of more than XKV_MGET_MAX_KEYS keys */
 	XKV_STAT_COUNT,
@@ -140,6 +159,28 @@ struct xkv_allow_key {
 	__u8 addr[16];
 };
 _Static_assert(sizeof(struct xkv_allow_key) == 20, "xkv_allow_key is 20 bytes");
+
+/*
+ * Key of kv_local: one unicast address the daemon listens on, as it arrives
+ * on one interface the program is attached to. The program answers only
+ * frames whose (ingress ifindex, destination IP) is a key, whose destination
+ * MAC is the value's mac, so a reply always leaves from the interface's own
+ * addresses; loopback sources only where loopback is set.
+ */
+struct xkv_local_key {
+	__u32 ifindex;
+	__u8 addr[16]; /* IPv4 mapped into ::ffff:0:0/96, like xkv_allow_key */
+};
+_Static_assert(sizeof(struct xkv_local_key) == 20, "xkv_local_key is 20 bytes");
+
+struct xkv_local {
+	__u8 mac[6];   /* the interface's own unicast MAC (all zero on lo) */
+	__u8 loopback; /* 1 on a loopback device (IFF_LOOPBACK) */
+	__u8 reserved;
+};
+_Static_assert(sizeof(struct xkv_local) == 8, "xkv_local is 8 bytes");
+
+#define XKV_MAX_LOCAL 1024 /* kv_local entries: addresses x interfaces */
 
 /* The program answers nothing once the daemon's heartbeat is older than this. */
 #define XKV_HEARTBEAT_MAX_AGE_NS 1000000000ULL

@@ -30,6 +30,11 @@
 #define NSLOTS 16
 #define HASH_SEED 0x5eed5eed12345678ULL
 #define TOKEN 0x1122334455667788ULL
+/* BPF_PROG_TEST_RUN runs XDP as received on the namespace's lo, ifindex 1;
+ * kv_local says what that interface is, so a test can make it a veth. */
+#define IFINDEX 1
+static const uint8_t IF_MAC[6] = { 0x02, 0, 0, 0, 0, 0x01 };
+static const uint8_t PEER_MAC[6] = { 0x02, 0, 0, 0, 0, 0x02 };
 
 static uint64_t mono_ns(void)
 {
@@ -66,7 +71,10 @@ struct packet {
 
 struct request_spec {
 	bool v6;
-	uint32_t saddr4; /* host order */
+	uint32_t saddr4;	     /* host order; 0: 127.0.0.1 */
+	uint32_t daddr4;	     /* host order; 0: 127.0.0.1 */
+	const char *saddr6, *daddr6; /* NULL: ::1 */
+	const uint8_t *dmac, *smac;  /* NULL: IF_MAC, PEER_MAC */
 	uint16_t dport;
 	uint8_t proto;
 	const char *cmd; /* RESP, sent as is */
@@ -87,8 +95,8 @@ static void build(struct packet *pk, const struct request_spec *rs)
 	if (rs->pad_to > payload)
 		payload = rs->pad_to;
 	memset(pk, 0, sizeof(*pk));
-	memcpy(eth->h_dest, "\x02\x00\x00\x00\x00\x01", 6);
-	memcpy(eth->h_source, "\x02\x00\x00\x00\x00\x02", 6);
+	memcpy(eth->h_dest, rs->dmac ? rs->dmac : IF_MAC, 6);
+	memcpy(eth->h_source, rs->smac ? rs->smac : PEER_MAC, 6);
 	if (rs->v6) {
 		struct ipv6hdr *ip6 = (void *)(eth + 1);
 
@@ -97,8 +105,8 @@ static void build(struct packet *pk, const struct request_spec *rs)
 		ip6->payload_len = htons((uint16_t)(sizeof(*udp) + payload));
 		ip6->nexthdr = rs->proto ? rs->proto : IPPROTO_UDP;
 		ip6->hop_limit = 64;
-		inet_pton(AF_INET6, "::1", &ip6->saddr);
-		inet_pton(AF_INET6, "::1", &ip6->daddr);
+		inet_pton(AF_INET6, rs->saddr6 ? rs->saddr6 : "::1", &ip6->saddr);
+		inet_pton(AF_INET6, rs->daddr6 ? rs->daddr6 : "::1", &ip6->daddr);
 		pk->l4 = sizeof(*eth) + sizeof(*ip6);
 	} else {
 		struct iphdr *ip = (void *)(eth + 1);
@@ -110,7 +118,7 @@ static void build(struct packet *pk, const struct request_spec *rs)
 		ip->ttl = 64;
 		ip->protocol = rs->proto ? rs->proto : IPPROTO_UDP;
 		ip->saddr = htonl(rs->saddr4 ? rs->saddr4 : 0x7f000001);
-		ip->daddr = htonl(0x7f000001);
+		ip->daddr = htonl(rs->daddr4 ? rs->daddr4 : 0x7f000001);
 		ip->check = htons((uint16_t)~fold(sum16(ip, sizeof(*ip), 0)));
 		pk->l4 = sizeof(*eth) + sizeof(*ip);
 	}
@@ -179,6 +187,22 @@ static void allow(FIXTURE_DATA(xdp) * self, const char *addr, bool v6, uint32_t 
 	bpf_map_update_elem(bpf_map__fd(self->skel->maps.kv_allow), &k, &one, BPF_ANY);
 }
 
+/* Says that `addr` is one the daemon listens on, on interface IFINDEX. */
+static void local(FIXTURE_DATA(xdp) * self, const char *addr, bool v6, bool loopback)
+{
+	struct xkv_local_key k = { .ifindex = IFINDEX };
+	struct xkv_local v = { .loopback = loopback };
+
+	memcpy(v.mac, IF_MAC, 6);
+	if (v6) {
+		inet_pton(AF_INET6, addr, k.addr);
+	} else {
+		k.addr[10] = k.addr[11] = 0xff;
+		inet_pton(AF_INET, addr, &k.addr[12]);
+	}
+	bpf_map_update_elem(bpf_map__fd(self->skel->maps.kv_local), &k, &v, BPF_ANY);
+}
+
 FIXTURE_SETUP(xdp)
 {
 	static char big[XKV_MAX_VALUE + 1];
@@ -197,6 +221,8 @@ FIXTURE_SETUP(xdp)
 	self->skel->bss->xkv_heartbeat_ns = mono_ns();
 	allow(self, "127.0.0.0", false, 96 + 8);
 	allow(self, "::1", true, 128);
+	local(self, "127.0.0.1", false, true);
+	local(self, "::1", true, true);
 
 	memset(big, 'v', sizeof(big));
 	cache(self, 0, "k", "hello", 5, 0);
@@ -472,12 +498,223 @@ TEST_F(xdp, token_required)
 	struct request_spec good = { .cmd = GET(1) "k\r\n", .pad_to = 64, .token = TOKEN };
 	struct packet in, out;
 
-	self->skel->bss->xkv_token_required = 1;
+	self->skel->bss->xkv_access = XKV_ACCESS_TOKEN;
 	self->skel->bss->xkv_token = TOKEN;
 	expect_pass(_metadata, self, &bad, XKV_MISS_BAD_TOKEN);
 	build(&in, &good);
 	ASSERT_EQ(XDP_TX, run(self, &in, &out));
 	expect_hit(_metadata, &in, &out, false, "hello", 5);
+}
+
+/* The issue 11 defect: requirepass with fastpath-token unset left the
+ * kernel's token 0, and a request's 0 matched it. */
+TEST_F(xdp, token_zero_never_proves_a_password)
+{
+	struct request_spec zero = { .cmd = GET(1) "k\r\n", .pad_to = 64 };
+
+	self->skel->bss->xkv_access = XKV_ACCESS_TOKEN;
+	self->skel->bss->xkv_token = 0;
+	expect_pass(_metadata, self, &zero, XKV_MISS_BAD_TOKEN);
+	self->skel->bss->xkv_token = TOKEN;
+	{
+		struct packet in, out;
+
+		build(&in, &zero);
+		ASSERT_EQ(XDP_PASS, run(self, &in, &out));
+		ASSERT_EQ(2, stat(self, XKV_MISS_BAD_TOKEN));
+	}
+	/* Without a password the token is ignored. */
+	self->skel->bss->xkv_access = 0;
+	{
+		struct request_spec any = { .cmd = GET(1) "k\r\n", .pad_to = 64, .token = 42 };
+		struct packet in, out;
+
+		build(&in, &any);
+		ASSERT_EQ(XDP_TX, run(self, &in, &out));
+	}
+}
+
+/* Makes the test's interface a veth with 10.0.0.1 and fd00::1, from which
+ * 10.0.0.0/24 and fd00::/64 are allowed (as fastpath-allow would). */
+static void make_veth(FIXTURE_DATA(xdp) * self)
+{
+	local(self, "127.0.0.1", false, false);
+	local(self, "::1", true, false);
+	local(self, "10.0.0.1", false, false);
+	local(self, "fd00::1", true, false);
+	allow(self, "10.0.0.0", false, 96 + 24);
+	allow(self, "fd00::", true, 64);
+}
+
+TEST_F(xdp, loopback_sources_only_on_loopback)
+{
+	static const struct request_spec spoofed[] = {
+		{ .cmd = GET(1) "k\r\n", .pad_to = 64 }, /* 127.0.0.1 -> 127.0.0.1 */
+		{ .cmd = GET(1) "k\r\n", .pad_to = 64, .daddr4 = 0x0a000001 }, /* -> 10.0.0.1 */
+		{ .cmd = GET(1) "k\r\n", .pad_to = 64, .saddr4 = 0x7f000005, .daddr4 = 0x0a000001 },
+		{ .v6 = true, .cmd = GET(1) "k\r\n", .pad_to = 64 }, /* ::1 -> ::1 */
+		{ .v6 = true, .cmd = GET(1) "k\r\n", .pad_to = 64, .daddr6 = "fd00::1" },
+	};
+	struct request_spec from_peer = {
+		.cmd = GET(1) "k\r\n", .pad_to = 64, .saddr4 = 0x0a000002, .daddr4 = 0x0a000001
+	};
+	struct packet in, out;
+
+	make_veth(self);
+	for (size_t i = 0; i < sizeof(spoofed) / sizeof(spoofed[0]); i++) {
+		build(&in, &spoofed[i]);
+		EXPECT_EQ(XDP_PASS, run(self, &in, &out)) TH_LOG("spoofed %zu", i);
+	}
+	ASSERT_EQ(sizeof(spoofed) / sizeof(spoofed[0]), stat(self, XKV_MISS_DENIED));
+	ASSERT_EQ(0, stat(self, XKV_STAT_HIT));
+	/* The peer's own address is answered, from the interface's MAC. */
+	build(&in, &from_peer);
+	ASSERT_EQ(XDP_TX, run(self, &in, &out));
+	expect_hit(_metadata, &in, &out, false, "hello", 5);
+	ASSERT_EQ(0, memcmp(out.bytes + 6, IF_MAC, 6));
+	ASSERT_EQ(0, memcmp(out.bytes, PEER_MAC, 6));
+}
+
+/* IPv4-mapped sources in IPv6 would match kv_allow's IPv4 entries; the
+ * stack drops them, and so does the program, on loopback too. */
+TEST_F(xdp, ipv4_mapped_sources_never)
+{
+	static const char *const sources[] = { "::ffff:127.0.0.1", "::ffff:10.0.0.2" };
+
+	for (int lo = 1; lo >= 0; lo--) {
+		if (!lo)
+			make_veth(self);
+		for (size_t i = 0; i < 2; i++) {
+			struct request_spec rs = { .v6 = true,
+						   .cmd = GET(1) "k\r\n",
+						   .pad_to = 64,
+						   .saddr6 = sources[i],
+						   .daddr6 = lo ? "::1" : "fd00::1" };
+			struct packet in, out;
+
+			build(&in, &rs);
+			EXPECT_EQ(XDP_PASS, run(self, &in, &out))
+			TH_LOG("%s lo %d", sources[i], lo);
+		}
+	}
+	ASSERT_EQ(4, stat(self, XKV_MISS_DENIED));
+}
+
+TEST_F(xdp, only_our_unicast_destinations)
+{
+	static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	static const uint8_t mcast4[6] = { 0x01, 0x00, 0x5e, 0x00, 0x00, 0x01 };
+	static const uint8_t mcast6[6] = { 0x33, 0x33, 0x00, 0x00, 0x00, 0x01 };
+	static const uint8_t other[6] = { 0x02, 0, 0, 0, 0, 0x09 };
+	const struct request_spec cases[] = {
+		/* Another host's destination IP, and local ones the daemon is not on. */
+		{ .saddr4 = 0x0a000002, .daddr4 = 0x01020304 },
+		{ .saddr4 = 0x0a000002, .daddr4 = 0x7f000002 },
+		/* Broadcast and multicast IP, with our MAC or a group MAC. */
+		{ .saddr4 = 0x0a000002, .daddr4 = 0xffffffff },
+		{ .saddr4 = 0x0a000002, .daddr4 = 0x0a0000ff },
+		{ .saddr4 = 0x0a000002, .daddr4 = 0xffffffff, .dmac = bcast },
+		{ .saddr4 = 0x0a000002, .daddr4 = 0xe0000001, .dmac = mcast4 },
+		{ .v6 = true, .saddr6 = "fd00::2", .daddr6 = "ff02::1", .dmac = mcast6 },
+		{ .v6 = true, .saddr6 = "fd00::2", .daddr6 = "fd00::9" },
+		/* Our IP in a frame to a group or another host's MAC. */
+		{ .saddr4 = 0x0a000002, .daddr4 = 0x0a000001, .dmac = bcast },
+		{ .saddr4 = 0x0a000002, .daddr4 = 0x0a000001, .dmac = mcast4 },
+		{ .v6 = true, .saddr6 = "fd00::2", .daddr6 = "fd00::1", .dmac = mcast6 },
+		{ .saddr4 = 0x0a000002, .daddr4 = 0x0a000001, .dmac = other },
+		/* From a group MAC: the reply would be a broadcast. */
+		{ .saddr4 = 0x0a000002, .daddr4 = 0x0a000001, .smac = bcast },
+	};
+	size_t n = sizeof(cases) / sizeof(cases[0]);
+	struct packet in, out;
+
+	make_veth(self);
+	for (size_t i = 0; i < n; i++) {
+		struct request_spec rs = cases[i];
+
+		rs.cmd = GET(1) "k\r\n";
+		rs.pad_to = 64;
+		build(&in, &rs);
+		EXPECT_EQ(XDP_PASS, run(self, &in, &out)) TH_LOG("case %zu", i);
+		EXPECT_EQ(0, memcmp(in.bytes, out.bytes, in.len)) TH_LOG("case %zu", i);
+	}
+	ASSERT_EQ(n, stat(self, XKV_MISS_NOT_LOCAL));
+	ASSERT_EQ(0, stat(self, XKV_STAT_HIT));
+}
+
+TEST_F(xdp, unknown_interface_answers_nothing)
+{
+	struct xkv_local_key k = { .ifindex = IFINDEX };
+	struct request_spec rs = { .cmd = GET(1) "k\r\n", .pad_to = 64 };
+
+	k.addr[10] = k.addr[11] = 0xff;
+	inet_pton(AF_INET, "127.0.0.1", &k.addr[12]);
+	ASSERT_EQ(0, bpf_map_delete_elem(bpf_map__fd(self->skel->maps.kv_local), &k));
+	expect_pass(_metadata, self, &rs, XKV_MISS_NOT_LOCAL);
+}
+
+TEST_F(xdp, non_unicast_sources_never)
+{
+	static const uint32_t sources[] = { 0x00000000, 0x00000001, 0xe0000001, 0xf0000001,
+					    0xffffffff };
+	struct packet in, out;
+
+	/* fastpath-allow 0.0.0.0/0 ::/0 still refuses them. */
+	allow(self, "0.0.0.0", false, 96);
+	allow(self, "::", true, 0);
+	for (size_t i = 0; i < sizeof(sources) / sizeof(sources[0]); i++) {
+		struct request_spec rs = { .cmd = GET(1) "k\r\n",
+					   .pad_to = 64,
+					   .saddr4 = sources[i] };
+
+		build(&in, &rs);
+		if (!sources[i])
+			((struct iphdr *)(in.bytes + sizeof(struct ethhdr)))->saddr = 0;
+		EXPECT_EQ(XDP_PASS, run(self, &in, &out)) TH_LOG("source %08x", sources[i]);
+	}
+	for (int i = 0; i < 2; i++) {
+		struct request_spec rs = { .v6 = true,
+					   .cmd = GET(1) "k\r\n",
+					   .pad_to = 64,
+					   .saddr6 = i ? "ff02::1" : "::" };
+
+		build(&in, &rs);
+		EXPECT_EQ(XDP_PASS, run(self, &in, &out)) TH_LOG("v6 source %d", i);
+	}
+	ASSERT_EQ(sizeof(sources) / sizeof(sources[0]) + 2, stat(self, XKV_MISS_DENIED));
+}
+
+/* protected-mode yes without a password: 127.0.0.1 and ::1 only, whatever
+ * kv_allow says, as the daemon's TCP and UDP. */
+TEST_F(xdp, protected_mode_is_loopback_only)
+{
+	struct request_spec lo4 = { .cmd = GET(1) "k\r\n", .pad_to = 64 };
+	struct request_spec lo6 = { .v6 = true, .cmd = GET(1) "k\r\n", .pad_to = 64 };
+	struct request_spec other_lo = { .cmd = GET(1) "k\r\n",
+					 .pad_to = 64,
+					 .saddr4 = 0x7f000002 };
+	struct packet in, out;
+
+	self->skel->bss->xkv_access = XKV_ACCESS_LOOPBACK_ONLY;
+	build(&in, &lo4);
+	ASSERT_EQ(XDP_TX, run(self, &in, &out));
+	build(&in, &lo6);
+	ASSERT_EQ(XDP_TX, run(self, &in, &out));
+	expect_pass(_metadata, self, &other_lo, XKV_MISS_DENIED);
+	make_veth(self);
+	{
+		struct request_spec peer = { .cmd = GET(1) "k\r\n",
+					     .pad_to = 64,
+					     .saddr4 = 0x0a000002,
+					     .daddr4 = 0x0a000001 };
+
+		build(&in, &peer);
+		ASSERT_EQ(XDP_PASS, run(self, &in, &out));
+		ASSERT_EQ(2, stat(self, XKV_MISS_DENIED));
+		self->skel->bss->xkv_access = 0;
+		build(&in, &peer);
+		ASSERT_EQ(XDP_TX, run(self, &in, &out));
+	}
 }
 
 TEST_F(xdp, stale_daemon_answers_nothing)

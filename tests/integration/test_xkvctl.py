@@ -237,21 +237,53 @@ def requirepass_and_token(t):
     assert get(t, srv, 'k', '-P', 's3cret')[:3] == (0, b'secret value', 'tcp')
     assert get(t, srv, 'k', env={'XKV_PASSWORD': 's3cret'})[:3] == (0, b'secret value', 'tcp')
     # The token is what UDP needs.
-    assert get(t, srv, 'k', '-a', token)[:3] == (0, b'secret value', 'daemon udp')
-    assert get(t, srv, 'nokey', '-a', token)[:3] == (1, b'', 'daemon udp')
+    assert get(t, srv, 'k', '--token', token)[:3] == (0, b'secret value', 'daemon udp')
+    assert get(t, srv, 'nokey', '--token', token)[:3] == (1, b'', 'daemon udp')
+    assert get(t, srv, 'k', '--token', token + 1, '-P', 's3cret')[:3] == \
+        (0, b'secret value', 'tcp')
+    # With fastpath-token set, the token derived from the password is not it.
+    assert get(t, srv, 'k', '-a', 's3cret')[:3] == (0, b'secret value', 'tcp')
     # MGET: NOAUTH over UDP goes to TCP with the password; the token serves it over UDP.
     assert mget(t, srv, 'k', 'nokey', opts=('-P', 's3cret'))[:3] == (
         1, [b'secret value', b'(nil)'], 'tcp')
-    assert mget(t, srv, 'k', opts=('-a', token))[:3] == (0, [b'secret value'], 'daemon udp')
-    assert get(t, srv, 'k', '-a', token + 1, '-P', 's3cret')[:3] == (0, b'secret value', 'tcp')
+    assert mget(t, srv, 'k', opts=('--token', token))[:3] == (0, [b'secret value'], 'daemon udp')
     rc, _, how, err = get(t, srv, 'k', '-P', 'wrong')
     assert rc == 2 and 'WRONGPASS' in err, (rc, err)
     rc, out, err = ctl(t, srv.port, 'udp', 'PING')
     assert rc == 2 and 'NOAUTH' in err, (rc, err)
-    assert ctl(t, srv.port, '-a', token, 'udp', 'PING')[:2] == (0, b'PONG\n')
+    assert ctl(t, srv.port, '--token', token, 'udp', 'PING')[:2] == (0, b'PONG\n')
     rc, out, err = ctl(t, srv.port, 'stats')
     assert rc == 2 and 'NOAUTH' in err, (rc, err)
     assert ctl(t, srv.port, '-P', 's3cret', 'stats')[:2] == (0, b'fastpath_enabled: 0\n')
+
+
+@test
+@xkv_only
+def password_derives_the_udp_token(t):
+    """requirepass without fastpath-token: -a PASSWORD (like redis-cli) is all UDP
+    needs, at once and after CONFIG SET changes the password."""
+    srv = t.spawn('sut', requirepass='s3cret')
+    with srv.client() as c:
+        assert c.cmd('AUTH', 's3cret') == b'+OK\r\n'
+        assert c.cmd('SET', 'k', 'v') == b'+OK\r\n'
+    assert get(t, srv, 'k', '-a', 's3cret')[:3] == (0, b'v', 'daemon udp')
+    assert get(t, srv, 'k', env={'XKV_PASSWORD': 's3cret'})[:3] == (0, b'v', 'daemon udp')
+    rc, _, how, err = get(t, srv, 'k')
+    assert (rc, how) == (2, 'tcp') and 'NOAUTH' in err, (rc, how, err)
+    # A token field of 0 never passes, nor a fastpath-token-style number.
+    assert ctl(t, srv.port, '--token', 1, 'udp', 'PING')[0] == 2
+    with srv.client() as c:
+        assert c.cmd('AUTH', 's3cret') == b'+OK\r\n'
+        assert c.cmd('CONFIG', 'SET', 'requirepass', 'n3w') == b'+OK\r\n'
+    # The next datagram meets the new rule.
+    rc, out, err = ctl(t, srv.port, '-a', 's3cret', 'udp', 'PING')
+    assert rc == 2 and 'NOAUTH' in err, (rc, err)
+    assert ctl(t, srv.port, '-a', 'n3w', 'udp', 'PING')[:2] == (0, b'PONG\n')
+    with srv.client() as c:
+        assert c.cmd('AUTH', 'n3w') == b'+OK\r\n'
+        assert c.cmd('CONFIG', 'SET', 'fastpath-token', '77') == b'+OK\r\n'
+    assert ctl(t, srv.port, '-a', 'n3w', 'udp', 'PING')[0] == 2
+    assert ctl(t, srv.port, '--token', 77, 'udp', 'PING')[:2] == (0, b'PONG\n')
 
 
 @test
@@ -355,7 +387,7 @@ def retries_and_stale_replies(t):
     # Whatever the token, a client without one sends zeros; with one, its 8 bytes.
     fake = FakeUdp(srv.port, lambda n, h, command: [reply(h[3], b'$-1\r\n')])
     try:
-        assert get(t, srv, 'k', '-a', 0x0102030405060708)[:3] == (1, b'', 'daemon udp')
+        assert get(t, srv, 'k', '--token', 0x0102030405060708)[:3] == (1, b'', 'daemon udp')
     finally:
         fake.close()
     assert struct.unpack('=Q', fake.requests[0][16:24])[0] == 0x0102030405060708

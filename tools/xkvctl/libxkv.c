@@ -32,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/types.h>
+#include <openssl/evp.h>
 
 #include "libxkv.h"
 #include "xkv_abi.h"
@@ -48,6 +49,7 @@
 struct xkv {
 	struct addrinfo *addrs; /* owned: every address of host:port */
 	uint64_t token;		/* fastpath-token, host order (as the server compares it) */
+	uint64_t derived_token; /* from the password, sent when token is 0 */
 	char *password;		/* owned, or NULL */
 	size_t padding;
 	int timeout_ms, retries, tcp_timeout_ms;
@@ -229,14 +231,37 @@ int xkv__set_tcp_timeout_ms(struct xkv *x, int ms)
 	return 0;
 }
 
+int xkv__derive_token(const char *password, size_t len, uint64_t *token)
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int mdlen = 0;
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	int ok;
+
+	ok = ctx && EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) &&
+	     EVP_DigestUpdate(ctx, XKV_TOKEN_CONTEXT, strlen(XKV_TOKEN_CONTEXT)) &&
+	     EVP_DigestUpdate(ctx, password, len) && EVP_DigestFinal_ex(ctx, md, &mdlen) &&
+	     mdlen >= sizeof(*token);
+	EVP_MD_CTX_free(ctx);
+	if (!ok)
+		return -EIO;
+	/* Raw bytes, no byte order: the server compares the same 8 bytes. */
+	memcpy(token, md, sizeof(*token));
+	return 0;
+}
+
 int xkv__set_password(struct xkv *x, const char *password)
 {
+	uint64_t derived = 0;
 	char *copy = NULL;
 
+	if (password && xkv__derive_token(password, strlen(password), &derived) < 0)
+		return -EIO;
 	if (password && !(copy = strdup(password)))
 		return -ENOMEM;
 	free(x->password);
 	x->password = copy;
+	x->derived_token = derived;
 	/* A connection authenticated otherwise is not the one asked for. */
 	if (x->tcp_fd >= 0) {
 		close(x->tcp_fd);
@@ -494,7 +519,8 @@ static ssize_t udp_exchange(struct xkv *x, const char *cmd, size_t cmd_len, size
 	h->magic = htons(XKV_UDP_MAGIC);
 	h->version = XKV_UDP_VERSION;
 	h->cmd_len = htons((uint16_t)cmd_len);
-	h->token = x->token;
+	/* An explicit fastpath-token wins; else the password's, else none. */
+	h->token = x->token ? x->token : x->derived_token;
 	memcpy(x->out + HDR_LEN, cmd, cmd_len);
 	if (!x->udp_ai && x->udp_fd < 0)
 		x->udp_ai = x->addrs;

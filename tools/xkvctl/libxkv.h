@@ -45,8 +45,10 @@ enum xkv_via {
 
 /*
  * A client of host:port (a name or a numeric IPv4/IPv6 address; every address
- * it resolves to is tried in turn). token is the server's fastpath-token, or
- * 0 when the server has no requirepass. Nothing is sent yet. Returns NULL
+ * it resolves to is tried in turn). token is the server's fastpath-token when
+ * it has one set, else 0: a password set with xkv__set_password() then gives
+ * the token derived from it, which a server with requirepass and no
+ * fastpath-token expects. Nothing is sent yet. Returns NULL
  * with errno set (EINVAL, ENOMEM, EHOSTUNREACH when the name does not resolve).
  * The caller frees it with xkv__free().
  */
@@ -64,8 +66,13 @@ int xkv__set_retries(struct xkv *x, int retries);
 /* The TCP connect and reply timeout (> 0). 0 or -EINVAL. */
 int xkv__set_tcp_timeout_ms(struct xkv *x, int ms);
 /* The requirepass password sent with AUTH on each new TCP connection (copied;
- * NULL for none). 0 or -ENOMEM. */
+ * NULL for none); UDP requests then carry the token derived from it, unless
+ * xkv__new() was given a fastpath-token. 0, -ENOMEM or -EIO. */
 int xkv__set_password(struct xkv *x, const char *password);
+/* The UDP token a server derives from its password when fastpath-token is 0:
+ * the first 8 bytes of SHA-256("xkv-fastpath-token:" password), in *token's
+ * memory as sent on the wire. 0 or -EIO. */
+int xkv__derive_token(const char *password, size_t len, uint64_t *token);
 
 /*
  * GET key[0..klen). Returns 0 on a hit, with *value a malloc'd copy of the

@@ -424,8 +424,10 @@ static void usage(FILE *f)
 		"Options:\n"
 		"  -h, --host HOST        server name or address (default 127.0.0.1)\n"
 		"  -p, --port PORT        TCP and UDP port (default 6379)\n"
-		"  -a, --token TOKEN      the server's fastpath-token (needed with requirepass)\n"
-		"  -P, --password PASS    requirepass password for TCP (default: $XKV_PASSWORD)\n"
+		"  -a, --password PASS    the requirepass password: AUTH over TCP, and the UDP\n"
+		"                         token derived from it (default: $XKV_PASSWORD)\n"
+		"  -P PASS                the same as -a\n"
+		"      --token TOKEN      the server's fastpath-token, when it sets one\n"
 		"  -t, --timeout MS       wait per UDP attempt (default %d)\n"
 		"      --retries N        UDP attempts after the first (default %d)\n"
 		"      --pad BYTES        size of a GET or MGET request datagram (default %d)\n"
@@ -460,13 +462,13 @@ static bool parse_num(const char *name, const char *s, unsigned long long lo, un
 	return true;
 }
 
-enum { OPT_PAD = 256, OPT_RETRIES, OPT_HELP };
+enum { OPT_PAD = 256, OPT_RETRIES, OPT_TOKEN, OPT_HELP };
 
 static const struct option main_options[] = {
 	{ "host", required_argument, NULL, 'h' },
 	{ "port", required_argument, NULL, 'p' },
-	{ "token", required_argument, NULL, 'a' },
-	{ "password", required_argument, NULL, 'P' },
+	{ "token", required_argument, NULL, OPT_TOKEN },
+	{ "password", required_argument, NULL, 'a' },
 	{ "timeout", required_argument, NULL, 't' },
 	{ "pad", required_argument, NULL, OPT_PAD },
 	{ "retries", required_argument, NULL, OPT_RETRIES },
@@ -497,9 +499,10 @@ int main(int argc, char **argv)
 		case 'p':
 			ok = parse_num("port", optarg, 1, 65535, &o.port);
 			break;
-		case 'a':
+		case OPT_TOKEN:
 			ok = parse_num("token", optarg, 0, UINT64_MAX, &o.token);
 			break;
+		case 'a':
 		case 'P':
 			o.password = optarg;
 			break;
