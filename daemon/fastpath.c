@@ -478,6 +478,10 @@ int fastpath_attach(const char *ifaces, char *why, size_t len)
 		}
 		log_notice("fastpath: XDP attached to %s (%s mode)", p,
 			   fp.ld.links[fp.ld.nlinks - 1].native ? "native" : "generic");
+		if (fp.ld.links[fp.ld.nlinks - 1].ifindex >= XKV_MAX_IFINDEX)
+			log_warning("fastpath: %s has ifindex %d, past the %d the kernel "
+				    "serves: its GETs are daemon-served",
+				    p, fp.ld.links[fp.ld.nlinks - 1].ifindex, XKV_MAX_IFINDEX);
 		attached++;
 	}
 	local_refresh_locked();
