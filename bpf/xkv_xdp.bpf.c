@@ -94,13 +94,13 @@ struct {
 	__type(value, __u64);
 } kv_stats SEC(".maps");
 
-/* (ingress ifindex, destination address) -> the interface's own MAC and
- * whether it is loopback: the unicast addresses the daemon listens on, per
- * attached interface; written by the daemon on attach and every second. */
+/* Ingress ifindex -> the interface's own MAC, whether it is loopback, and
+ * the unicast addresses the daemon listens on there; written by the daemon
+ * on attach and detach and every second. */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, XKV_MAX_LOCAL);
-	__type(key, struct xkv_local_key);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, XKV_MAX_IFINDEX);
+	__type(key, __u32);
 	__type(value, struct xkv_local);
 } kv_local SEC(".maps");
 
@@ -187,11 +187,12 @@ static __always_inline bool is_digit(__u8 c)
 	return c >= '0' && c <= '9';
 }
 
-/* Who sent a request, to whom, with what: kv_allow's and kv_local's keys. */
+/* Who sent a request, to whom, with what. */
 struct peer {
-	struct xkv_allow_key src;
-	struct xkv_local_key dst;
-	__u64 token; /* the header's, as 8 raw bytes */
+	struct xkv_allow_key src; /* kv_allow's key */
+	__u32 dst4;		  /* be: IPv4 destination */
+	__u64 dst6[2];		  /* IPv6 destination, in memory order */
+	__u64 token;		  /* the header's, as 8 raw bytes */
 };
 
 /* Where the parts of a request are, as offsets from the packet start. */
@@ -564,9 +565,7 @@ static __always_inline int parse_headers(struct xdp_md *ctx, struct get_request 
 		p->src.addr[10] = 0xff;
 		p->src.addr[11] = 0xff;
 		__builtin_memcpy(&p->src.addr[12], &ip->saddr, 4);
-		p->dst.addr[10] = 0xff;
-		p->dst.addr[11] = 0xff;
-		__builtin_memcpy(&p->dst.addr[12], &ip->daddr, 4);
+		p->dst4 = ip->daddr;
 		req->v6 = false;
 		req->l4 = sizeof(*eth) + sizeof(*ip);
 	} else if (eth->h_proto == bpf_htons(ETH_P_IPV6)) {
@@ -576,7 +575,7 @@ static __always_inline int parse_headers(struct xdp_md *ctx, struct get_request 
 			return -XKV_MISS_NOT_OURS;
 		p->src.prefixlen = 128;
 		__builtin_memcpy(p->src.addr, &ip6->saddr, 16);
-		__builtin_memcpy(p->dst.addr, &ip6->daddr, 16);
+		__builtin_memcpy(p->dst6, &ip6->daddr, 16);
 		req->v6 = true;
 		req->l4 = sizeof(*eth) + sizeof(*ip6);
 	} else {
@@ -602,30 +601,43 @@ static __always_inline int parse_headers(struct xdp_md *ctx, struct get_request 
 }
 
 /*
- * Is the frame for this interface, and for the daemon? Its (ingress ifindex,
- * destination IP) must be in kv_local, which holds only unicast addresses
- * the daemon listens on, and its destination MAC must be the interface's
- * own: that refuses broadcast and multicast frames, and frames meant for
- * another host, and it makes the reply's source MAC (the two are swapped)
- * the interface's own. A group source MAC would make the reply a broadcast.
- * Returns the interface's entry, or NULL. (The MAC loop is unrolled: six
- * bytes.)
+ * Is the frame for this interface, and for the daemon? Its destination IP
+ * must be one of the addresses kv_local lists for the ingress interface,
+ * which are only unicast addresses the daemon listens on, and its
+ * destination MAC must be the interface's own: that refuses broadcast and
+ * multicast frames, and frames meant for another host, and it makes the
+ * reply's source MAC (the two are swapped) the interface's own. A group
+ * source MAC would make the reply a broadcast. Returns the interface's
+ * entry, or NULL.
  */
-static __always_inline const struct xkv_local *check_destination(struct xdp_md *ctx, struct peer *p)
+static __always_inline const struct xkv_local *check_destination(struct xdp_md *ctx,
+								 const struct peer *p, bool v6)
 {
 	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
+	__u32 ifindex = ctx->ingress_ifindex;
 	const struct xkv_local *l;
 	struct ethhdr *eth = data;
-	__u8 diff = 0;
+	__u32 n;
 
-	p->dst.ifindex = ctx->ingress_ifindex;
-	l = bpf_map_lookup_elem(&kv_local, &p->dst);
+	l = bpf_map_lookup_elem(&kv_local, &ifindex);
 	if (!l || (void *)(eth + 1) > end || (eth->h_source[0] & 1))
 		return NULL;
-#pragma unroll
-	for (int i = 0; i < 6; i++)
-		diff |= eth->h_dest[i] ^ l->mac[i];
-	return diff ? NULL : l;
+	if (*(__u32 *)eth->h_dest != *(const __u32 *)l->mac ||
+	    *(__u16 *)&eth->h_dest[4] != *(const __u16 *)&l->mac[4])
+		return NULL;
+	/* Bounded by XKV_LOCAL_ADDRS; usually one or two turns. */
+	if (!v6) {
+		n = l->n4;
+		for (__u32 i = 0; i < XKV_LOCAL_ADDRS && i < n; i++)
+			if (l->addr4[i] == p->dst4)
+				return l;
+	} else {
+		n = l->n6;
+		for (__u32 i = 0; i < XKV_LOCAL_ADDRS && i < n; i++)
+			if (l->addr6[i][0] == p->dst6[0] && l->addr6[i][1] == p->dst6[1])
+				return l;
+	}
+	return NULL;
 }
 
 /*
@@ -831,7 +843,7 @@ static __always_inline int serve(struct xdp_md *ctx)
 	now = bpf_ktime_get_ns();
 	if (now - xkv_heartbeat_ns > XKV_HEARTBEAT_MAX_AGE_NS)
 		return -XKV_MISS_STALE_DAEMON;
-	local = check_destination(ctx, &peer);
+	local = check_destination(ctx, &peer, req.v6);
 	if (!local)
 		return -XKV_MISS_NOT_LOCAL;
 	if (!check_source(&peer, req.v6, local, access) ||

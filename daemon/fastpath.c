@@ -102,6 +102,22 @@ uint64_t fastpath_index_key(const void *key, size_t len, uint64_t seed)
 	return xkv_key_hash(words, (uint32_t)len, seed);
 }
 
+/*
+ * The writer's half of the slot seqlock (the reader is copy_slot() in
+ * bpf/xkv_xdp.bpf.c), as the kernel's write_seqcount_begin/end: seq++,
+ * smp_wmb(), the slot's stores, smp_wmb(), seq++. A slot has one writer at a
+ * time (its key's shard lock, or fp.lock), so seq's plain read is its own
+ * last store.
+ *
+ * seq_begin: the release fence orders the odd seq before every later store
+ * (on arm64 it is a DMB ISH, on x86 TSO keeps stores in order anyway), so a
+ * reader that sees any new byte of the slot, and then (its smp_rmb) reads seq
+ * again, sees it odd or changed. seq_end: the store-release (STLR on arm64)
+ * orders every store of the slot before the even seq, so a reader that
+ * (after its first smp_rmb) finds the new even seq reads only new bytes.
+ * The slot's bytes are written plainly: a racing reader may see them torn,
+ * which is what the two seq reads catch.
+ */
 static void seq_begin(struct xkv_slot *s)
 {
 	__atomic_store_n(&s->seq, s->seq + 1, __ATOMIC_RELAXED);
@@ -478,6 +494,10 @@ int fastpath_attach(const char *ifaces, char *why, size_t len)
 		}
 		log_notice("fastpath: XDP attached to %s (%s mode)", p,
 			   fp.ld.links[fp.ld.nlinks - 1].native ? "native" : "generic");
+		if (fp.ld.links[fp.ld.nlinks - 1].ifindex >= XKV_MAX_IFINDEX)
+			log_warning("fastpath: %s has ifindex %d, past the %d the kernel "
+				    "serves: its GETs are daemon-served",
+				    p, fp.ld.links[fp.ld.nlinks - 1].ifindex, XKV_MAX_IFINDEX);
 		attached++;
 	}
 	local_refresh_locked();

@@ -89,24 +89,43 @@ static int ifindex_of(const char *label)
 	return (int)if_nametoindex(name);
 }
 
-static bool wanted(const struct xkv_local_key *keys, int nkeys, const struct xkv_local_key *k)
+/* Adds one address to l, once; false if l is full. */
+static bool add_addr(struct xkv_local *l, const uint8_t addr[16], bool v6)
 {
-	for (int i = 0; i < nkeys; i++)
-		if (!memcmp(&keys[i], k, sizeof(*k)))
+	if (!v6) {
+		uint32_t a;
+
+		memcpy(&a, addr + 12, 4);
+		for (int i = 0; i < l->n4; i++)
+			if (l->addr4[i] == a)
+				return true;
+		if (l->n4 == XKV_LOCAL_ADDRS)
+			return false;
+		l->addr4[l->n4++] = a;
+		return true;
+	}
+	for (int i = 0; i < l->n6; i++)
+		if (!memcmp(l->addr6[i], addr, 16))
 			return true;
-	return false;
+	if (l->n6 == XKV_LOCAL_ADDRS)
+		return false;
+	memcpy(l->addr6[l->n6++], addr, 16);
+	return true;
 }
 
 int fastpath_local_refresh(int map_fd, const int *ifindexes, int n)
 {
 	static pthread_mutex_t refresh_lock = PTHREAD_MUTEX_INITIALIZER;
+	/* The entries written last time, to empty those no longer attached. */
+	static int written[64];
+	static int nwritten;
 	struct xkv_local *ifs = xcalloc((size_t)(n ? n : 1), sizeof(*ifs));
 	bool *has_mac = xcalloc((size_t)(n ? n : 1), sizeof(*has_mac));
-	struct xkv_local_key *keys = xcalloc(XKV_MAX_LOCAL, sizeof(*keys)), k, next;
-	struct xkv_local_key *stale = xcalloc(XKV_MAX_LOCAL, sizeof(*stale));
-	int nkeys = 0, nstale = 0, ret = 0;
+	const struct xkv_local none = { 0 };
 	struct ifaddrs *all = NULL;
+	bool full = false;
 	struct binds b;
+	int ret = 0;
 
 	pthread_mutex_lock(&refresh_lock);
 	if (n && getifaddrs(&all) < 0) {
@@ -131,6 +150,7 @@ int fastpath_local_refresh(int map_fd, const int *ifindexes, int n)
 	}
 	/* Then their addresses that a bind address covers. */
 	for (struct ifaddrs *a = all; a; a = a->ifa_next) {
+		uint8_t addr[16];
 		bool v6;
 		int i;
 
@@ -140,43 +160,43 @@ int fastpath_local_refresh(int map_fd, const int *ifindexes, int n)
 		i = index_of(ifindexes, n, ifindex_of(a->ifa_name));
 		if (i < 0 || !has_mac[i])
 			continue;
-		memset(&k, 0, sizeof(k));
-		k.ifindex = (uint32_t)ifindexes[i];
 		v6 = a->ifa_addr->sa_family == AF_INET6;
 		if (v6)
-			memcpy(k.addr, &((const struct sockaddr_in6 *)a->ifa_addr)->sin6_addr, 16);
+			memcpy(addr, &((const struct sockaddr_in6 *)a->ifa_addr)->sin6_addr, 16);
 		else
-			map_v4(k.addr, &((const struct sockaddr_in *)a->ifa_addr)->sin_addr);
-		if (!bound(&b, k.addr, v6) || wanted(keys, nkeys, &k))
-			continue;
-		if (nkeys == XKV_MAX_LOCAL) {
-			log_warning("fastpath: more than %d local addresses; the kernel answers "
-				    "only the first",
-				    XKV_MAX_LOCAL);
-			break;
-		}
-		keys[nkeys++] = k;
-		if (bpf_map_update_elem(map_fd, &k, &ifs[i], BPF_ANY) < 0) {
+			map_v4(addr, &((const struct sockaddr_in *)a->ifa_addr)->sin_addr);
+		if (bound(&b, addr, v6) && !add_addr(&ifs[i], addr, v6))
+			full = true;
+	}
+	if (full)
+		log_verbose("fastpath: an interface has more than %d addresses of a family; the "
+			    "kernel answers the first %d",
+			    XKV_LOCAL_ADDRS, XKV_LOCAL_ADDRS);
+	for (int i = 0; i < n; i++) {
+		uint32_t key = (uint32_t)ifindexes[i];
+
+		if (key >= XKV_MAX_IFINDEX)
+			continue; /* fastpath_attach() said so */
+		if (bpf_map_update_elem(map_fd, &key, &ifs[i], BPF_ANY) < 0) {
 			ret = -errno;
 			log_warning("fastpath: cannot fill kv_local: %s", strerror(errno));
 		}
 	}
-	/* Last, what is no longer there (collected first: deleting while
-	 * walking would restart the walk). */
-	for (int more = bpf_map_get_next_key(map_fd, NULL, &next) == 0; more;
-	     more = bpf_map_get_next_key(map_fd, &k, &next) == 0) {
-		k = next;
-		if (!wanted(keys, nkeys, &k) && nstale < XKV_MAX_LOCAL)
-			stale[nstale++] = k;
+	/* Last, empty what is no longer attached. */
+	for (int j = 0; j < nwritten; j++) {
+		uint32_t key = (uint32_t)written[j];
+
+		if (index_of(ifindexes, n, written[j]) < 0)
+			bpf_map_update_elem(map_fd, &key, &none, BPF_ANY);
 	}
-	for (int i = 0; i < nstale; i++)
-		bpf_map_delete_elem(map_fd, &stale[i]);
+	nwritten = 0;
+	for (int i = 0; i < n && nwritten < (int)(sizeof(written) / sizeof(written[0])); i++)
+		if (ifindexes[i] < XKV_MAX_IFINDEX)
+			written[nwritten++] = ifindexes[i];
 out:
 	pthread_mutex_unlock(&refresh_lock);
 	if (all)
 		freeifaddrs(all);
-	xfree(stale);
-	xfree(keys);
 	xfree(has_mac);
 	xfree(ifs);
 	return ret;

@@ -13,7 +13,7 @@
 #ifndef XKV_ABI_H
 #define XKV_ABI_H
 
-#define XKV_ABI_VERSION 4
+#define XKV_ABI_VERSION 5
 
 /* ---- UDP protocol (docs/udp-protocol.md) ------------------------------------ */
 
@@ -161,26 +161,26 @@ struct xkv_allow_key {
 _Static_assert(sizeof(struct xkv_allow_key) == 20, "xkv_allow_key is 20 bytes");
 
 /*
- * Key of kv_local: one unicast address the daemon listens on, as it arrives
- * on one interface the program is attached to. The program answers only
- * frames whose (ingress ifindex, destination IP) is a key, whose destination
- * MAC is the value's mac, so a reply always leaves from the interface's own
- * addresses; loopback sources only where loopback is set.
+ * One entry of kv_local, the array indexed by ingress ifindex: what the
+ * daemon listens on at that interface. The program answers only frames to
+ * `mac` and to one of the addresses, so a reply always leaves from the
+ * interface's own addresses; loopback sources only where loopback is set.
+ * n4 = n6 = 0: nothing is answered there. An array, not a hash keyed by
+ * (ifindex, address): its lookup is inlined, a few instructions per packet.
  */
-struct xkv_local_key {
-	__u32 ifindex;
-	__u8 addr[16]; /* IPv4 mapped into ::ffff:0:0/96, like xkv_allow_key */
-};
-_Static_assert(sizeof(struct xkv_local_key) == 20, "xkv_local_key is 20 bytes");
+#define XKV_MAX_IFINDEX 4096 /* kv_local entries: higher ifindexes are daemon-served */
+#define XKV_LOCAL_ADDRS 8    /* addresses of each family per interface */
 
 struct xkv_local {
 	__u8 mac[6];   /* the interface's own unicast MAC (all zero on lo) */
 	__u8 loopback; /* 1 on a loopback device (IFF_LOOPBACK) */
-	__u8 reserved;
+	__u8 n4;       /* addr4[] in use */
+	__u8 n6;       /* addr6[] in use */
+	__u8 reserved[7];
+	__u32 addr4[XKV_LOCAL_ADDRS];	 /* be */
+	__u64 addr6[XKV_LOCAL_ADDRS][2]; /* the 16 bytes, in memory order */
 };
-_Static_assert(sizeof(struct xkv_local) == 8, "xkv_local is 8 bytes");
-
-#define XKV_MAX_LOCAL 1024 /* kv_local entries: addresses x interfaces */
+_Static_assert(sizeof(struct xkv_local) == 176, "xkv_local is 176 bytes");
 
 /* The program answers nothing once the daemon's heartbeat is older than this. */
 #define XKV_HEARTBEAT_MAX_AGE_NS 1000000000ULL

@@ -187,20 +187,25 @@ static void allow(FIXTURE_DATA(xdp) * self, const char *addr, bool v6, uint32_t 
 	bpf_map_update_elem(bpf_map__fd(self->skel->maps.kv_allow), &k, &one, BPF_ANY);
 }
 
-/* Says that `addr` is one the daemon listens on, on interface IFINDEX. */
+/* Says that `addr` is one the daemon listens on, on interface IFINDEX,
+ * which is (or is not) a loopback device. */
 static void local(FIXTURE_DATA(xdp) * self, const char *addr, bool v6, bool loopback)
 {
-	struct xkv_local_key k = { .ifindex = IFINDEX };
-	struct xkv_local v = { .loopback = loopback };
+	int fd = bpf_map__fd(self->skel->maps.kv_local);
+	uint32_t key = IFINDEX;
+	struct xkv_local v;
 
+	bpf_map_lookup_elem(fd, &key, &v);
 	memcpy(v.mac, IF_MAC, 6);
-	if (v6) {
-		inet_pton(AF_INET6, addr, k.addr);
+	v.loopback = loopback;
+	if (!addr) {
+		v.n4 = v.n6 = 0;
+	} else if (v6) {
+		inet_pton(AF_INET6, addr, v.addr6[v.n6++]);
 	} else {
-		k.addr[10] = k.addr[11] = 0xff;
-		inet_pton(AF_INET, addr, &k.addr[12]);
+		inet_pton(AF_INET, addr, &v.addr4[v.n4++]);
 	}
-	bpf_map_update_elem(bpf_map__fd(self->skel->maps.kv_local), &k, &v, BPF_ANY);
+	bpf_map_update_elem(fd, &key, &v, BPF_ANY);
 }
 
 FIXTURE_SETUP(xdp)
@@ -538,6 +543,7 @@ TEST_F(xdp, token_zero_never_proves_a_password)
  * 10.0.0.0/24 and fd00::/64 are allowed (as fastpath-allow would). */
 static void make_veth(FIXTURE_DATA(xdp) * self)
 {
+	local(self, NULL, false, false);
 	local(self, "127.0.0.1", false, false);
 	local(self, "::1", true, false);
 	local(self, "10.0.0.1", false, false);
@@ -644,12 +650,12 @@ TEST_F(xdp, only_our_unicast_destinations)
 
 TEST_F(xdp, unknown_interface_answers_nothing)
 {
-	struct xkv_local_key k = { .ifindex = IFINDEX };
+	static const struct xkv_local none;
 	struct request_spec rs = { .cmd = GET(1) "k\r\n", .pad_to = 64 };
+	uint32_t key = IFINDEX;
 
-	k.addr[10] = k.addr[11] = 0xff;
-	inet_pton(AF_INET, "127.0.0.1", &k.addr[12]);
-	ASSERT_EQ(0, bpf_map_delete_elem(bpf_map__fd(self->skel->maps.kv_local), &k));
+	ASSERT_EQ(0, bpf_map_update_elem(bpf_map__fd(self->skel->maps.kv_local), &key, &none,
+					 BPF_ANY));
 	expect_pass(_metadata, self, &rs, XKV_MISS_NOT_LOCAL);
 }
 
