@@ -172,11 +172,21 @@ int fastpath_local_refresh(int map_fd, const int *ifindexes, int n)
 		log_verbose("fastpath: an interface has more than %d addresses of a family; the "
 			    "kernel answers the first %d",
 			    XKV_LOCAL_ADDRS, XKV_LOCAL_ADDRS);
+	/*
+	 * An array element is rewritten in place, so a packet read during the
+	 * rewrite may see part of the old entry and part of the new one: only
+	 * entries that changed are written, and a mix can only match what the
+	 * old or the new entry would (a torn MAC matches no frame).
+	 */
 	for (int i = 0; i < n; i++) {
 		uint32_t key = (uint32_t)ifindexes[i];
+		struct xkv_local cur;
 
 		if (key >= XKV_MAX_IFINDEX)
 			continue; /* fastpath_attach() said so */
+		if (bpf_map_lookup_elem(map_fd, &key, &cur) == 0 &&
+		    !memcmp(&cur, &ifs[i], sizeof(cur)))
+			continue;
 		if (bpf_map_update_elem(map_fd, &key, &ifs[i], BPF_ANY) < 0) {
 			ret = -errno;
 			log_warning("fastpath: cannot fill kv_local: %s", strerror(errno));

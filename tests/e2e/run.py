@@ -653,6 +653,42 @@ def in_both_modes(check):
     test(run_native)
 
 
+@test
+def local_addresses_follow_the_interface():
+    """An address added to the interface is answered by the kernel within the
+    daemon's one-second refresh of kv_local, and no longer once removed."""
+    pair = Pair()
+    srv = start_pair_server(pair, '--fastpath-mode', 'generic')
+    wire = Wire(pair)
+    try:
+        smac, cmac = link_mac(pair.server, pair.dev_s), link_mac(pair.client, pair.dev_c)
+        with Entered(pair.client):
+            assert tcp(pair.host, 'SET', 'k', 'v') == b'+OK\r\n'
+            udp_get(pair.host, b'k')
+            assert udp_get(pair.host, b'k')[0] & F_KERNEL
+        req = frame(smac, cmac, '10.199.0.2', '10.199.0.3', request(b'k'))
+        wire.send(req)
+        assert wire.replies(0.3)[0] == 0
+        sh('ip', '-n', pair.server.name, 'addr', 'add', '10.199.0.3/24', 'dev', pair.dev_s)
+
+        def kernel_answers(want):
+            deadline = time.monotonic() + 5   # the refresh is once a second
+            while time.monotonic() < deadline:
+                wire.send(req)
+                if (wire.replies(0.2)[0] > 0) == want:
+                    return True
+            return False
+        assert kernel_answers(True), 'the new address is never answered by the kernel'
+        sh('ip', '-n', pair.server.name, 'addr', 'del', '10.199.0.3/24', 'dev', pair.dev_s)
+        assert kernel_answers(False), 'the removed address is still answered by the kernel'
+        wire.send(req)
+        assert wire.replies(0.3)[0] == 0
+    finally:
+        wire.close()
+        srv.stop()
+        pair.close()
+
+
 in_both_modes(spoofing)
 in_both_modes(token_rules)
 in_both_modes(protected)
