@@ -29,7 +29,7 @@ else
 OPT := -O2 -g
 endif
 CFLAGS ?= $(OPT)
-LIBS := -luring -lbpf -lxxhash -lpthread -lm
+LIBS := -luring -lbpf -lxxhash -lcrypto -lpthread -lm
 # jemalloc replaces malloc, but AddressSanitizer must own malloc itself.
 ifneq ($(DEBUG),1)
 LIBS += -ljemalloc
@@ -40,7 +40,10 @@ endif
 include Kbuild
 BPF_OBJS := $(addprefix $(OUTPUT)/bpf/,$(bpf-y))
 BPF_SKELS := $(patsubst $(OUTPUT)/bpf/%.bpf.o,$(OUTPUT)/include/%.skel.h,$(BPF_OBJS))
-BPF_CFLAGS := -g -O2 --target=bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
+# Off x86 the seqlock reader's barrier is a value-returning atomic (see
+# seq_rmb() in bpf/xkv_xdp.bpf.c), which needs BPF ISA v3.
+BPF_CPU := $(if $(filter x86,$(ARCH)),,-mcpu=v3)
+BPF_CFLAGS := -g -O2 --target=bpf $(BPF_CPU) -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 	-I$(OUTPUT)/include -Ishared -Ibpf \
 	$(shell $(CLANG) -v -E - </dev/null 2>&1 | sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
 
@@ -109,12 +112,13 @@ $(OUTPUT)/xkv-bench: $(OUTPUT)/tools/xkv-bench/main.o $(call BENCH_LIB,$(OUTPUT)
 	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $^ -lpthread -lm
 tools: $(if $(wildcard tools/xkv-bench/main.c),$(OUTPUT)/xkv-bench)
 
-# tools/xkvctl: the fast-path CLI and its client library libxkv (libc only).
+# tools/xkvctl: the fast-path CLI and its client library libxkv (libc, and
+# libcrypto for the SHA-256 that derives the UDP token from a password).
 XKVCTL_SRCS := $(wildcard tools/xkvctl/*.c)
 $(OUTPUT)/xkvctl: $(XKVCTL_SRCS) $(wildcard tools/xkvctl/*.h) shared/xkv_abi.h
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -Itools/xkvctl -o $@ $(XKVCTL_SRCS)
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -Itools/xkvctl -o $@ $(XKVCTL_SRCS) -lcrypto
 tools: $(OUTPUT)/xkvctl
 
 # ---- tests ----------------------------------------------------------------------
@@ -220,7 +224,7 @@ soak: all $(OUTPUT)/asan/xkvd $(E2E_OBJS)
 
 # ---- the rest -------------------------------------------------------------------
 DEB_PACKAGES := clang llvm libbpf-dev bpftool liburing-dev libjemalloc-dev libxxhash-dev \
-	libxdp-dev libhiredis-dev pkg-config iproute2 redis-tools redis-server python3-redis \
+	libxdp-dev libhiredis-dev libssl-dev pkg-config iproute2 redis-tools redis-server python3-redis \
 	linux-source-6.1 clang-format make gcc gnuplot-nox
 deps:
 	$(Q)missing=; for p in $(DEB_PACKAGES); do \

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "access.h"
 #include "config.h"
 #include "log.h"
 #include "mem.h"
@@ -69,6 +70,14 @@ static int apply_dir(const char **err)
 	return 0;
 }
 
+/* The UDP access rule (access.c) follows requirepass, fastpath-token and
+ * protected-mode before the CONFIG SET that changes one is answered. */
+static int apply_access(const char **err)
+{
+	access_update();
+	return 0;
+}
+
 #define INT(n, f, d, lo, hi, fl, desc)                                                             \
 	{                                                                                          \
 		n, CFG_INT, fl, &config.f, d, lo, hi, NULL, NULL, desc                             \
@@ -94,9 +103,10 @@ static const struct config_def defs[] = {
 	INT("port", port, "6379", 0, 65535, CFG_IMMUTABLE, "TCP port to listen on; 0: no TCP."),
 	STR("bind", bind, "127.0.0.1", CFG_IMMUTABLE | CFG_WORDS, NULL,
 	    "Addresses to listen on, space-separated; a leading `-` makes one optional."),
-	BOOL("protected-mode", protected_mode, "yes", 0,
-	     "With no `requirepass`, refuse TCP clients and UDP requests that do not come from "
-	     "the loopback interface."),
+	{ "protected-mode", CFG_BOOL, 0, &config.protected_mode, "yes", 0, 1, yes_no_names,
+	  apply_access,
+	  "With no `requirepass`, refuse TCP clients and UDP requests (kernel and daemon) that "
+	  "do not come from 127.0.0.1 or ::1." },
 	STR("unixsocket", unixsocket, "", CFG_IMMUTABLE, NULL,
 	    "Path of a Unix socket to listen on as well; empty: none."),
 	{ "unixsocketperm", CFG_OCTAL, CFG_IMMUTABLE, &config.unixsocketperm, "0", 0, 0777, NULL,
@@ -109,7 +119,7 @@ static const struct config_def defs[] = {
 	    "Close a client idle for this many seconds; 0: never."),
 	INT("tcp-keepalive", tcp_keepalive, "300", 0, INT_MAX, 0,
 	    "TCP keepalive idle time of new connections, in seconds; 0: off."),
-	STR("requirepass", requirepass, "", CFG_SENSITIVE, NULL,
+	STR("requirepass", requirepass, "", CFG_SENSITIVE, apply_access,
 	    "Password that AUTH must give; empty: none."),
 	MEM("proto-max-bulk-len", proto_max_bulk_len, "512mb", 1024 * 1024, LLONG_MAX, 0,
 	    "Largest bulk string a request may carry."),
@@ -162,8 +172,10 @@ static const struct config_def defs[] = {
 	    "Values the kernel cache holds."),
 	STR("fastpath-allow", fastpath_allow, "127.0.0.0/8 ::1/128", CFG_IMMUTABLE | CFG_WORDS,
 	    NULL, "Source networks the kernel answers, space-separated."),
-	INT("fastpath-token", fastpath_token, "0", 0, LLONG_MAX, CFG_SENSITIVE,
-	    "Token UDP requests must carry when `requirepass` is set."),
+	{ "fastpath-token", CFG_INT, CFG_SENSITIVE, &config.fastpath_token, "0", 0, LLONG_MAX, NULL,
+	  apply_access,
+	  "Token UDP requests must carry when `requirepass` is set; 0: derived from the "
+	  "password." },
 	INT("fastpath-admit-threshold", fastpath_admit_threshold, "2", 1, 255, 0,
 	    "Daemon-served GETs of a key before it enters the kernel cache."),
 	INT("udp-port", udp_port, "-1", -1, 65535, CFG_IMMUTABLE,

@@ -20,6 +20,7 @@
 
 #include "config.h"
 #include "fastpath.h"
+#include "fastpath_local.h"
 #include "loader.h"
 #include "log.h"
 #include "mem.h"
@@ -39,6 +40,13 @@ static struct {
 	uint32_t epoch; /* bumped when db 0 is flushed or swapped */
 	/* Counters (atomic). */
 	uint64_t admissions, admission_failures, invalidations, updates, evictions;
+	/* The access rule (access.c), kept for a load that comes later;
+	 * written by fastpath_set_access() only, which access.c serializes. */
+	struct {
+		bool required, loopback_only;
+		uint64_t token;
+	} access;
+	uint64_t local_refreshed_ns; /* last kv_local refresh (worker 0) */
 } fp = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 bool fastpath_loaded(void)
@@ -94,6 +102,22 @@ uint64_t fastpath_index_key(const void *key, size_t len, uint64_t seed)
 	return xkv_key_hash(words, (uint32_t)len, seed);
 }
 
+/*
+ * The writer's half of the slot seqlock (the reader is copy_slot() in
+ * bpf/xkv_xdp.bpf.c), as the kernel's write_seqcount_begin/end: seq++,
+ * smp_wmb(), the slot's stores, smp_wmb(), seq++. A slot has one writer at a
+ * time (its key's shard lock, or fp.lock), so seq's plain read is its own
+ * last store.
+ *
+ * seq_begin: the release fence orders the odd seq before every later store
+ * (on arm64 it is a DMB ISH, on x86 TSO keeps stores in order anyway), so a
+ * reader that sees any new byte of the slot, and then (its smp_rmb) reads seq
+ * again, sees it odd or changed. seq_end: the store-release (STLR on arm64)
+ * orders every store of the slot before the even seq, so a reader that
+ * (after its first smp_rmb) finds the new even seq reads only new bytes.
+ * The slot's bytes are written plainly: a racing reader may see them torn,
+ * which is what the two seq reads catch.
+ */
 static void seq_begin(struct xkv_slot *s)
 {
 	__atomic_store_n(&s->seq, s->seq + 1, __ATOMIC_RELAXED);
@@ -378,18 +402,70 @@ static int load_allowlist(char *why, size_t len)
 	return ret;
 }
 
+/*
+ * Writes the access rule into the program's mapped .bss (see xkv_access in
+ * bpf/xkv_xdp.bpf.c): a packet meets the old rule, the new one, or a
+ * refusal, never a mix looser than both. The full fence makes the rule
+ * visible before the caller goes on to answer the CONFIG SET.
+ */
+static void access_publish(void)
+{
+	struct xkv_xdp__bss *bss = fp.ld.skel->bss;
+	uint32_t flags = (fp.access.required ? XKV_ACCESS_TOKEN : 0) |
+			 (fp.access.loopback_only ? XKV_ACCESS_LOOPBACK_ONLY : 0);
+
+	/* The token before the flag that makes it count, cleared after it. */
+	if (fp.access.required)
+		__atomic_store_n(&bss->xkv_token, fp.access.token, __ATOMIC_RELEASE);
+	__atomic_store_n(&bss->xkv_access, flags, __ATOMIC_RELEASE);
+	if (!fp.access.required)
+		__atomic_store_n(&bss->xkv_token, 0, __ATOMIC_RELEASE);
+	atomic_thread_fence(memory_order_seq_cst);
+}
+
+void fastpath_set_access(bool required, uint64_t token, bool loopback_only)
+{
+	fp.access.required = required;
+	fp.access.token = token;
+	fp.access.loopback_only = loopback_only;
+	if (fastpath_loaded())
+		access_publish();
+}
+
+/* Refreshes kv_local from the attached interfaces (fp.lock held). */
+static void local_refresh_locked(void)
+{
+	int ifindexes[sizeof(fp.ld.links) / sizeof(fp.ld.links[0])];
+
+	for (int i = 0; i < fp.ld.nlinks; i++)
+		ifindexes[i] = fp.ld.links[i].ifindex;
+	if (fastpath_local_refresh(fp.ld.local_fd, ifindexes, fp.ld.nlinks) < 0)
+		log_warning("fastpath: cannot read the interfaces' addresses: %s", strerror(errno));
+}
+
 void fastpath_heartbeat(void)
 {
 	struct xkv_xdp__bss *bss;
+	uint64_t now = mono_ns();
 
 	if (!fastpath_loaded())
 		return;
 	bss = fp.ld.skel->bss;
-	/* requirepass and fastpath-token may change at run time (CONFIG SET):
-	 * the program follows within one heartbeat. */
-	bss->xkv_token_required = config.requirepass[0] != '\0';
-	bss->xkv_token = (uint64_t)config.fastpath_token;
-	__atomic_store_n(&bss->xkv_heartbeat_ns, mono_ns(), __ATOMIC_RELEASE);
+	__atomic_store_n(&bss->xkv_heartbeat_ns, now, __ATOMIC_RELEASE);
+	/* Addresses come and go (and a MAC may change): follow them within a
+	 * second. The interface list is copied under the lock, the netlink dump
+	 * is done outside it. */
+	if (now - fp.local_refreshed_ns >= 1000000000ULL) {
+		int ifindexes[sizeof(fp.ld.links) / sizeof(fp.ld.links[0])], n;
+
+		fp.local_refreshed_ns = now;
+		pthread_mutex_lock(&fp.lock);
+		n = fp.ld.nlinks;
+		for (int i = 0; i < n; i++)
+			ifindexes[i] = fp.ld.links[i].ifindex;
+		pthread_mutex_unlock(&fp.lock);
+		fastpath_local_refresh(fp.ld.local_fd, ifindexes, n);
+	}
 }
 
 int fastpath_attach(const char *ifaces, char *why, size_t len)
@@ -418,8 +494,13 @@ int fastpath_attach(const char *ifaces, char *why, size_t len)
 		}
 		log_notice("fastpath: XDP attached to %s (%s mode)", p,
 			   fp.ld.links[fp.ld.nlinks - 1].native ? "native" : "generic");
+		if (fp.ld.links[fp.ld.nlinks - 1].ifindex >= XKV_MAX_IFINDEX)
+			log_warning("fastpath: %s has ifindex %d, past the %d the kernel "
+				    "serves: its GETs are daemon-served",
+				    p, fp.ld.links[fp.ld.nlinks - 1].ifindex, XKV_MAX_IFINDEX);
 		attached++;
 	}
+	local_refresh_locked();
 	pthread_mutex_unlock(&fp.lock);
 	xfree(copy);
 	return attached || ret == 0 ? 0 : -1;
@@ -429,6 +510,7 @@ void fastpath_detach(void)
 {
 	pthread_mutex_lock(&fp.lock);
 	loader_detach_all(&fp.ld);
+	local_refresh_locked();
 	pthread_mutex_unlock(&fp.lock);
 	log_notice("fastpath: detached from every interface");
 }
@@ -464,6 +546,7 @@ void fastpath_start(void)
 		fp.nfree = 0;
 		return;
 	}
+	access_publish();
 	__atomic_store_n(&fp.loaded, true, __ATOMIC_RELEASE);
 	fastpath_heartbeat();
 	if (fastpath_attach(config.fastpath_interfaces, why, sizeof(why)) < 0)
@@ -496,6 +579,9 @@ static const char *const stat_names[XKV_STAT_COUNT] = {
 	[XKV_MISS_BAD_TOKEN] = "miss_bad_token",
 	[XKV_MISS_NO_ROOM] = "miss_no_room",
 	[XKV_MISS_STALE_DAEMON] = "miss_stale_daemon",
+	[XKV_MISS_NOT_LOCAL] = "miss_not_local",
+	[XKV_STAT_MGET_HIT] = "mget_hits",
+	[XKV_MISS_TOO_MANY_KEYS] = "miss_too_many_keys",
 };
 
 void fastpath_info(fastpath_emit_fn *emit, void *ctx)

@@ -28,8 +28,13 @@ struct xkv_slot;
 void fastpath_start(void);
 void fastpath_stop(void);
 bool fastpath_loaded(void);
-/* Refreshes the dead-man heartbeat and the auth token (worker 0's cron). */
+/* Refreshes the dead-man heartbeat, and once a second the local addresses
+ * (worker 0's cron). */
 void fastpath_heartbeat(void);
+/* The UDP access rule (access.c): with required, only token is answered (0:
+ * nothing); with loopback_only, only 127.0.0.1 and ::1. Takes effect in the
+ * kernel before it returns; kept for a later load. */
+void fastpath_set_access(bool required, uint64_t token, bool loopback_only);
 
 /* The store's hooks; the caller holds e's shard lock. */
 void fastpath_note_read(int db, struct entry *e);

@@ -77,6 +77,7 @@ int loader_load(struct loader *l, uint16_t port, uint32_t nslots, char *why, siz
 	l->index_fd = bpf_map__fd(skel->maps.kv_index);
 	l->stats_fd = bpf_map__fd(skel->maps.kv_stats);
 	l->allow_fd = bpf_map__fd(skel->maps.kv_allow);
+	l->local_fd = bpf_map__fd(skel->maps.kv_local);
 	return 0;
 }
 

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "access.h"
 #include "commands.h"
 #include "config.h"
 #include "fastpath.h"
@@ -110,6 +111,7 @@ int main(int argc, char **argv)
 	store_init((int)config.databases);
 	if (write_pidfile() < 0)
 		return 1;
+	access_update();
 	fastpath_start();
 	ret = server_run();
 	fastpath_stop();

@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <linux/types.h>
 
+#include "access.h"
 #include "client.h"
 #include "config.h"
 #include "log.h"
@@ -138,6 +139,44 @@ static void serve_get(const struct arg *key, struct out *o)
 	lockset_release(&ls);
 }
 
+/*
+ * MGET key...: Redis's array reply, nil for a missing key or one of another
+ * type. The keys' shards are locked together, so the reply is one snapshot,
+ * as over TCP. Each read counts toward admission, as a GET's does, so keys
+ * read only by MGET become kernel-served too. o->value_len stays 0: with
+ * XKV_F_TRUNCATED the client is told the whole reply's size.
+ */
+static void serve_mget(const struct arg *keys, int nkeys, struct out *o)
+{
+	struct lockset ls;
+	char tmp[LL_STR_SIZE + 1], head[32];
+
+	lockset_init(&ls);
+	for (int i = 0; i < nkeys; i++)
+		lockset_add_key(&ls, 0, keys[i].p, keys[i].len);
+	lockset_acquire(&ls);
+	store_time_ms = now_ms();
+	snprintf(head, sizeof(head), "*%d\r\n", nkeys);
+	out_str(o, head);
+	for (int i = 0; i < nkeys; i++) {
+		struct entry *e = db_find_get(0, keys[i].p, keys[i].len);
+		size_t vlen;
+		const char *v;
+
+		if (!e || e->val.type != OBJ_STRING) {
+			out_str(o, "$-1\r\n");
+			continue;
+		}
+		v = obj_str(&e->val, tmp, &vlen);
+		snprintf(head, sizeof(head), "$%zu\r\n", vlen);
+		out_str(o, head);
+		out_add(o, v, vlen);
+		out_str(o, "\r\n");
+	}
+	store_time_ms = 0;
+	lockset_release(&ls);
+}
+
 /* Runs the one command in cmd[0..len) into o. */
 static void serve_command(char *cmd, size_t len, struct out *o)
 {
@@ -161,6 +200,8 @@ static void serve_command(char *cmd, size_t len, struct out *o)
 		out_str(o, "-ERR Protocol error: one command per datagram\r\n");
 	} else if (str_eq_nocase(pc.argv[0].p, pc.argv[0].len, "GET") && pc.argc == 2) {
 		serve_get(&pc.argv[1], o);
+	} else if (str_eq_nocase(pc.argv[0].p, pc.argv[0].len, "MGET") && pc.argc >= 2) {
+		serve_mget(&pc.argv[1], pc.argc - 1, o);
 	} else if (str_eq_nocase(pc.argv[0].p, pc.argv[0].len, "PING") && pc.argc <= 2) {
 		if (pc.argc == 1) {
 			out_str(o, "+PONG\r\n");
@@ -173,11 +214,12 @@ static void serve_command(char *cmd, size_t len, struct out *o)
 			out_str(o, "\r\n");
 		}
 	} else if (str_eq_nocase(pc.argv[0].p, pc.argv[0].len, "GET") ||
+		   str_eq_nocase(pc.argv[0].p, pc.argv[0].len, "MGET") ||
 		   str_eq_nocase(pc.argv[0].p, pc.argv[0].len, "PING")) {
 		out_str(o, "-ERR wrong number of arguments for this command over UDP\r\n");
 	} else {
-		out_str(o,
-			"-ERR only GET and PING are served over UDP: use TCP for this command\r\n");
+		out_str(o, "-ERR only GET, MGET and PING are served over UDP: use TCP for this "
+			   "command\r\n");
 	}
 	xfree(pc.argv);
 	xfree(pc.arg_off);
@@ -203,8 +245,7 @@ static size_t answer(const char *req, size_t len, char *reply)
 	h->value_len = 0;
 	if (cmd_len > len - sizeof(*in)) {
 		out_str(&o, "-ERR Protocol error: cmd_len exceeds the datagram\r\n");
-	} else if (config.requirepass[0] &&
-		   (!config.fastpath_token || in->token != (uint64_t)config.fastpath_token)) {
+	} else if (!access_udp_token_ok(in->token)) {
 		out_str(&o, "-NOAUTH Authentication required.\r\n");
 	} else {
 		char cmd[cmd_len + 1];
