@@ -278,7 +278,9 @@ void fastpath_collect_hits(void)
 {
 	uint32_t n, budget;
 
-	if (!fastpath_loaded())
+	/* An empty cache has no hits (nfree read racily: a slot taken
+	 * meanwhile is visited next time round). */
+	if (!fastpath_loaded() || __atomic_load_n(&fp.nfree, __ATOMIC_RELAXED) == fp.ld.nslots)
 		return;
 	n = fp.ld.nslots;
 	/* Every slot about once a second at the cron's rate (hz). */
