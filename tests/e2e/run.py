@@ -518,6 +518,35 @@ def the_slab_counts_toward_maxmemory():
 
 
 @test
+def clock_keeps_the_keys_the_kernel_serves():
+    """As above, with the hot key read only through the kernel: the hand takes
+    its slot's hit count as a reference and passes it."""
+    pair = Pair()
+    srv = start_pair_server(pair, '--fastpath-mode', 'generic', '--fastpath-slots', '2',
+                            '--fastpath-admit-threshold', '2')
+    try:
+        with Entered(pair.client):
+            for key in ('a', 'b', 'c'):
+                tcp(pair.host, 'SET', key, 'v' + key)
+            for key in ('a', 'b'):
+                tcp(pair.host, 'GET', key)
+                tcp(pair.host, 'GET', key)          # admitted: a in slot 0, b in slot 1
+            kernel = udp_get(pair.host, b'a')       # a's slot counts one hit
+            tcp(pair.host, 'GET', 'c')
+            tcp(pair.host, 'GET', 'c')              # admitted: the sweep passes a, takes b
+            hot, cold = udp_get(pair.host, b'a'), udp_get(pair.host, b'b')
+            stats = fastpath_stats(pair.host)
+        assert kernel == (F_REPLY | F_KERNEL, b'$2\r\nva\r\n'), kernel
+        assert hot == (F_REPLY | F_KERNEL, b'$2\r\nva\r\n'), (hot, stats)
+        assert cold == (F_REPLY, b'$2\r\nvb\r\n'), (cold, stats)
+        assert int(stats['fastpath_evictions']) == 1, stats
+        assert int(stats['fastpath_hits_collected']) >= 1, stats
+    finally:
+        srv.stop()
+        pair.close()
+
+
+@test
 def sigkill_leaves_no_kernel_answer():
     pair = Pair()
     srv = start_pair_server(pair, '--fastpath-mode', 'generic')
