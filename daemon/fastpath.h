@@ -12,6 +12,8 @@
  * Locking: the fast-path lock protects the slot allocator (free stack, CLOCK
  * hand) and the attachments. It is taken under a shard lock; while holding it,
  * eviction only *tries* other shards' locks, so the store's lock order holds.
+ * Taking kernel hits into keys needs only the key's shard lock; the cron's
+ * walk takes it without holding the fast-path lock.
  */
 #ifndef XKV_FASTPATH_H
 #define XKV_FASTPATH_H

@@ -511,7 +511,8 @@ def the_slab_counts_toward_maxmemory():
             evicted = int(c.info('stats')['evicted_keys'])
             c.close()
         assert evicted > 0 and keys * len(FILLER) < 1024 * 1024, (evicted, keys)
-        assert int(mem['used_memory']) <= limit, (mem['used_memory'], limit)
+        # INFO's own buffers are allocated after the eviction that ran before it.
+        assert int(mem['used_memory']) <= limit + 16 * 1024, (mem['used_memory'], limit)
     finally:
         srv.stop()
         pair.close()
