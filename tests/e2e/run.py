@@ -498,6 +498,7 @@ def the_slab_counts_toward_maxmemory():
             refused = c.call('SET', 'k', 'v')
             assert refused == b"-OOM command not allowed when used memory > 'maxmemory'.", \
                 refused
+            assert 'is smaller than the current memory usage' in srv.log_text()
             # Room for about 1 MB of keys on top of heap and slab.
             limit = used + 1024 * 1024
             assert c.call('CONFIG', 'SET', 'maxmemory', limit,
