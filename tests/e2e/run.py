@@ -395,8 +395,10 @@ def kernel_hits_count_as_accesses(policy):
             base = settled_memory(c, pair.host)
             assert c.call('CONFIG', 'SET', 'maxmemory', base + 3 * 1024 * 1024,
                           'maxmemory-policy', policy, 'lfu-log-factor', '0') == b'+OK'
-            assert c.call('SET', 'kern', 'kv') == b'+OK'
-            assert c.call('SET', 'tcp', 'tv') == b'+OK'
+            # volatile-*: every key has a deadline, far away.
+            ttl = (b'EX', b'3600') if policy.startswith('volatile') else ()
+            assert c.call('SET', 'kern', 'kv', *ttl) == b'+OK'
+            assert c.call('SET', 'tcp', 'tv', *ttl) == b'+OK'
             first = udp_get(pair.host, b'kern')          # the daemon answers and admits
             assert first == (F_REPLY, b'$2\r\nkv\r\n'), first
             hits_before = int(fastpath_stats(pair.host)['fastpath_hits'])
@@ -406,7 +408,7 @@ def kernel_hits_count_as_accesses(policy):
                 cmds = []
                 for i in range(start, start + batch):
                     key = b'f:%d' % i
-                    cmds += [(b'SET', key, FILLER), (b'STRLEN', key), (b'STRLEN', key)]
+                    cmds += [(b'SET', key, FILLER) + ttl, (b'STRLEN', key), (b'STRLEN', key)]
                 c.send(*cmds)
                 for _ in cmds:
                     reply = c.read()
@@ -440,6 +442,11 @@ def kernel_hits_keep_a_key_under_allkeys_lru():
 @test
 def kernel_hits_keep_a_key_under_allkeys_lfu():
     kernel_hits_count_as_accesses('allkeys-lfu')
+
+
+@test
+def kernel_hits_keep_a_key_under_volatile_lru():
+    kernel_hits_count_as_accesses('volatile-lru')
 
 
 @test
