@@ -190,8 +190,12 @@ class Pair:
 def start_pair_server(pair, *extra):
     srv = Xkvd(pair.server, '--bind', '0.0.0.0 ::', '--fastpath-interfaces', pair.dev_s,
                '--fastpath-allow', '10.199.0.0/24 fd99::/64', *extra)
-    with Entered(pair.client):
-        srv.wait_ready(pair.host)
+    try:
+        with Entered(pair.client):
+            srv.wait_ready(pair.host)
+    except BaseException:
+        srv.stop()                     # the caller never gets it to stop
+        raise
     return srv
 
 
@@ -388,8 +392,9 @@ def kernel_hits_count_as_accesses(policy):
     burst, they all share a few ticks with the hot keys, and sampled LRU
     cannot tell them apart (a slower machine only spreads them more)."""
     pair = Pair()
-    srv = start_pair_server(pair, '--fastpath-mode', 'generic', '--fastpath-slots', '64')
+    srv = None
     try:
+        srv = start_pair_server(pair, '--fastpath-mode', 'generic', '--fastpath-slots', '64')
         with Entered(pair.client):
             c = Resp(pair.host)
             base = settled_memory(c, pair.host)
@@ -430,7 +435,8 @@ def kernel_hits_count_as_accesses(policy):
         assert int(stats['fastpath_hits_collected']) > 0, stats
         assert (kern, tcp_key) == (1, 1), (kern, tcp_key, evicted)
     finally:
-        srv.stop()
+        if srv:
+            srv.stop()
         pair.close()
 
 
@@ -453,8 +459,9 @@ def kernel_hits_keep_a_key_under_volatile_lru():
 def kernel_hits_reach_object_idletime_and_freq():
     """OBJECT IDLETIME and FREQ see the kernel's hits as accesses."""
     pair = Pair()
-    srv = start_pair_server(pair, '--fastpath-mode', 'generic', '--fastpath-slots', '64')
+    srv = None
     try:
+        srv = start_pair_server(pair, '--fastpath-mode', 'generic', '--fastpath-slots', '64')
         with Entered(pair.client):
             c = Resp(pair.host)
             assert c.call('CONFIG', 'SET', 'maxmemory-policy', 'allkeys-lfu',
@@ -475,7 +482,8 @@ def kernel_hits_reach_object_idletime_and_freq():
             assert c.call('OBJECT', 'IDLETIME', 'k') == 0
             c.close()
     finally:
-        srv.stop()
+        if srv:
+            srv.stop()
         pair.close()
 
 
@@ -485,8 +493,9 @@ def the_slab_counts_toward_maxmemory():
     much), so a limit between the heap alone and heap plus slab is exceeded."""
     pair = Pair()
     nslots = 4096
-    srv = start_pair_server(pair, '--fastpath-mode', 'generic', '--fastpath-slots', str(nslots))
+    srv = None
     try:
+        srv = start_pair_server(pair, '--fastpath-mode', 'generic', '--fastpath-slots', str(nslots))
         with Entered(pair.client):
             c = Resp(pair.host)
             page = os.sysconf('SC_PAGE_SIZE')
@@ -522,18 +531,21 @@ def the_slab_counts_toward_maxmemory():
         # INFO's own buffers are allocated after the eviction that ran before it.
         assert int(mem['used_memory']) <= limit + 16 * 1024, (mem['used_memory'], limit)
     finally:
-        srv.stop()
+        if srv:
+            srv.stop()
         pair.close()
 
 
 @test
 def clock_keeps_the_keys_the_kernel_serves():
-    """As above, with the hot key read only through the kernel: the hand takes
+    """As clock_keeps_the_keys_that_are_read, with the hot key read only through
+    the kernel: the hand takes
     its slot's hit count as a reference and passes it."""
     pair = Pair()
-    srv = start_pair_server(pair, '--fastpath-mode', 'generic', '--fastpath-slots', '2',
-                            '--fastpath-admit-threshold', '2')
+    srv = None
     try:
+        srv = start_pair_server(pair, '--fastpath-mode', 'generic', '--fastpath-slots', '2',
+                                '--fastpath-admit-threshold', '2')
         with Entered(pair.client):
             for key in ('a', 'b', 'c'):
                 tcp(pair.host, 'SET', key, 'v' + key)
@@ -551,7 +563,8 @@ def clock_keeps_the_keys_the_kernel_serves():
         assert int(stats['fastpath_evictions']) == 1, stats
         assert int(stats['fastpath_hits_collected']) >= 1, stats
     finally:
-        srv.stop()
+        if srv:
+            srv.stop()
         pair.close()
 
 
