@@ -539,8 +539,8 @@ def the_slab_counts_toward_maxmemory():
 @test
 def clock_keeps_the_keys_the_kernel_serves():
     """As clock_keeps_the_keys_that_are_read, with the hot key read only through
-    the kernel: the hand takes
-    its slot's hit count as a reference and passes it."""
+    the kernel: the hand takes its slot's hit count as a reference and passes
+    it."""
     pair = Pair()
     srv = None
     try:
