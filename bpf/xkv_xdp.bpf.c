@@ -376,9 +376,11 @@ static __noinline int copy_slot(struct scratch *sc, __u32 room, __u64 now)
 	seq_rmb(sc);
 	if (*(volatile __u32 *)&slot->seq != seq)
 		return -XKV_MISS_TORN;
-	/* For the daemon's CLOCK; written only when clear, to keep the line shared. */
-	if (!slot->referenced)
-		slot->referenced = 1;
+	/* For the daemon's LRU/LFU and CLOCK. Saturating, so a hot slot's line is
+	 * written a bounded number of times between two collections and stays
+	 * shared between CPUs otherwise. */
+	if (slot->hits < XKV_SLOT_HITS_MAX)
+		__sync_fetch_and_add(&slot->hits, 1);
 	return (int)len;
 }
 

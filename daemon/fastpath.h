@@ -12,6 +12,8 @@
  * Locking: the fast-path lock protects the slot allocator (free stack, CLOCK
  * hand) and the attachments. It is taken under a shard lock; while holding it,
  * eviction only *tries* other shards' locks, so the store's lock order holds.
+ * Taking kernel hits into keys needs only the key's shard lock; the cron's
+ * walk takes it without holding the fast-path lock.
  */
 #ifndef XKV_FASTPATH_H
 #define XKV_FASTPATH_H
@@ -42,6 +44,21 @@ void fastpath_key_changed(int db, struct entry *e);
 void fastpath_key_removed(int db, struct entry *e);
 /* db was emptied or swapped; the caller holds all of its shards. */
 void fastpath_db_reset(int db);
+
+/*
+ * Kernel hits reach the keyspace's LRU clock and LFU counter through the
+ * slab: the program counts hits per slot (xkv_slot.hits) and the daemon takes
+ * the counts into the keys as accesses. fastpath_collect does it for one key
+ * (the eviction sampler and OBJECT, before they read its access time or
+ * counter; the caller holds e's shard lock). fastpath_collect_hits walks a
+ * share of the slots (worker 0's cron, no lock held), so that every slot is
+ * taken about once a second and an idle time is never older than that.
+ */
+void fastpath_collect(int db, struct entry *e);
+void fastpath_collect_hits(void);
+
+/* Bytes of the mapped slab, counted in used_memory (0 without the fast path). */
+size_t fastpath_slab_bytes(void);
 
 /* FASTPATH ATTACH / DETACH: 0, or -1 with why. */
 int fastpath_attach(const char *ifaces, char *why, size_t len);

@@ -278,6 +278,20 @@ struct entry *db_peek(int db, const char *key, size_t len)
 	return n ? entry_of(n) : NULL;
 }
 
+void db_touch(struct entry *e, uint32_t accesses)
+{
+	uint32_t now = store_clock();
+
+	/* The access time is set after each touch: lfu_touch() decays the
+	 * counter by the time since the last access, once. */
+	if (evict_policy_is_lfu())
+		for (uint32_t i = 0; i < accesses; i++) {
+			lfu_touch(e, now);
+			e->atime = now;
+		}
+	e->atime = now;
+}
+
 void db_prefetch_start(struct db_prefetch *p, int db, const char *key, size_t len)
 {
 	struct dict *d;

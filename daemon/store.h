@@ -130,6 +130,10 @@ struct entry *db_find_read(int db, const char *key, size_t len);
 struct entry *db_find_get(int db, const char *key, size_t len);
 /* The entry for key even if past its deadline, with no side effect. */
 struct entry *db_peek(int db, const char *key, size_t len);
+/* `accesses` reads of e that no lookup saw (the kernel cache's hits): its
+ * access time becomes now and, under an LFU policy, its counter takes that
+ * many touches, as that many lookups would. */
+void db_touch(struct entry *e, uint32_t accesses);
 
 /*
  * Cache warming for a batch of pipelined lookups: called in stages over all

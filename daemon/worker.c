@@ -354,6 +354,7 @@ void worker_cron(struct worker *w)
 		mem_sample_peak();
 		sample_ops(now);
 		fastpath_heartbeat();
+		fastpath_collect_hits();
 	}
 }
 

@@ -13,7 +13,7 @@
 #ifndef XKV_ABI_H
 #define XKV_ABI_H
 
-#define XKV_ABI_VERSION 5
+#define XKV_ABI_VERSION 6
 
 /* ---- UDP protocol (docs/udp-protocol.md) ------------------------------------ */
 
@@ -120,12 +120,21 @@ struct xkv_slot {
 	__u64 expire_ns;  /* CLOCK_MONOTONIC deadline, 0 for none */
 	__u32 reply_csum; /* ones' complement sum of reply[] as 16-bit words in memory order */
 	__u32 value_len;
-	__u32 referenced; /* set by the program on a hit, cleared by the daemon's CLOCK */
+	__u32 hits; /* kernel hits since the daemon last collected them (XKV_SLOT_HITS_MAX) */
 	__u32 reserved;
 	__u8 key[XKV_MAX_KEY];
 	__u8 reply[XKV_MAX_REPLY]; /* the preformatted RESP reply: "$<n>\r\n<value>\r\n" */
 };
 _Static_assert(sizeof(struct xkv_slot) == 1208, "xkv_slot is 1208 bytes");
+
+/*
+ * The program counts its hits on a slot in `hits` up to this, and the daemon
+ * takes the count (exchanging it with 0) to touch the key's LRU clock and LFU
+ * counter as that many accesses would, and for its CLOCK. Bounded so a hot
+ * slot's line is written at most this many times between two collections:
+ * LRU needs one hit, and the LFU counter is logarithmic.
+ */
+#define XKV_SLOT_HITS_MAX 255
 
 /* ---- Statistics (the kv_stats per-CPU array, one counter per index) ------------ */
 

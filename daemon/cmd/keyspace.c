@@ -29,6 +29,7 @@
 
 #include "commands.h"
 #include "evict.h"
+#include "fastpath.h"
 #include "mem.h"
 #include "util.h"
 
@@ -854,6 +855,7 @@ void cmd_object_idletime(struct client *c)
 		reply_null(c);
 		return;
 	}
+	fastpath_collect(c->db, e); /* the kernel's hits are accesses too */
 	/* Under LFU the access time keeps the counter's decay, not idle time. */
 	if (evict_policy_is_lfu()) {
 		reply_error(c, "An LFU maxmemory policy is selected, idle time not tracked. Please "
@@ -879,6 +881,7 @@ void cmd_object_freq(struct client *c)
 			    "LRU and LFU data will take some time to adjust.");
 		return;
 	}
+	fastpath_collect(c->db, e);
 	reply_int(c, lfu_value(e, store_clock()));
 }
 

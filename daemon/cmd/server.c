@@ -553,16 +553,19 @@ static const char *policy_name(void)
 
 static void info_memory(struct text *t)
 {
-	size_t used = mem_used(), rss = mem_rss(), peak = mem_peak();
+	/* used_memory includes the fast path's mapped slab (fastpath.c), as
+	 * maxmemory does: it is resident memory of this process. */
+	size_t used = mem_used(), rss = mem_rss(), peak = mem_peak(), slab = fastpath_slab_bytes();
 	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
 	size_t total = pages > 0 && psize > 0 ? (size_t)pages * (size_t)psize : 0;
-	char h_used[32], h_rss[32], h_peak[32], h_total[32], h_max[32];
+	char h_used[32], h_rss[32], h_peak[32], h_total[32], h_max[32], h_slab[32];
 
 	human_bytes(h_used, sizeof(h_used), (double)used);
 	human_bytes(h_rss, sizeof(h_rss), (double)rss);
 	human_bytes(h_peak, sizeof(h_peak), (double)peak);
 	human_bytes(h_total, sizeof(h_total), (double)total);
 	human_bytes(h_max, sizeof(h_max), (double)config.maxmemory);
+	human_bytes(h_slab, sizeof(h_slab), (double)slab);
 	text_printf(t,
 		    "# Memory\r\n"
 		    "used_memory:%zu\r\n"
@@ -572,6 +575,8 @@ static void info_memory(struct text *t)
 		    "used_memory_peak:%zu\r\n"
 		    "used_memory_peak_human:%s\r\n"
 		    "used_memory_peak_perc:%.2f%%\r\n"
+		    "fastpath_slab_bytes:%zu\r\n"
+		    "fastpath_slab_bytes_human:%s\r\n"
 		    "total_system_memory:%zu\r\n"
 		    "total_system_memory_human:%s\r\n"
 		    "maxmemory:%lld\r\n"
@@ -580,7 +585,7 @@ static void info_memory(struct text *t)
 		    "mem_fragmentation_ratio:%.2f\r\n"
 		    "mem_allocator:%s\r\n",
 		    used, h_used, rss, h_rss, peak, h_peak,
-		    peak ? 100.0 * (double)used / (double)peak : 0, total, h_total,
+		    peak ? 100.0 * (double)used / (double)peak : 0, slab, h_slab, total, h_total,
 		    config.maxmemory, h_max, policy_name(), used ? (double)rss / (double)used : 0,
 		    mem_allocator());
 }

@@ -791,6 +791,35 @@ TEST_F(xdp, shared_hash_never_confuses_keys)
 	}
 }
 
+/* The daemon feeds a slot's hits to its key's LRU/LFU: every hit counts, up
+ * to the cap, and nothing else does. */
+TEST_F(xdp, hits_are_counted_up_to_the_cap)
+{
+	struct request_spec hit = { .cmd = GET(1) "k\r\n", .pad_to = 64 };
+	struct request_spec expired = { .cmd = GET(4) "gone\r\n", .pad_to = 64 };
+	struct request_spec no_room = { .cmd = GET(3) "max\r\n", .pad_to = 64 };
+	struct packet in, out;
+
+	ASSERT_EQ(0, self->slots[0].hits);
+	build(&in, &hit);
+	for (int i = 0; i < 3; i++)
+		ASSERT_EQ(XDP_TX, run(self, &in, &out));
+	ASSERT_EQ(3, self->slots[0].hits);
+	expect_pass(_metadata, self, &expired, XKV_MISS_EXPIRED);
+	expect_pass(_metadata, self, &no_room, XKV_MISS_NO_ROOM);
+	ASSERT_EQ(0, self->slots[1].hits);
+	ASSERT_EQ(0, self->slots[2].hits);
+	/* Saturates: a hot slot's line is written a bounded number of times. */
+	self->slots[0].hits = XKV_SLOT_HITS_MAX - 1;
+	for (int i = 0; i < 3; i++)
+		ASSERT_EQ(XDP_TX, run(self, &in, &out));
+	ASSERT_EQ(XKV_SLOT_HITS_MAX, self->slots[0].hits);
+	/* Taken by the daemon, it counts again from zero. */
+	self->slots[0].hits = 0;
+	ASSERT_EQ(XDP_TX, run(self, &in, &out));
+	ASSERT_EQ(1, self->slots[0].hits);
+}
+
 struct rewriter {
 	struct xkv_slot *slot;
 	volatile bool stop;

@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "config.h"
+#include "evict.h"
 #include "mem.h"
 #include "object.h"
 #include "store.h"
@@ -411,6 +413,42 @@ TEST_F(store, command_clock)
 	ASSERT_FALSE(key_exists(0, k));
 	store_time_ms = 0;
 	ASSERT_LE(now_ms() - 1000, store_now());
+}
+
+/*
+ * Accesses no lookup saw (the kernel cache's hits, fastpath.c): the access
+ * time becomes now and, under an LFU policy only, the counter takes one touch
+ * per access (each counts with lfu-log-factor 0).
+ */
+TEST_F(store, touch_counts_accesses)
+{
+	const char *k = "touched";
+	long long policy = config.maxmemory_policy, factor = config.lfu_log_factor;
+	struct entry *e;
+
+	set_key(0, k, "v", -1);
+	lock_key(0, k);
+	e = db_peek(0, k, strlen(k));
+	ASSERT_NE(NULL, e);
+	store_mono_ms = mono_ms(); /* a frozen access clock */
+	config.maxmemory_policy = POLICY_ALLKEYS_LFU;
+	config.lfu_log_factor = 0;
+	ASSERT_EQ(LFU_INIT_VAL, lfu_value(e, store_clock()));
+	db_touch(e, 7);
+	EXPECT_EQ(LFU_INIT_VAL + 7, lfu_value(e, store_clock()));
+	EXPECT_EQ(store_clock(), e->atime);
+	db_touch(e, 1000);
+	EXPECT_EQ(255, lfu_value(e, store_clock()));
+	config.maxmemory_policy = POLICY_ALLKEYS_LRU;
+	e->lfu = LFU_INIT_VAL;
+	store_mono_ms += 5000;
+	db_touch(e, 3);
+	EXPECT_EQ(store_clock(), e->atime);
+	EXPECT_EQ(LFU_INIT_VAL, e->lfu);
+	store_mono_ms = 0;
+	config.maxmemory_policy = policy;
+	config.lfu_log_factor = factor;
+	unlock_key(0, k);
 }
 
 /*
