@@ -813,15 +813,15 @@ static __noinline int serve_mget(struct xdp_md *ctx, const struct get_request *r
 		if (!slot || *(volatile __u32 *)&slot->seq != sc->mget_seq[i])
 			return -XKV_MISS_TORN;
 	}
-	/* For the daemon's CLOCK, as in copy_slot(). */
+	/* Each key's hit, for the daemon's LRU/LFU and CLOCK, as in copy_slot(). */
 	for (__u32 i = 0; i < XKV_MGET_MAX_KEYS; i++) {
 		struct xkv_slot *slot;
 
 		if (i >= (__u32)nkeys)
 			break;
 		slot = bpf_map_lookup_elem(&kv_slots, &sc->mget_idx[i]);
-		if (slot && !slot->referenced)
-			slot->referenced = 1;
+		if (slot && slot->hits < XKV_SLOT_HITS_MAX)
+			__sync_fetch_and_add(&slot->hits, 1);
 	}
 	return (int)off;
 }
