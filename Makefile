@@ -209,8 +209,9 @@ bench-fastpath: all $(OUTPUT)/tools/bench/xdp_ceiling.bpf.o
 # ---- other kernels (not part of make test) -----------------------------------------
 # Debian 12's own kernel (6.1 LTS, linux-image-amd64 fetched into $(OUTPUT)/kernel) under
 # qemu: test_xdp, xkvd loading and attaching the fast path, a kernel-answered GET; E2E=1
-# adds the e2e tier (slow under TCG). Needs root (tests/kernel/run.sh).
-test-kernel-6.1: test-build
+# adds the e2e tier (slow under TCG), KERNEL_ARGS=-r the TCP reproducer. Needs root
+# (tests/kernel/run.sh).
+test-kernel-6.1: test-build $(OUTPUT)/tests/tcp-fastpath/repro
 	$(Q)tests/kernel/run.sh -o $(OUTPUT) $(if $(filter 1,$(E2E)),-e) $(KERNEL_ARGS)
 
 # The TCP experiment of docs/fastpath.md ("TCP in the kernel: why not (yet)"): a sockmap
