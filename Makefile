@@ -215,6 +215,30 @@ bench-fastpath: all $(OUTPUT)/tools/bench/xdp_ceiling.bpf.o
 bench-memory: all
 	$(Q)PEERS="$(PEERS)" $(PYTHON) tools/bench/memory.py -o $(OUTPUT) $(BENCH_ARGS)
 
+# ---- other kernels (not part of make test) -----------------------------------------
+# Debian 12's own kernel (6.1 LTS, linux-image-amd64 fetched into $(OUTPUT)/kernel) under
+# qemu: test_xdp, xkvd loading and attaching the fast path, a kernel-answered GET; E2E=1
+# adds the e2e tier (slow under TCG), KERNEL_ARGS=-r the TCP reproducer. Needs root
+# (tests/kernel/run.sh).
+test-kernel-6.1: test-build $(OUTPUT)/tests/tcp-fastpath/repro
+	$(Q)tests/kernel/run.sh -o $(OUTPUT) $(if $(filter 1,$(E2E)),-e) $(KERNEL_ARGS)
+
+# The TCP experiment of docs/fastpath.md ("TCP in the kernel: why not (yet)"): a sockmap
+# program that answers GETs, on this kernel; every case it shows broken is a TAP TODO.
+TCPFP := $(OUTPUT)/tests/tcp-fastpath
+$(TCPFP)/tcp_get.bpf.o: tests/tcp-fastpath/tcp_get.bpf.c $(OUTPUT)/include/vmlinux.h bpf/lib/bound.h
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+$(TCPFP)/tcp_get.skel.h: $(TCPFP)/tcp_get.bpf.o
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name tcp_get > $@
+$(TCPFP)/repro: tests/tcp-fastpath/repro.c $(TCPFP)/tcp_get.skel.h
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -I$(TCPFP) -o $@ $< -lbpf
+test-tcp-fastpath: $(TCPFP)/repro
+	$(Q)$(TCPFP)/repro
+
 # ---- soaks (not part of make test) -------------------------------------------------
 # The differential fuzzer, the concurrency soak against the sanitizer build and the
 # coherence checker at 20M+ operations, sharing SOAK_MINUTES (tests/soak/run.py).
@@ -276,9 +300,12 @@ help:
 	@echo '  bench-instructions  instructions and system calls per GET, xkvd and redis-server'
 	@echo '  bench-threads   xkvd default threads against one thread, alternating'
 	@echo '  bench-memory    used_memory and RSS per key for every type, with PEERS="name=path ..."'
+	@echo '  test-kernel-6.1  the fast path on Debian 12'"'"'s 6.1 kernel under qemu (E2E=1 adds e2e)'
+	@echo '  test-tcp-fastpath  the sockmap TCP GET experiment on this kernel (docs/fastpath.md)'
 	@echo '  soak         fuzz xkvd against redis-server, concurrency soak (ASan), coherence;'
 	@echo '               SOAK_MINUTES=25 by default, SOAK_ARGS='"'"'--seed N --only fuzz'"'"''
 	@echo '  bpf daemon tools asan test-unit format format-check clean'
 
 .PHONY: all bpf daemon tools asan test test-unit test-build deps run docs format format-check clean help \
-	bench bench-compare bench-fastpath bench-instructions bench-memory bench-threads soak
+	bench bench-compare bench-fastpath bench-instructions bench-memory bench-threads soak \
+	test-kernel-6.1 test-tcp-fastpath

@@ -32,6 +32,7 @@
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
 
+#include "lib/bound.h"
 #include "xkv_abi.h"
 
 #define ETH_P_IP 0x0800
@@ -254,7 +255,8 @@ static __noinline int parse_get(struct xdp_md *ctx, const struct get_request *re
 	__builtin_memset(sc->key, 0, sizeof(sc->key));
 	sc->key_len = key_len;
 	if (key_len > 0 && key_len <= XKV_MAX_KEY &&
-	    bpf_xdp_load_bytes(ctx, req->cmd + key_off, sc->key, key_len) < 0)
+	    bpf_xdp_load_bytes(ctx, req->cmd + key_off, sc->key,
+			       xkv_bound(key_len, 1, XKV_MAX_KEY)) < 0)
 		return -XKV_MISS_MALFORMED;
 	return 0;
 }
@@ -592,9 +594,9 @@ static __always_inline int parse_headers(struct xdp_md *ctx, struct get_request 
 	if (h->magic != bpf_htons(XKV_UDP_MAGIC) || h->version != XKV_UDP_VERSION ||
 	    (h->flags & XKV_F_REPLY))
 		return -XKV_MISS_NOT_OURS;
-	req->udp_len = bpf_ntohs(udp->len);
+	req->udp_len = xkv_bound(bpf_ntohs(udp->len), 0, 0xffff);
 	req->cmd = req->l4 + sizeof(*udp) + sizeof(*h);
-	req->cmd_len = bpf_ntohs(h->cmd_len);
+	req->cmd_len = xkv_bound(bpf_ntohs(h->cmd_len), 0, 0xffff);
 	if (req->udp_len < sizeof(*udp) + sizeof(*h) || data + req->l4 + req->udp_len > end ||
 	    req->cmd_len > req->udp_len - sizeof(*udp) - sizeof(*h))
 		return -XKV_MISS_MALFORMED;
@@ -758,7 +760,8 @@ static __noinline int write_reply(struct xdp_md *ctx, const struct get_request *
 	sum += sc->reply_csum;
 	udp->check = csum_fold(sum) ?: 0xffff;
 	if (len > sizeof(sc->reply) ||
-	    bpf_xdp_store_bytes(ctx, req->l4 + sizeof(*udp) + sizeof(*h), sc->reply, len) < 0)
+	    bpf_xdp_store_bytes(ctx, req->l4 + sizeof(*udp) + sizeof(*h), sc->reply,
+				xkv_bound(len, 1, sizeof(sc->reply))) < 0)
 		return SERVE_ABORT;
 	return 0;
 }
