@@ -11,6 +11,7 @@
 
 #include "client.h"
 #include "config.h"
+#include "exec_ctx.h"
 #include "log.h"
 #include "mem.h"
 #include "reply.h"
@@ -112,13 +113,14 @@ static void out_str(struct out *o, const char *s)
 static void serve_get(const struct arg *key, struct out *o)
 {
 	struct lockset ls;
+	struct exec_ctx x;
 	struct entry *e;
 	char tmp[LL_STR_SIZE + 1], head[32];
 
 	lockset_init(&ls);
 	lockset_add_key(&ls, 0, key->p, key->len);
 	lockset_acquire(&ls);
-	store_time_ms = now_ms();
+	exec_ctx_push(&x, NULL, NULL, 0, 0, 0);
 	e = db_find_get(0, key->p, key->len);
 	if (!e) {
 		out_str(o, "$-1\r\n");
@@ -134,7 +136,7 @@ static void serve_get(const struct arg *key, struct out *o)
 		out_str(o, "\r\n");
 		o->value_len = vlen;
 	}
-	store_time_ms = 0;
+	exec_ctx_pop(&x);
 	lockset_release(&ls);
 }
 
