@@ -390,7 +390,7 @@ int command_add_locks(const struct command *cmd, struct client *c, int db, int a
 	uint32_t f = cmd->flags;
 
 	if (__builtin_expect(!(f & (CMD_NO_KEYS_LOCK | CMD_LOCK_DB | CMD_LOCK_ALL |
-				    CMD_KEYS_OTHER_DB | CMD_LOCK_QUEUE)),
+				    CMD_KEYS_OTHER_DB | CMD_LOCK_QUEUE | CMD_LOCK_WATCHED)),
 			     1)) {
 		add_key_locks(cmd, db, argc, argv, ls);
 		return db;
@@ -408,7 +408,9 @@ int command_add_locks(const struct command *cmd, struct client *c, int db, int a
 	}
 	/* Only EXEC's own: a queued command's is part of EXEC's already. */
 	if ((f & CMD_LOCK_QUEUE) && c)
-		multi_add_locks(c, ls);
+		multi_add_locks(c, ls, true);
+	if ((f & CMD_LOCK_WATCHED) && c)
+		multi_add_locks(c, ls, false);
 	if (cmd->fn == cmd_select) {
 		long long v;
 

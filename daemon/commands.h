@@ -29,7 +29,9 @@
  *  - CMD_LOCK_ALL: every shard of the store (FLUSHALL, SWAPDB);
  *  - CMD_KEYS_OTHER_DB: the keys in c->db and in the database an argument
  *    names (MOVE, COPY ... DB);
- *  - CMD_LOCK_QUEUE: what the client's transaction queue needs (EXEC).
+ *  - CMD_LOCK_QUEUE: the client's watched keys and what its transaction's
+ *    queue needs (EXEC);
+ *  - CMD_LOCK_WATCHED: the client's watched keys (DISCARD, UNWATCH, RESET).
  */
 #ifndef XKV_COMMANDS_H
 #define XKV_COMMANDS_H
@@ -66,6 +68,7 @@ enum command_flag {
 	CMD_LOCK_ALL = 1u << 25,
 	CMD_KEYS_OTHER_DB = 1u << 26,
 	CMD_LOCK_QUEUE = 1u << 27,
+	CMD_LOCK_WATCHED = 1u << 28,
 	CMD_NO_KEYS_LOCK = 1u << 31, /* touches no key */
 };
 

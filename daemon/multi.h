@@ -39,9 +39,10 @@ void multi_on_change(const struct db_change *ch);
 
 /* Queues c's current command (it was checked) and replies +QUEUED. */
 void multi_queue(struct client *c, struct command *cmd);
-/* Adds the shards of c's watched keys, and those its queued commands may
- * touch, to ls (EXEC, DISCARD, UNWATCH and RESET lock them). */
-void multi_add_locks(struct client *c, struct lockset *ls);
+/* Adds the shards of c's watched keys to ls, and if queue those its queued
+ * commands may touch (EXEC locks both; DISCARD, UNWATCH and RESET the
+ * watched keys). */
+void multi_add_locks(struct client *c, struct lockset *ls, bool queue);
 /* Forgets the queue (DISCARD, EXEC, RESET, close). */
 void multi_reset(struct client *c);
 /* Forgets every watched key: do_ with their shards held (a command locked by

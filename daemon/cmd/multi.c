@@ -118,14 +118,14 @@ void multi_queue(struct client *c, struct command *cmd)
 	reply_status(c, "QUEUED");
 }
 
-void multi_add_locks(struct client *c, struct lockset *ls)
+void multi_add_locks(struct client *c, struct lockset *ls, bool queue)
 {
 	int db = c->db;
 
 	for (int i = 0; i < c->nwatched; i++)
 		lockset_add_key(ls, c->watched[i].db, c->watched[i].watcher->key,
 				c->watched[i].watcher->klen);
-	if (!c->in_multi || c->multi_error)
+	if (!queue || !c->in_multi || c->multi_error)
 		return;
 	/* Each command in the database the SELECTs before it leave. */
 	for (int i = 0; i < c->nqueued; i++) {

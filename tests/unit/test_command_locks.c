@@ -218,6 +218,9 @@ TEST_F(locks, exec_locks_its_queue)
 	q[5].argc = lines[5].argc;
 	ls = locks_for(&c, 0, "EXEC");
 	ASSERT_TRUE(ls.all);
+	/* DISCARD needs the watched keys only (none here). */
+	ls = locks_for(&c, 0, "DISCARD");
+	ASSERT_EQ(0, lockset_count(&ls));
 	/* A transaction that will abort runs nothing: no queue locks. */
 	c.multi_error = true;
 	ls = locks_for(&c, 0, "EXEC");
