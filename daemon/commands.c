@@ -566,7 +566,7 @@ void command_call(struct client *c, struct command *cmd)
 	/* Its effect enters the stream under its locks, before the pops it
 	 * feeds. */
 	if (propagate_enabled()) {
-		propagate_done(&x, cmd);
+		propagate_done(&x, cmd->flags & CMD_WRITE);
 		propagate_flush(&x);
 	}
 	/* Clients blocked on keys it fed are served before anything else runs. */
@@ -598,7 +598,7 @@ void command_call_as(struct client *c, struct command *cmd, int argc, struct arg
 	/* A queued command's effect joins EXEC's; a served waiter's is a unit
 	 * of its own, emitted under the locks its server holds. */
 	if (propagate_enabled()) {
-		propagate_done(&x, cmd);
+		propagate_done(&x, cmd->flags & CMD_WRITE);
 		propagate_flush(&x);
 	}
 	exec_ctx_pop(&x);

@@ -9,7 +9,6 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "commands.h"
 #include "exec_ctx.h"
 #include "mem.h"
 #include "propagate.h"
@@ -136,9 +135,9 @@ void propagate_rewrite(int argc, const struct arg *argv)
 	op_add(x->unit, x->client->db, argc, argv);
 }
 
-void propagate_done(struct exec_ctx *x, const struct command *cmd)
+void propagate_done(struct exec_ctx *x, bool write_cmd)
 {
-	if (x->dirty && !x->rewritten && (cmd->flags & CMD_WRITE))
+	if (x->dirty && !x->rewritten && write_cmd)
 		op_add(x->unit, x->client->db, x->client->argc, x->client->argv);
 }
 

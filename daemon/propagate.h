@@ -45,10 +45,11 @@ bool propagate_enabled(void);
 void propagate_rewrite(int argc, const struct arg *argv);
 
 /* The dispatcher's side. propagate_done at the end of each call (top-level
- * or nested) notes its verbatim form if it wrote and was not rewritten;
+ * or nested) notes its verbatim form if it wrote, was not rewritten and is a
+ * write command (write_cmd: CMD_WRITE);
  * propagate_flush emits a unit's commands (a top-level call's, or a served
  * waiter's), with its locks still held. */
-void propagate_done(struct exec_ctx *x, const struct command *cmd);
+void propagate_done(struct exec_ctx *x, bool write_cmd);
 void propagate_flush(struct exec_ctx *x);
 
 /* Propagates argv with the deadline at argv[at] made absolute (when, Unix

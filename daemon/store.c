@@ -9,7 +9,6 @@
 #include <string.h>
 #include <xxhash.h>
 
-#include "client.h"
 #include "evict.h"
 #include "exec_ctx.h"
 #include "fastpath.h"
