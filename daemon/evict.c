@@ -151,7 +151,7 @@ static bool evict_from(int db, unsigned shard)
 		}
 	}
 	if (best) {
-		db_delete(db, best);
+		db_remove(db, best, DB_CHANGE_EVICT);
 		atomic_fetch_add_explicit(&evicted, 1, memory_order_relaxed);
 	}
 	store_shard_unlock(db, shard);

@@ -804,3 +804,24 @@ void fastpath_info(fastpath_emit_fn *emit, void *ctx)
 	EMIT_COUNTER("fastpath_hits_collected", hits_collected);
 #undef EMIT_COUNTER
 }
+
+void fastpath_on_change(const struct db_change *ch)
+{
+	switch (ch->reason) {
+	case DB_CHANGE_WRITE:
+	case DB_CHANGE_TTL:
+		fastpath_key_changed(ch->db, ch->e);
+		break;
+	case DB_CHANGE_FLUSH:
+		fastpath_db_reset(ch->db);
+		break;
+	case DB_CHANGE_SWAP:
+		fastpath_db_reset(ch->db);
+		fastpath_db_reset(ch->other_db);
+		break;
+	default:
+		/* Removed: the slot is cleared before its index entry goes. */
+		fastpath_key_removed(ch->db, ch->e);
+		break;
+	}
+}

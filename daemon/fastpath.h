@@ -4,8 +4,9 @@
  * its BPF maps. It admits hot small strings of db 0 into slots, keeps every
  * cached slot coherent with the store, and reports the program's counters.
  *
- * Coherence: the store calls fastpath_key_changed / fastpath_key_removed /
- * fastpath_db_reset from its choke point, under the key's shard lock, before
+ * Coherence: the store's choke point calls fastpath_on_change (its
+ * STORE_HOOK_FASTPATH), which calls fastpath_key_changed / fastpath_key_removed /
+ * fastpath_db_reset, under the key's shard lock, before
  * the writer is answered; a slot is rewritten in place (seqlock) or cleared
  * there, so no acknowledged write can be followed by a stale kernel hit.
  *
@@ -40,6 +41,10 @@ void fastpath_set_access(bool required, uint64_t token, bool loopback_only);
 
 /* The store's hooks; the caller holds e's shard lock. */
 void fastpath_note_read(int db, struct entry *e);
+/* The store's hook (STORE_HOOK_FASTPATH): keeps the kernel cache coherent
+ * with every change, under the changed key's shard lock. */
+struct db_change;
+void fastpath_on_change(const struct db_change *ch);
 void fastpath_key_changed(int db, struct entry *e);
 void fastpath_key_removed(int db, struct entry *e);
 /* db was emptied or swapped; the caller holds all of its shards. */

@@ -12,6 +12,7 @@
 #include "access.h"
 #include "client.h"
 #include "config.h"
+#include "exec_ctx.h"
 #include "log.h"
 #include "mem.h"
 #include "reply.h"
@@ -113,13 +114,14 @@ static void out_str(struct out *o, const char *s)
 static void serve_get(const struct arg *key, struct out *o)
 {
 	struct lockset ls;
+	struct exec_ctx x;
 	struct entry *e;
 	char tmp[LL_STR_SIZE + 1], head[32];
 
 	lockset_init(&ls);
 	lockset_add_key(&ls, 0, key->p, key->len);
 	lockset_acquire(&ls);
-	store_time_ms = now_ms();
+	exec_ctx_push(&x, NULL, NULL, 0, 0, 0);
 	e = db_find_get(0, key->p, key->len);
 	if (!e) {
 		out_str(o, "$-1\r\n");
@@ -135,7 +137,7 @@ static void serve_get(const struct arg *key, struct out *o)
 		out_str(o, "\r\n");
 		o->value_len = vlen;
 	}
-	store_time_ms = 0;
+	exec_ctx_pop(&x);
 	lockset_release(&ls);
 }
 
@@ -149,13 +151,15 @@ static void serve_get(const struct arg *key, struct out *o)
 static void serve_mget(const struct arg *keys, int nkeys, struct out *o)
 {
 	struct lockset ls;
+	struct exec_ctx x;
 	char tmp[LL_STR_SIZE + 1], head[32];
 
 	lockset_init(&ls);
 	for (int i = 0; i < nkeys; i++)
 		lockset_add_key(&ls, 0, keys[i].p, keys[i].len);
 	lockset_acquire(&ls);
-	store_time_ms = now_ms();
+	/* One time snapshot for every key, as a command's. */
+	exec_ctx_push(&x, NULL, NULL, 0, 0, 0);
 	snprintf(head, sizeof(head), "*%d\r\n", nkeys);
 	out_str(o, head);
 	for (int i = 0; i < nkeys; i++) {
@@ -173,7 +177,7 @@ static void serve_mget(const struct arg *keys, int nkeys, struct out *o)
 		out_add(o, v, vlen);
 		out_str(o, "\r\n");
 	}
-	store_time_ms = 0;
+	exec_ctx_pop(&x);
 	lockset_release(&ls);
 }
 

@@ -8,10 +8,8 @@
  * most nine geohash boxes and keep the members inside the shape, in the
  * order Redis finds them; ASC/DESC sort them by distance.
  *
- * Locking. GEORADIUS and GEORADIUSBYMEMBER name their STORE key among their
- * options, so their rows are CMD_LOCKS_SELF and they lock the source and
- * every argument after a STORE/STOREDIST word themselves. The other rows'
- * keys are at fixed places and locked by the dispatcher.
+ * Locking is the dispatcher's, from the key specs: GEORADIUS's STORE key is
+ * found by its keyword spec, as Redis's movablekeys.
  */
 #include <math.h>
 #include <stdio.h>
@@ -457,30 +455,14 @@ static void search_generic(struct client *c, int src, unsigned flags)
 	xfree(pts.v);
 }
 
-/* GEORADIUS / GEORADIUSBYMEMBER: the source and any STORE destination locked
- * here (see the top of the file). */
-static void search_locking(struct client *c, int base, unsigned flags)
-{
-	struct lockset ls;
-
-	lockset_init(&ls);
-	lockset_add_key(&ls, c->db, c->argv[1].p, c->argv[1].len);
-	for (int i = base; i + 1 < c->argc; i++)
-		if (arg_is(c, i, "store") || arg_is(c, i, "storedist"))
-			lockset_add_key(&ls, c->db, c->argv[i + 1].p, c->argv[i + 1].len);
-	lockset_acquire(&ls);
-	search_generic(c, 1, flags);
-	lockset_release(&ls);
-}
-
 void cmd_georadius(struct client *c)
 {
-	search_locking(c, 6, SEARCH_COORDS);
+	search_generic(c, 1, SEARCH_COORDS);
 }
 
 void cmd_georadiusbymember(struct client *c)
 {
-	search_locking(c, 5, SEARCH_MEMBER);
+	search_generic(c, 1, SEARCH_MEMBER);
 }
 
 void cmd_georadius_ro(struct client *c)

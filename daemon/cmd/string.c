@@ -23,6 +23,7 @@
 #include "fastpath.h"
 #include "mem.h"
 #include "object.h"
+#include "propagate.h"
 #include "util.h"
 
 /* Options of SET and GETEX, parsed by parse_set_options(). */
@@ -322,8 +323,17 @@ static void set_generic(struct client *c, unsigned flags, int val_arg, int expir
 	e = db_set_string(c->db, e, key->p, key->len, val->p, val->len, flags & SET_KEEPTTL);
 	/* A deadline already past (EXAT/PXAT) is kept like any other, as Redis
 	 * 7.0 does: the key expires at its next lookup or expiry cycle. */
-	if (when != -1)
+	if (when != -1) {
 		db_set_expire(c->db, e, when);
+		/* Propagated with its absolute deadline: SET key value PXAT ms. */
+		if (propagate_enabled()) {
+			char buf[LL_STR_SIZE + 1];
+			struct arg set[5] = { PROP_STR("SET"), *key, *val, PROP_STR("PXAT"),
+					      prop_ll(buf, when) };
+
+			propagate_rewrite(5, set);
+		}
+	}
 	if (flags & SET_GET)
 		return;
 	if (rtype == REPLY_ONE_ZERO)
@@ -398,12 +408,20 @@ void cmd_getex(struct client *c)
 		return;
 	reply_string(c, &e->val);
 
-	if ((flags & (SET_EXAT | SET_PXAT)) && when <= store_now())
+	if ((flags & (SET_EXAT | SET_PXAT)) && when <= store_now()) {
 		db_delete(c->db, e);
-	else if (expire_arg)
+	} else if (expire_arg) {
+		char buf[LL_STR_SIZE + 1];
+		struct arg at[3] = { PROP_STR("PEXPIREAT"), c->argv[1], prop_ll(buf, when) };
+
 		db_set_expire(c->db, e, when);
-	else if ((flags & SET_PERSIST) && e->expire != -1)
+		propagate_rewrite(3, at);
+	} else if ((flags & SET_PERSIST) && e->expire != -1) {
+		struct arg persist[2] = { PROP_STR("PERSIST"), c->argv[1] };
+
 		db_set_expire(c->db, e, -1);
+		propagate_rewrite(2, persist);
+	}
 }
 
 void cmd_mget(struct client *c)
@@ -465,7 +483,7 @@ void cmd_msetnx(struct client *c)
  * MSETEX numkeys key value [key value ...] [NX | XX] [EX s | PX ms | EXAT s |
  * PXAT ms | KEEPTTL], Redis 8.4: MSET with MSETNX's all-or-nothing condition
  * (or its opposite, XX) and one expiry for every key. The keys come from
- * numkeys, so the row cannot name them and the handler locks them itself.
+ * numkeys: the row cannot name them, its key specs find them.
  * The 8.4 docs give no error wording; the numkeys errors are xkv's.
  */
 void cmd_msetex(struct client *c)
@@ -473,7 +491,6 @@ void cmd_msetex(struct client *c)
 	int expire_arg, cmp_arg, end;
 	int64_t when = -1;
 	long long numkeys;
-	struct lockset ls;
 	unsigned flags;
 	bool pass = true;
 
@@ -492,11 +509,6 @@ void cmd_msetex(struct client *c)
 	if (expire_arg && !expire_deadline(c, expire_arg, flags, "msetex", &when))
 		return;
 
-	/* A lockset holds every shard of a database, so any number of keys fits. */
-	lockset_init(&ls);
-	for (int i = 2; i < end; i += 2)
-		lockset_add_key(&ls, c->db, c->argv[i].p, c->argv[i].len);
-	lockset_acquire(&ls);
 	if (flags & (SET_NX | SET_XX)) {
 		for (int i = 2; i < end && pass; i += 2) {
 			bool exists = key_find(c, i) != NULL;
@@ -513,8 +525,18 @@ void cmd_msetex(struct client *c)
 		if (when != -1)
 			db_set_expire(c->db, e, when);
 	}
+	/* A relative deadline goes out absolute, in a command of its own. */
+	if (pass && when != -1 && propagate_enabled()) {
+		char buf[LL_STR_SIZE + 1];
+		struct arg *v = xmalloc(sizeof(*v) * (size_t)(end + 2));
+
+		memcpy(v, c->argv, sizeof(*v) * (size_t)end);
+		v[end] = PROP_STR("PXAT");
+		v[end + 1] = prop_ll(buf, when);
+		propagate_rewrite(end + 2, v);
+		xfree(v);
+	}
 	reply_int(c, pass);
-	lockset_release(&ls);
 }
 
 /*
@@ -741,6 +763,14 @@ void cmd_incrbyfloat(struct client *c)
 		db_set_value(c->db, e, string_no_int(buf, len));
 	else
 		db_add(c->db, key->p, key->len, string_no_int(buf, len));
+	/* Float formatting is no part of the stream: the result is. */
+	if (propagate_enabled()) {
+		struct arg set[4] = {
+			PROP_STR("SET"), *key, { buf, (size_t)len }, PROP_STR("KEEPTTL")
+		};
+
+		propagate_rewrite(4, set);
+	}
 	reply_bulk(c, buf, len);
 }
 
