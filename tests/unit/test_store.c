@@ -463,13 +463,14 @@ TEST_F(store, touch_counts_accesses)
 {
 	const char *k = "touched";
 	long long policy = config.maxmemory_policy, factor = config.lfu_log_factor;
+	struct exec_ctx x;
 	struct entry *e;
 
 	set_key(0, k, "v", -1);
 	lock_key(0, k);
 	e = db_peek(0, k, strlen(k));
 	ASSERT_NE(NULL, e);
-	store_mono_ms = mono_ms(); /* a frozen access clock */
+	exec_ctx_push(&x, NULL, NULL, 0, 0, 0); /* a frozen access clock */
 	config.maxmemory_policy = POLICY_ALLKEYS_LFU;
 	config.lfu_log_factor = 0;
 	ASSERT_EQ(LFU_INIT_VAL, lfu_value(e, store_clock()));
@@ -480,11 +481,11 @@ TEST_F(store, touch_counts_accesses)
 	EXPECT_EQ(255, lfu_value(e, store_clock()));
 	config.maxmemory_policy = POLICY_ALLKEYS_LRU;
 	e->lfu = LFU_INIT_VAL;
-	store_mono_ms += 5000;
+	x.mono_ms += 5000;
 	db_touch(e, 3);
 	EXPECT_EQ(store_clock(), e->atime);
 	EXPECT_EQ(LFU_INIT_VAL, e->lfu);
-	store_mono_ms = 0;
+	exec_ctx_pop(&x);
 	config.maxmemory_policy = policy;
 	config.lfu_log_factor = factor;
 	unlock_key(0, k);
