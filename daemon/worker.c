@@ -25,6 +25,7 @@
 #include "client.h"
 #include "commands.h"
 #include "config.h"
+#include "debug.h"
 #include "latency.h"
 #include "log.h"
 #include "mem.h"
@@ -330,6 +331,13 @@ void worker_cron(struct worker *w)
 	if (now < w->next_cron_ms)
 		return;
 	w->next_cron_ms = now + period;
+	/* DEBUG PAUSE-CRON: the periodic work stops; the fast path's heartbeat
+	 * does not (a stale one would only turn the kernel cache off). */
+	if (debug_cron_paused()) {
+		if (w->id == 0)
+			fastpath_heartbeat();
+		return;
+	}
 	if (config.timeout > 0) {
 		for (struct client *c = w->clients, *next; c; c = next) {
 			next = c->next_in_worker;
@@ -346,7 +354,8 @@ void worker_cron(struct worker *w)
 		}
 	}
 	/* A quarter of each period at most, as Redis's slow expiry cycle. */
-	store_active_expire(w->id, server.nworkers, period * 1000 / 4);
+	if (debug_active_expire_on())
+		store_active_expire(w->id, server.nworkers, period * 1000 / 4);
 	blocking_serve_ready(); /* a key expiry deleted can feed no one; SWAPDB's can */
 	if (w->nblocked)
 		blocking_timeouts(w);
