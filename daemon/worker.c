@@ -382,6 +382,7 @@ static void *worker_main(void *arg)
 	w->next_cron_ms = mono_ms();
 	w->engine->run(w);
 	w->engine->destroy(w);
+	client_thread_exit();
 	return NULL;
 }
 
