@@ -467,9 +467,10 @@ char *client_info_line(struct client *c)
 	long ssub = __atomic_load_n(&c->pubsub_counts[2], __ATOMIC_RELAXED);
 	size_t qlen = __atomic_load_n(&c->qlen, __ATOMIC_RELAXED);
 	size_t qcap = __atomic_load_n(&c->qcap, __ATOMIC_RELAXED);
-	/* Unparsed bytes, and those of the request being parsed or run (the
-	 * running command is still in its buffer, as in Redis). */
-	size_t qstart = __atomic_load_n(&c->req_type, __ATOMIC_RELAXED)
+	/* Unparsed bytes, the request being parsed included. The running
+	 * command's own bytes do not count: it is parsed, as in Redis with I/O
+	 * threads, where the reader hands commands over parsed. */
+	size_t qstart = c != current_client && __atomic_load_n(&c->req_type, __ATOMIC_RELAXED)
 				? __atomic_load_n(&c->cmd_start, __ATOMIC_RELAXED)
 				: __atomic_load_n(&c->qpos, __ATOMIC_RELAXED);
 	size_t omem = __atomic_load_n(&c->reply_bytes, __ATOMIC_RELAXED);
