@@ -56,7 +56,7 @@ void client_thread_exit(void)
 }
 
 /* c's buffer becomes its own (it was the reusable one). */
-static void qbuf_keep(struct client *c)
+void client_qbuf_keep(struct client *c)
 {
 	if (reusable_user == c) {
 		reusable = NULL;
@@ -70,7 +70,7 @@ static void qbuf_give_back(struct client *c)
 	if (reusable_user != c)
 		return;
 	if (c->req_type || c->qpos != c->qlen || c->blocked || (c->flags & CLIENT_HELD)) {
-		qbuf_keep(c);
+		client_qbuf_keep(c);
 		return;
 	}
 	reusable_user = NULL;
@@ -192,7 +192,7 @@ void client_free(struct client *c)
 		c->reply_head = b->next;
 		xfree(b);
 	}
-	qbuf_keep(c);
+	client_qbuf_keep(c);
 	xfree(c->qbuf);
 	xfree(c->argv);
 	xfree(c->arg_off);
@@ -232,7 +232,7 @@ char *client_read_buffer(struct client *c, size_t *len)
 	}
 	if (c->qcap - c->qlen < room) {
 		/* It is about to move or grow: no longer the shared one. */
-		qbuf_keep(c);
+		client_qbuf_keep(c);
 		/* Keep only the request being parsed, at the buffer's start. */
 		size_t keep = c->req_type ? c->cmd_start : c->qpos;
 

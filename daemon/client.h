@@ -140,6 +140,10 @@ void client_free(struct client *c);
  * is made), then client_read_done() with the count it stored. */
 char *client_read_buffer(struct client *c, size_t *len);
 void client_read_done(struct client *c, size_t n);
+/* c's query buffer becomes its own if it had borrowed its worker's reusable
+ * one: client_free() does this; code that frees a client by hand (tests) must
+ * call it before freeing c->qbuf. */
+void client_qbuf_keep(struct client *c);
 /* Frees the calling worker's reusable query buffer (at its exit, after its
  * clients are freed). */
 void client_thread_exit(void);

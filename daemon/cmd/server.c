@@ -472,6 +472,30 @@ static void human_bytes(char *out, size_t len, double n)
 
 #define STAT(field) server_stat(offsetof(struct worker_stats, field))
 
+/* Redis's listener lines: one per connection type, with every bind address
+ * as configured (bind and port are immutable: no lock needed). */
+static void info_listeners(struct text *t)
+{
+	int n = 0;
+
+	if (config.port) {
+		const char *p = config.bind;
+
+		text_printf(t, "listener%d:name=tcp", n++);
+		while (*p) {
+			size_t len = strcspn(p, " ");
+
+			if (len)
+				text_printf(t, ",bind=%.*s", (int)len, p);
+			p += len;
+			p += strspn(p, " ");
+		}
+		text_printf(t, ",port=%lld\r\n", config.port);
+	}
+	if (config.unixsocket[0])
+		text_printf(t, "listener%d:name=unix,bind=%s\r\n", n, config.unixsocket);
+}
+
 static void info_server(struct text *t)
 {
 	struct utsname un;
@@ -513,6 +537,7 @@ static void info_server(struct text *t)
 		    (long long)uptime / 86400, config.hz, config.hz,
 		    (long long)(now / 1000) & ((1 << 24) - 1), server.executable,
 		    config.config_file ? config.config_file : "");
+	info_listeners(t);
 }
 
 /* Redis counts clients held by CLIENT PAUSE as blocked (BLOCKED_POSTPONE). */
