@@ -331,9 +331,13 @@ void worker_cron(struct worker *w)
 	if (now < w->next_cron_ms)
 		return;
 	w->next_cron_ms = now + period;
-	/* DEBUG PAUSE-CRON: the periodic work stops; the fast path's heartbeat
-	 * does not (a stale one would only turn the kernel cache off). */
+	/* DEBUG PAUSE-CRON: the periodic work stops; blocked clients' timeouts
+	 * and the fast path's heartbeat do not (a stale one would only turn the
+	 * kernel cache off). */
 	if (debug_cron_paused()) {
+		/* Redis times blocked clients out outside its cron too. */
+		if (w->nblocked)
+			blocking_timeouts(w);
 		if (w->id == 0)
 			fastpath_heartbeat();
 		return;

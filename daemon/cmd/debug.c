@@ -221,7 +221,6 @@ static void debug_object(struct client *c)
 	char extra[160] = "", line[400];
 	uint32_t idle;
 	long long lru;
-	int refcount = 1;
 
 	if (!e) {
 		lockset_release(&ls);
@@ -237,17 +236,15 @@ static void debug_object(struct client *c)
 			 nodes, (double)list_len(&e->val) / (double)nodes,
 			 config.list_max_listpack_size, list_pack_bytes(&e->val));
 	}
-	/* The integers Redis shares report its shared refcount (OBJECT REFCOUNT). */
-	if (e->val.type == OBJ_STRING && e->val.enc == ENC_INT && e->val.i >= 0 && e->val.i < 10000)
-		refcount = INT_MAX;
 	idle = (store_clock() - e->atime) / STORE_CLOCK_HZ;
 	/* lru: the access time on Redis's 24-bit seconds clock (INFO's lru_clock). */
 	lru = (store_now() / 1000 - idle) & ((1 << 24) - 1);
 	snprintf(line, sizeof(line),
-		 "Value at:%p refcount:%d encoding:%s serializedlength:%zu lru:%lld "
+		 /* Redis 8 shares no value between keys: refcount 1. */
+		 "Value at:%p refcount:1 encoding:%s serializedlength:%zu lru:%lld "
 		 "lru_seconds_idle:%u%s",
-		 (void *)e, refcount, obj_encoding_name(&e->val), serialized_length(&e->val), lru,
-		 idle, extra);
+		 (void *)e, obj_encoding_name(&e->val), serialized_length(&e->val), lru, idle,
+		 extra);
 	lockset_release(&ls);
 	reply_status(c, line);
 }
@@ -425,7 +422,8 @@ static void debug_populate(struct client *c)
 {
 	const char *prefix = c->argc > 3 ? c->argv[3].p : "key";
 	long long count, size = 0;
-	char key[160], val[64];
+	/* Redis's buffer: longer names are cut to 127 bytes. */
+	char key[128], val[64];
 
 	/* Redis's getPositiveLongFromObjectOrReply: one error for both. */
 	if (!str_to_ll(c->argv[2].p, c->argv[2].len, &count) || count < 0) {

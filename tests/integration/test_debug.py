@@ -96,6 +96,11 @@ def debug_refused_unless_enabled(t):
                     assert c.cmd('DEBUG', 'SLEEP', 0) == REFUSED
                     assert c.cmd('EXEC').startswith(b'-EXECABORT'), srv.label
         t.cleanup()
+    # The refusal comes before the authentication check, as in Redis.
+    for srv in t.spawn_pair(**{'enable-debug-command': 'no', 'requirepass': 'pw'}):
+        with srv.client() as c:
+            assert c.cmd('DEBUG', 'SLEEP', 0) == REFUSED, srv.label
+            assert c.cmd('GET', 'k') == b'-NOAUTH Authentication required.\r\n', srv.label
 
 
 @test
