@@ -86,6 +86,18 @@ void cmd_discard(struct client *c)
 	reply_ok(c);
 }
 
+static bool watching(const struct client *c, int db, const struct arg *key)
+{
+	for (int i = 0; i < c->nwatched; i++) {
+		const struct watcher *w = c->watched[i].watcher;
+
+		if (c->watched[i].db == db && w->klen == key->len &&
+		    !memcmp(w->key, key->p, key->len))
+			return true;
+	}
+	return false;
+}
+
 void cmd_watch(struct client *c)
 {
 	if (c->in_multi) {
@@ -95,8 +107,12 @@ void cmd_watch(struct client *c)
 	c->watched =
 		xrealloc(c->watched, sizeof(*c->watched) * (size_t)(c->nwatched + c->argc - 1));
 	for (int i = 1; i < c->argc; i++) {
-		struct watched_key *wk = &c->watched[c->nwatched++];
+		struct watched_key *wk;
 
+		/* A key already watched stays as it was, as in Redis. */
+		if (watching(c, c->db, &c->argv[i]))
+			continue;
+		wk = &c->watched[c->nwatched++];
 		wk->db = c->db;
 		wk->existed = key_find(c, i) != NULL;
 		wk->watcher = db_watch(c->db, c, c->argv[i].p, c->argv[i].len);
