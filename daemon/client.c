@@ -334,6 +334,18 @@ bool client_process_input(struct client *c)
 {
 	uint64_t ran = 0;
 
+	/* As Redis, on what was read, before running any of it: a request
+	 * bigger than the limit is refused even if it arrived whole. Once: a
+	 * client being closed may still get its last input parsed. */
+	if (!(c->flags & CLIENT_CLOSE_ASAP) &&
+	    (unsigned long long)(c->qlen - (c->req_type ? c->cmd_start : c->qpos)) >
+		    (unsigned long long)config.client_query_buffer_limit) {
+		log_warning("Closing client that reached max query buffer length: id=%llu addr=%s",
+			    (unsigned long long)c->id, c->addr);
+		c->flags |= CLIENT_CLOSE_ASAP;
+		if (c->worker)
+			stat_add(&c->worker->stats.qbuf_limit_closes, 1);
+	}
 	if (!c->req_type && c->authenticated && c->qlen - c->qpos >= 64)
 		prefetch_gets(c);
 	/* A blocked or held client's next commands wait until it is answered. */
@@ -365,12 +377,6 @@ bool client_process_input(struct client *c)
 			__atomic_store_n(&c->argv_mem, 0, __ATOMIC_RELAXED);
 			client_command_done(c);
 		}
-	}
-	if ((unsigned long long)(c->qlen - (c->req_type ? c->cmd_start : c->qpos)) >
-	    (unsigned long long)config.client_query_buffer_limit) {
-		log_warning("Closing client that reached max query buffer length: id=%llu addr=%s",
-			    (unsigned long long)c->id, c->addr);
-		c->flags |= CLIENT_CLOSE_ASAP;
 	}
 	qbuf_give_back(c);
 	return !(c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP));

@@ -212,6 +212,7 @@ bool worker_client_input(struct client *c, size_t nread)
 {
 	client_read_done(c, nread);
 	stat_add(&c->worker->stats.net_in, nread);
+	stat_add(&c->worker->stats.read_calls, 1);
 	return client_process_input(c);
 }
 
@@ -219,6 +220,7 @@ void worker_client_sent(struct client *c, size_t n)
 {
 	client_reply_sent(c, n);
 	stat_add(&c->worker->stats.net_out, n);
+	stat_add(&c->worker->stats.write_calls, 1);
 }
 
 void worker_client_free(struct client *c)

@@ -764,14 +764,21 @@ static void info_stats(struct text *t)
 		    "tracking_total_prefixes:0\r\n"
 		    "unexpected_error_replies:0\r\n"
 		    "total_error_replies:%llu\r\n"
-		    "dump_payload_sanitizations:0\r\n",
+		    "dump_payload_sanitizations:0\r\n"
+		    "total_reads_processed:%llu\r\n"
+		    "total_writes_processed:%llu\r\n"
+		    "client_query_buffer_limit_disconnections:%llu\r\n"
+		    "client_output_buffer_limit_disconnections:%llu\r\n",
 		    (unsigned long long)STAT(connections), (unsigned long long)STAT(commands),
 		    (unsigned long long)server_ops_per_sec(), (unsigned long long)STAT(net_in),
 		    (unsigned long long)STAT(net_out), (unsigned long long)STAT(rejected),
 		    (unsigned long long)expired, (unsigned long long)evict_count(),
 		    (unsigned long long)STAT(reads.hits), (unsigned long long)STAT(reads.misses),
 		    pubsub_active(PUBSUB_CHANNEL), pubsub_numpat(), pubsub_active(PUBSUB_SHARD),
-		    (unsigned long long)STAT(errors));
+		    (unsigned long long)STAT(errors), (unsigned long long)STAT(read_calls),
+		    (unsigned long long)STAT(write_calls),
+		    (unsigned long long)STAT(qbuf_limit_closes),
+		    (unsigned long long)STAT(obuf_limit_closes));
 }
 
 /* Always a master without replicas (repl.h). The backlog size is Redis's

@@ -395,3 +395,33 @@ def debug_populate(t):
     t.compare([('SET', 'key:1', 'mine'), ('DEBUG', 'POPULATE', 3), ('MGET', 'key:0', 'key:1', 'key:2'),
                ('DBSIZE',), ('DEBUG', 'POPULATE', 2, 'pad', 20), ('STRLEN', 'pad:1'),
                ('GET', 'pad:0'), ('FLUSHALL',)])
+
+
+@test
+@xkv_only
+def info_limit_disconnections(t):
+    # Redis 7.2's counters (7.0 lacks them), as Redis's info.tcl drives them.
+    srv = t.spawn('sut')
+
+    def stats(c):
+        return info_fields(c.call('INFO', 'stats'))['stats']
+
+    with srv.client() as c:
+        before = stats(c)
+        assert int(before['total_reads_processed']) > 0, before
+        c.call('CONFIG', 'SET', 'client-query-buffer-limit', '1mb')
+        with srv.client() as big:
+            big.send('SET', 'key', 'a' * 2048576)
+            _, closed = big.read_until_close(timeout=10)
+            assert closed
+        assert stats(c)['client_query_buffer_limit_disconnections'] == '1'
+        c.call('SET', 'key', 'a' * 100000)
+        c.call('CONFIG', 'SET', 'client-output-buffer-limit', 'normal 10 0 0')
+        with srv.client() as reader:
+            reader.send('GET', 'key')
+            _, closed = reader.read_until_close(timeout=10)
+            assert closed
+        c.call('CONFIG', 'SET', 'client-output-buffer-limit', 'normal 0 0 0')
+        after = stats(c)
+        assert after['client_output_buffer_limit_disconnections'] == '1', after
+        assert int(after['total_writes_processed']) > int(before['total_writes_processed'])
