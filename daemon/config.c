@@ -54,6 +54,8 @@ static const char *const policy_names[] = { "volatile-lru",   "volatile-lfu", "v
 					    "allkeys-random", "noeviction",   NULL };
 static const char *const fastpath_mode_names[] = { "auto", "native", "generic", NULL };
 static const char *const appendonly_names[] = { "no", NULL };
+/* In the order of enum protected_action. */
+static const char *const protected_action_names[] = { "no", "yes", "local", NULL };
 
 static int apply_loglevel(const char **err)
 {
@@ -212,6 +214,15 @@ static const struct config_def defs[] = {
 	  "Per class (normal, replica, pubsub): hard limit, soft limit and soft seconds of a "
 	  "client's pending replies; 0: none. The replica class applies to nobody (no "
 	  "replication)." },
+	ENUM("enable-debug-command", enable_debug_command, "no", protected_action_names,
+	     CFG_IMMUTABLE, NULL,
+	     "Who may run DEBUG: nobody, everybody, or only local (loopback, Unix socket) "
+	     "clients."),
+	ENUM("enable-module-command", enable_module_command, "no", protected_action_names,
+	     CFG_IMMUTABLE, NULL, "Who may run MODULE (no modules yet: it has no effect)."),
+	ENUM("enable-protected-configs", enable_protected_configs, "no", protected_action_names,
+	     CFG_IMMUTABLE, NULL,
+	     "Who may CONFIG SET protected directives (none are protected yet: no effect)."),
 };
 
 #define NDEFS (sizeof(defs) / sizeof(defs[0]))

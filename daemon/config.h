@@ -18,6 +18,8 @@
 enum io_engine_choice { IO_ENGINE_AUTO, IO_ENGINE_URING, IO_ENGINE_EPOLL };
 /* client-output-buffer-limit classes, in Redis's order. */
 enum obuf_class { OBUF_NORMAL, OBUF_REPLICA, OBUF_PUBSUB, OBUF_CLASSES };
+/* enable-debug-command and its siblings: who may run the command. */
+enum protected_action { PROTECTED_ACTION_NO, PROTECTED_ACTION_YES, PROTECTED_ACTION_LOCAL };
 
 struct config {
 	long long port;
@@ -69,6 +71,9 @@ struct config {
 	/* client-output-buffer-limit: per class, hard bytes, soft bytes, soft
 	 * seconds (0: no limit). */
 	long long obuf_limits[OBUF_CLASSES][3];
+	/* enum protected_action: no, yes, local (only from a loopback or Unix
+	 * socket client). */
+	long long enable_debug_command, enable_module_command, enable_protected_configs;
 };
 
 extern struct config config;
