@@ -756,11 +756,11 @@ void cmd_time(struct client *c)
 	reply_bulk_ll(c, us % 1000000);
 }
 
+/* CONFIG GET's answer: names and values copied (a string directive may be
+ * replaced by a concurrent CONFIG SET), each name once. */
 struct config_reply {
-	const char *names[64];
-	const char *values[64];
-	char *owned[64];
-	int n;
+	char **names, **values;
+	int n, cap;
 };
 
 static void collect_config(void *ctx, const char *name, const char *value)
@@ -768,20 +768,21 @@ static void collect_config(void *ctx, const char *name, const char *value)
 	struct config_reply *r = ctx;
 
 	for (int i = 0; i < r->n; i++)
-		if (r->names[i] == name)
+		if (!strcmp(r->names[i], name))
 			return;
-	if (r->n == 64)
-		return;
-	r->names[r->n] = name;
-	/* Copy: a string directive may be replaced by a concurrent CONFIG SET. */
-	r->owned[r->n] = xstrndup(value, strlen(value));
-	r->values[r->n] = r->owned[r->n];
+	if (r->n == r->cap) {
+		r->cap = r->cap ? 2 * r->cap : 64;
+		r->names = xrealloc(r->names, sizeof(*r->names) * (size_t)r->cap);
+		r->values = xrealloc(r->values, sizeof(*r->values) * (size_t)r->cap);
+	}
+	r->names[r->n] = xstrndup(name, strlen(name));
+	r->values[r->n] = xstrndup(value, strlen(value));
 	r->n++;
 }
 
 void cmd_config_get(struct client *c)
 {
-	struct config_reply r = { .n = 0 };
+	struct config_reply r = { 0 };
 
 	for (int i = 2; i < c->argc; i++)
 		config_get(c->argv[i].p, c->argv[i].len, collect_config, &r);
@@ -789,8 +790,18 @@ void cmd_config_get(struct client *c)
 	for (int i = 0; i < r.n; i++) {
 		reply_bulk_cstr(c, r.names[i]);
 		reply_bulk_cstr(c, r.values[i]);
-		xfree(r.owned[i]);
+		xfree(r.names[i]);
+		xfree(r.values[i]);
 	}
+	xfree(r.names);
+	xfree(r.values);
+}
+
+/* enable-protected-configs local: a loopback or Unix socket peer. */
+static bool client_is_local(const struct client *c)
+{
+	return c->addr[0] == '/' || !strncmp(c->addr, "127.", 4) || !strncmp(c->addr, "::1:", 4) ||
+	       !strncmp(c->addr, "[::1]", 5);
 }
 
 void cmd_config_set(struct client *c)
@@ -808,7 +819,7 @@ void cmd_config_set(struct client *c)
 		pairs[i] = c->argv[2 + i].p;
 		lens[i] = c->argv[2 + i].len;
 	}
-	if (config_set_pairs(pairs, lens, n, err, sizeof(err)) < 0)
+	if (config_set_pairs(pairs, lens, n, client_is_local(c), err, sizeof(err)) < 0)
 		reply_error(c, err);
 	else
 		reply_ok(c);

@@ -63,7 +63,7 @@ class Server:
             # DEBUG is disabled by default in 7.0; xkvd allows DEBUG SLEEP.
             args += ['--save', '', '--appendonly', 'no', '--daemonize', 'no',
                      '--enable-debug-command', 'yes']
-            exe = REDIS_SERVER
+            exe = self.binary or REDIS_SERVER
         else:
             # The kernel fast path has its own tests, in namespaces of their own.
             args += ['--threads', '2', '--io-engine', self.engine, '--fastpath', 'no']
