@@ -1341,6 +1341,14 @@ static void split_spaces(char *buf, size_t len, struct args *a)
 	}
 }
 
+/* A parsed value equals d's current one (CFG_STARTUP). */
+static bool same_value(const struct config_def *d, const struct config_value *v)
+{
+	if (d->type == CFG_STRING || d->type == CFG_SPECIAL)
+		return !strcmp(v->str, __atomic_load_n((char **)d->field, __ATOMIC_ACQUIRE));
+	return v->num == __atomic_load_n((long long *)d->field, __ATOMIC_RELAXED);
+}
+
 int config_set_pairs(const char *const *pairs, const size_t *lens, int n, bool local, char *err,
 		     size_t errlen)
 {
@@ -1408,6 +1416,15 @@ int config_set_pairs(const char *const *pairs, const size_t *lens, int n, bool l
 			snprintf(err, errlen,
 				 "CONFIG SET failed (possibly related to argument '%s') - %s",
 				 alias[i] ? d[i]->alias : d[i]->name, why);
+			goto out;
+		}
+	}
+	for (int i = 0; i < n; i++) {
+		if ((d[i]->flags & CFG_STARTUP) && !same_value(d[i], &vals[i])) {
+			snprintf(err, errlen,
+				 "CONFIG SET failed (possibly related to argument '%.*s') - can't "
+				 "set immutable config",
+				 (int)lens[2 * i], pairs[2 * i]);
 			goto out;
 		}
 	}

@@ -315,8 +315,7 @@ static void rw_directive(struct rewrite *rw, const struct config_def *d)
 	if (d->type == CFG_NUMBER && (d->flags & CFG_MEMORY) &&
 	    !((d->flags & CFG_PERCENT) && *(long long *)d->field < 0)) {
 		text_memory(&dflt, __atomic_load_n((long long *)d->field, __ATOMIC_RELAXED));
-		rw_set(rw, d, rw_line(d, dflt.p, false),
-		       *(long long *)d->field != dv.num);
+		rw_set(rw, d, rw_line(d, dflt.p, false), *(long long *)d->field != dv.num);
 	} else {
 		rw_set(rw, d, rw_line(d, cur.p, false), *(long long *)d->field != dv.num);
 	}
@@ -512,6 +511,7 @@ void config_doc(FILE *out)
 		doc_type(out, d);
 		fprintf(out, d->dflt[0] ? " | `%s` | %s | " : " | `\"\"`%s | %s | ", d->dflt,
 			(d->flags & CFG_IMMUTABLE)   ? "no"
+			: (d->flags & CFG_STARTUP)   ? "no (the current value only)"
 			: (d->flags & CFG_PROTECTED) ? "if `enable-protected-configs`"
 						     : "yes");
 		if (d->sub)

@@ -26,6 +26,10 @@ enum config_flag {
 	CFG_PERCENT = 1 << 7,	/* a number: "N%" too, stored as -N */
 	CFG_OCTAL = 1 << 8,	/* a number: read and shown in octal */
 	CFG_UNSIGNED = 1 << 9,	/* a number: Redis checks its bounds unsigned */
+	/* xkv reads it at start only (Redis may change it, or it is xkv's own):
+	 * CONFIG SET to the current value is a no-op, to another refused as
+	 * immutable. */
+	CFG_STARTUP = 1 << 10,
 };
 
 enum config_special {
@@ -76,8 +80,8 @@ extern const size_t config_ndefs;
 /* The directive named name or by its alias (any case), or NULL. */
 const struct config_def *config_find(const char *name, size_t len);
 /* Parses a start-up default or a stored value's text into *v. 0, or -1. */
-int config_parse_text(const struct config_def *d, const char *p, size_t len,
-		      struct config_value *v, char *err, size_t errlen);
+int config_parse_text(const struct config_def *d, const char *p, size_t len, struct config_value *v,
+		      char *err, size_t errlen);
 void config_value_free(struct config_value *v);
 /* d's current value as CONFIG GET shows it (appended to t). */
 void config_format(struct text *t, const struct config_def *d);

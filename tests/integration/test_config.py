@@ -83,3 +83,26 @@ def a_taken_port_is_refused(t):
     rc, err = run_xkvd(t, '--port', str(t.sut.port), '--bind', '127.0.0.1', '--fastpath', 'no',
                        '--logfile', '')
     assert rc != 0, rc
+
+
+@test
+@xkv_only
+def file_include_save_lines_and_deprecated(t):
+    with tempfile.TemporaryDirectory() as tmp:
+        inc = os.path.join(tmp, 'inc.conf')
+        with open(inc, 'w') as f:
+            f.write('maxclients 321\n')
+        path = os.path.join(tmp, 'xkv.conf')
+        with open(path, 'w') as f:
+            # save lines add up (the first replaces the default); directives Redis
+            # no longer reads are ignored, as Redis ignores them.
+            f.write('include %s\nsave 60 1\nsave "300 10"\nlist-max-ziplist-entries 5\n'
+                    'hash-max-ziplist-value 1k\n' % inc)
+        srv = Server('xkvd', binary=t.env.xkvd, engine=t.env.engine, config_file=path,
+                     directives={'save': '900 2'}).start()
+        t.spawned.append(srv)
+        with srv.client() as c:
+            got = dict(zip(*[iter(c.call('CONFIG', 'GET', 'maxclients', 'save',
+                                         'hash-max-listpack-value'))] * 2))
+        assert got == {b'maxclients': b'321', b'save': b'60 1 300 10 900 2',
+                       b'hash-max-listpack-value': b'1000'}, got

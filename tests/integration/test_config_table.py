@@ -207,3 +207,18 @@ def config_set_errors_match_redis_8_8(t):
     # tls-port 70000 is left out: it makes redis-server 8.8 (built without TLS) exit.
     rows = [row for row in BAD + BAD88 if row[0] != 'tls-port']
     t.compare([('CONFIG', 'SET') + row for row in rows], ref=srv, sut=sut)
+
+
+@test
+@xkv_only
+def startup_only_directives(t):
+    # port, bind and xkv's own start-up directives take their current value
+    # (as Redis's CONFIG sanity test sets every directive to itself), no other.
+    srv = t.spawn('sut')
+    with srv.client() as c:
+        assert c.cmd('CONFIG', 'SET', 'port', str(srv.port), 'bind', '127.0.0.1',
+                     'threads', '2', 'fastpath', 'no') == b'+OK\r\n'
+        assert c.cmd('CONFIG', 'SET', 'maxmemory', '5mb', 'threads', '3') == (
+            b"-ERR CONFIG SET failed (possibly related to argument 'threads') - can't set "
+            b"immutable config\r\n")
+        assert c.call('CONFIG', 'GET', 'maxmemory') == [b'maxmemory', b'0']
