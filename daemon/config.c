@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <netdb.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -381,9 +383,12 @@ static char **retired;
 static size_t nretired;
 static pthread_mutex_t retire_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* The directive called name, or with that alias (*alias set true then). */
-static const struct config_def *find_def(const char *name, size_t len, bool *alias)
+const struct config_def *config_find(const char *name, size_t len, bool *alias)
 {
+	bool dummy;
+
+	if (!alias)
+		alias = &dummy;
 	for (size_t i = 0; i < NDEFS; i++) {
 		if (str_eq_nocase(name, len, config_defs[i].name)) {
 			*alias = false;
@@ -397,13 +402,6 @@ static const struct config_def *find_def(const char *name, size_t len, bool *ali
 	return NULL;
 }
 
-const struct config_def *config_find(const char *name, size_t len)
-{
-	bool alias;
-
-	return find_def(name, len, &alias);
-}
-
 void config_value_free(struct config_value *v)
 {
 	xfree(v->str);
@@ -412,16 +410,9 @@ void config_value_free(struct config_value *v)
 
 /* ---- parsing ------------------------------------------------------------------------ */
 
-/* The arguments of one directive: pointers into a split buffer. */
-struct args {
-	char *v[64];
-	size_t len[64];
-	int n;
-};
-
-static void add_arg(void *ctx, char *arg, size_t len)
+void config_add_arg(void *ctx, char *arg, size_t len)
 {
-	struct args *a = ctx;
+	struct config_args *a = ctx;
 
 	if (a->n < 64) {
 		a->v[a->n] = arg;
@@ -564,8 +555,8 @@ static void format_notify(struct text *t, long long f)
 			text_append(t, &kinds[i].c, 1);
 }
 
-static int parse_enum(const struct config_def *d, const struct args *a, struct config_value *v,
-		      char *err, size_t errlen)
+static int parse_enum(const struct config_def *d, const struct config_args *a,
+		      struct config_value *v, char *err, size_t errlen)
 {
 	long long flags = 0;
 
@@ -659,7 +650,7 @@ static int parse_number(const struct config_def *d, const char *p, size_t len,
 
 /* client-output-buffer-limit: "<class> <hard> <soft> <seconds>" groups over
  * the current limits. */
-static int parse_obuf(const struct args *a, struct config_value *v, const char **err)
+static int parse_obuf(const struct config_args *a, struct config_value *v, const char **err)
 {
 	memcpy(v->obuf, config.obuf_limits, sizeof(v->obuf));
 	if (a->n % 4 || a->n > 64) {
@@ -697,8 +688,8 @@ static int parse_obuf(const struct args *a, struct config_value *v, const char *
 }
 
 /* The special directives: args as split, canonical text into v->str. */
-static int parse_special(const struct config_def *d, const struct args *a, struct config_value *v,
-			 const char **err)
+static int parse_special(const struct config_def *d, const struct config_args *a,
+			 struct config_value *v, const char **err)
 {
 	struct text t = { 0 };
 	int n = a->n;
@@ -823,10 +814,8 @@ static int parse_special(const struct config_def *d, const struct args *a, struc
 	return 0;
 }
 
-/* Parses d's arguments into *v without changing the config. 0, or -1 with
- * the reason (the text after Redis's " - ") in err. */
-static int parse_args(const struct config_def *d, const struct args *a, struct config_value *v,
-		      char *err, size_t errlen)
+int config_parse_args(const struct config_def *d, const struct config_args *a,
+		      struct config_value *v, char *err, size_t errlen)
 {
 	const char *why = NULL;
 
@@ -876,25 +865,25 @@ int config_parse_text(const struct config_def *d, const char *p, size_t len, str
 		      char *err, size_t errlen)
 {
 	char *buf = xmalloc(len + 1);
-	struct args a = { .n = 0 };
+	struct config_args a = { .n = 0 };
 	int ret;
 
 	/* A default is one word, or (multi-argument) words without quotes. */
 	if ((d->flags & (CFG_MULTI | CFG_WORDS)) || d->type == CFG_SPECIAL) {
-		if (split_args(p, len, buf, add_arg, &a) < 0) {
+		if (split_args(p, len, buf, config_add_arg, &a) < 0) {
 			xfree(buf);
 			return -1;
 		}
 		if (a.n == 0 && d->type != CFG_SPECIAL && !(d->flags & CFG_MULTI))
-			add_arg(&a, buf, 0);
+			config_add_arg(&a, buf, 0);
 		if (a.n == 0 && d->type == CFG_SPECIAL)
-			add_arg(&a, buf, 0), buf[0] = '\0';
+			config_add_arg(&a, buf, 0), buf[0] = '\0';
 	} else {
 		memcpy(buf, p, len);
 		buf[len] = '\0';
-		add_arg(&a, buf, len);
+		config_add_arg(&a, buf, len);
 	}
-	ret = parse_args(d, &a, v, err, errlen);
+	ret = config_parse_args(d, &a, v, err, errlen);
 	xfree(buf);
 	return ret;
 }
@@ -911,8 +900,7 @@ static void retire(char *old)
 	pthread_mutex_unlock(&retire_lock);
 }
 
-/* Stores v (taking its string) into d's field. */
-static void store_value(const struct config_def *d, struct config_value *v)
+void config_store(const struct config_def *d, struct config_value *v)
 {
 	if (d->type == CFG_STRING || (d->type == CFG_SPECIAL && d->special != SPECIAL_OBUF &&
 				      d->special != SPECIAL_NOTIFY)) {
@@ -1028,304 +1016,16 @@ void config_init(void)
 			fprintf(stderr, "bad default of %s: %s\n", config_defs[i].name, err);
 			xkv_assert(!"bad default");
 		}
-		store_value(&config_defs[i], &v);
+		config_store(&config_defs[i], &v);
 	}
 	initializing = false;
-}
-
-/* ---- the start-up file and command line ------------------------------------------ */
-
-/* Directives Redis still accepts and ignores. */
-static const char *const deprecated[] = { "list-max-ziplist-entries", "list-max-ziplist-value",
-					  "lua-replicate-commands", "io-threads-do-reads", NULL };
-
-/* Redis's other file directives: refused rather than ignored. */
-static const char *const unsupported[] = { "rename-command", "user", "loadmodule", "sentinel",
-					   NULL };
-
-struct loader {
-	bool save_seen;		/* the first "save" line replaces the default, later ones add */
-	struct text unresolved; /* unknown directives, reported at the end */
-	int depth;		/* include nesting */
-};
-
-static void fatal_config(int lineno, const char *line, const char *why)
-{
-	fprintf(stderr, "\n*** FATAL CONFIG FILE ERROR (xkv) ***\n");
-	fprintf(stderr, "Reading the configuration file, at line %d\n", lineno);
-	fprintf(stderr, ">>> '%s'\n%s\n", line, why);
-}
-
-static int load_text(struct loader *ld, char *text);
-
-static int load_file(struct loader *ld, const char *path, struct text *out)
-{
-	FILE *f = fopen(path, "r");
-	char chunk[4096];
-	size_t n;
-
-	if (!f) {
-		fprintf(stderr, "Fatal error, can't open config file '%s': %s\n", path,
-			strerror(errno));
-		return -1;
-	}
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		text_append(out, chunk, n);
-	fclose(f);
-	(void)ld;
-	return 0;
-}
-
-/* Applies one directive line (already trimmed); lineno for errors. */
-static int load_line(struct loader *ld, char *line, int lineno)
-{
-	size_t len = strlen(line);
-	char *buf = xmalloc(len + 1), err[512];
-	struct args a = { .n = 0 }, sub = { .n = 0 };
-	const struct args *use = &a;
-	char *subbuf = NULL;
-	const struct config_def *d;
-	struct config_value v;
-	bool alias;
-	int ret = -1;
-
-	if (split_args(line, len, buf, add_arg, &a) < 0) {
-		fatal_config(lineno, line, "Unbalanced quotes in configuration line");
-		goto out;
-	}
-	if (a.n == 0) {
-		ret = 0;
-		goto out;
-	}
-	if (a.n > 64) {
-		fatal_config(lineno, line, "wrong number of arguments");
-		goto out;
-	}
-	d = find_def(a.v[0], a.len[0], &alias);
-	if (!d) {
-		for (int i = 0; deprecated[i]; i++) {
-			if (str_eq_nocase(a.v[0], a.len[0], deprecated[i]) && a.n == 2) {
-				ret = 0;
-				goto out;
-			}
-		}
-		if (str_eq_nocase(a.v[0], a.len[0], "include") && a.n == 2) {
-			struct text t = { 0 };
-
-			if (ld->depth < 16 && load_file(ld, a.v[1], &t) == 0) {
-				ld->depth++;
-				ret = load_text(ld, t.p ? t.p : (char *)"");
-				ld->depth--;
-			}
-			xfree(t.p);
-			goto out;
-		}
-		for (int i = 0; unsupported[i]; i++) {
-			if (str_eq_nocase(a.v[0], a.len[0], unsupported[i])) {
-				fatal_config(lineno, line,
-					     "xkv does not support this directive yet");
-				goto out;
-			}
-		}
-		if (a.n < 2) {
-			fatal_config(lineno, line, "Bad directive or wrong number of arguments");
-			goto out;
-		}
-		/* Redis takes these for a module's directives and refuses them
-		 * once it knows no module declares them. */
-		text_printf(&ld->unresolved, ">>> '%s", a.v[0]);
-		for (int i = 1; i < a.n; i++)
-			text_printf(&ld->unresolved, " %s", a.v[i]);
-		text_printf(&ld->unresolved, "'\n");
-		ret = 0;
-		goto out;
-	}
-	if (!(d->flags & (CFG_MULTI | CFG_WORDS)) && a.n != 2) {
-		fatal_config(lineno, line, "wrong number of arguments");
-		goto out;
-	}
-	sub.v[0] = a.v[1];
-	if ((d->flags & CFG_MULTI) && a.n == 2 && a.len[1]) {
-		/* "--save '60 1 300 10'": one argument holding several. */
-		subbuf = xmalloc(a.len[1] + 1);
-		if (split_args(a.v[1], a.len[1], subbuf, add_arg, &sub) < 0 || sub.n > 64) {
-			fatal_config(lineno, line, "Unbalanced quotes in configuration line");
-			goto out;
-		}
-		use = &sub;
-	} else {
-		sub.n = a.n - 1;
-		memcpy(sub.v, a.v + 1, sizeof(a.v[0]) * (size_t)sub.n);
-		memcpy(sub.len, a.len + 1, sizeof(a.len[0]) * (size_t)sub.n);
-		use = &sub;
-	}
-	if (d->type != CFG_SPECIAL && d->type != CFG_ENUM && use->n == 0) {
-		fatal_config(lineno, line, "wrong number of arguments");
-		goto out;
-	}
-	if (parse_args(d, use, &v, err, sizeof(err)) < 0) {
-		fatal_config(lineno, line, err);
-		goto out;
-	}
-	if (d->type == CFG_SPECIAL && d->special == SPECIAL_SAVE) {
-		/* Later save lines add their points to the first one's. */
-		if (ld->save_seen && config.save[0] && v.str[0]) {
-			struct text t = { 0 };
-
-			text_printf(&t, "%s %s", config.save, v.str);
-			xfree(v.str);
-			v.str = t.p;
-		} else if (ld->save_seen && config.save[0]) {
-			xfree(v.str);
-			v.str = xstrndup(config.save, strlen(config.save));
-		}
-		ld->save_seen = true;
-	}
-	store_value(d, &v);
-	ret = 0;
-out:
-	xfree(subbuf);
-	xfree(buf);
-	return ret;
-}
-
-/* Redis's loop over a configuration text: lines trimmed, '#' comments. */
-static int load_text(struct loader *ld, char *text)
-{
-	int lineno = 0;
-
-	for (char *line = text, *next; line; line = next) {
-		char *end;
-
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
-		lineno++;
-		while (*line && strchr(" \t\r\n", *line))
-			line++;
-		end = line + strlen(line);
-		while (end > line && strchr(" \t\r\n", end[-1]))
-			*--end = '\0';
-		if (line[0] == '#' || line[0] == '\0')
-			continue;
-		if (load_line(ld, line, lineno) < 0)
-			return -1;
-	}
-	return 0;
-}
-
-/* A command-line value as Redis's sdscatrepr quotes it. */
-static void text_quote(struct text *t, const char *s)
-{
-	text_append(t, "\"", 1);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		switch (c) {
-		case '\\':
-		case '"':
-			text_printf(t, "\\%c", c);
-			break;
-		case '\n':
-			text_printf(t, "\\n");
-			break;
-		case '\r':
-			text_printf(t, "\\r");
-			break;
-		case '\t':
-			text_printf(t, "\\t");
-			break;
-		case '\a':
-			text_printf(t, "\\a");
-			break;
-		case '\b':
-			text_printf(t, "\\b");
-			break;
-		default:
-			if (c >= 0x20 && c < 0x7f)
-				text_append(t, (const char *)&c, 1);
-			else
-				text_printf(t, "\\x%02x", c);
-		}
-	}
-	text_append(t, "\"", 1);
-}
-
-/* Redis's main(): "--name" starts a line, other arguments are its values;
- * an argument "--x" is a value when the line has none yet. */
-static void options_text(struct text *t, int argc, char **argv)
-{
-	bool have_value = true;
-
-	for (int j = 0; j < argc; j++) {
-		if (have_value && argv[j][0] == '-' && argv[j][1] == '-') {
-			char *buf = xmalloc(strlen(argv[j]) + 1);
-			struct args a = { .n = 0 };
-			int n;
-
-			if (t->len)
-				text_append(t, "\n", 1);
-			text_printf(t, "%s ", argv[j] + 2);
-			n = split_args(argv[j], strlen(argv[j]), buf, add_arg, &a);
-			xfree(buf);
-			if (n != 1) {
-				have_value = true; /* "--port 6380" in one argument */
-				continue;
-			}
-			have_value = false;
-			/* "--save" with no value is save "". */
-			if (!strcasecmp(argv[j], "--save") &&
-			    (j == argc - 1 || (argv[j + 1][0] == '-' && argv[j + 1][1] == '-'))) {
-				text_printf(t, "\"\"");
-				have_value = true;
-			}
-		} else {
-			text_quote(t, argv[j]);
-			text_append(t, " ", 1);
-			have_value = true;
-		}
-	}
-}
-
-int config_load(const char *path, int argc, char **argv)
-{
-	struct loader ld = { 0 };
-	struct text t = { 0 };
-	int ret = -1;
-
-	if (path) {
-		if (load_file(&ld, path, &t) < 0)
-			return -1;
-		config.config_file = realpath(path, NULL);
-	}
-	if (argc > 0) {
-		struct text opts = { 0 };
-
-		options_text(&opts, argc, argv);
-		text_printf(&t, "\n%s", opts.p ? opts.p : "");
-		xfree(opts.p);
-	}
-	if (load_text(&ld, t.p ? t.p : (char *)"") < 0)
-		goto out;
-	if (ld.unresolved.len) {
-		fprintf(stderr,
-			"Unresolved Configuration(s) Detected:\n%.*sModule Configuration detected "
-			"without loadmodule directive or no ApplyConfig call: aborting\n",
-			(int)ld.unresolved.len, ld.unresolved.p);
-		goto out;
-	}
-	ret = 0;
-out:
-	xfree(ld.unresolved.p);
-	xfree(t.p);
-	return ret;
 }
 
 /* ---- CONFIG SET / GET ---------------------------------------------------------------- */
 
 /* Splits a CONFIG SET value of a multi-argument directive at each space, as
  * Redis does ("" is no argument). */
-static void split_spaces(char *buf, size_t len, struct args *a)
+static void split_spaces(char *buf, size_t len, struct config_args *a)
 {
 	size_t start = 0;
 
@@ -1335,7 +1035,7 @@ static void split_spaces(char *buf, size_t len, struct args *a)
 	for (size_t i = 0; i <= len; i++) {
 		if (i == len || buf[i] == ' ') {
 			buf[i] = '\0';
-			add_arg(a, buf + start, i - start);
+			config_add_arg(a, buf + start, i - start);
 			start = i + 1;
 		}
 	}
@@ -1347,6 +1047,29 @@ static bool same_value(const struct config_def *d, const struct config_value *v)
 	if (d->type == CFG_STRING || d->type == CFG_SPECIAL)
 		return !strcmp(v->str, __atomic_load_n((char **)d->field, __ATOMIC_ACQUIRE));
 	return v->num == __atomic_load_n((long long *)d->field, __ATOMIC_RELAXED);
+}
+
+/* Whether another socket holds port on the first bind address. */
+static bool port_is_taken(long long port)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE }, *ai;
+	char addr[64] = "", service[16];
+	const char *addrs = __atomic_load_n(&config.bind, __ATOMIC_ACQUIRE);
+	bool taken = false;
+	int fd;
+
+	sscanf(addrs[0] == '-' ? addrs + 1 : addrs, "%63s", addr);
+	snprintf(service, sizeof(service), "%lld", port);
+	if (port == 0 ||
+	    getaddrinfo(addr[0] && strcmp(addr, "*") ? addr : NULL, service, &hints, &ai) != 0)
+		return false;
+	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0) {
+		taken = bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 && errno == EADDRINUSE;
+		close(fd);
+	}
+	freeaddrinfo(ai);
+	return taken;
 }
 
 int config_set_pairs(const char *const *pairs, const size_t *lens, int n, bool local, char *err,
@@ -1368,7 +1091,7 @@ int config_set_pairs(const char *const *pairs, const size_t *lens, int n, bool l
 		long long prot =
 			__atomic_load_n(&config.enable_protected_configs, __ATOMIC_RELAXED);
 
-		d[i] = find_def(pairs[2 * i], lens[2 * i], &alias[i]);
+		d[i] = config_find(pairs[2 * i], lens[2 * i], &alias[i]);
 		if (!d[i]) {
 			snprintf(err, errlen,
 				 "Unknown option or number of arguments for CONFIG SET - '%.*s'",
@@ -1394,7 +1117,7 @@ int config_set_pairs(const char *const *pairs, const size_t *lens, int n, bool l
 	for (; parsed < n; parsed++) {
 		int i = parsed;
 		char *buf = xmalloc(lens[2 * i + 1] + 1);
-		struct args a = { .n = 1 };
+		struct config_args a = { .n = 1 };
 		int r;
 
 		memcpy(buf, pairs[2 * i + 1], lens[2 * i + 1]);
@@ -1409,7 +1132,7 @@ int config_set_pairs(const char *const *pairs, const size_t *lens, int n, bool l
 			r = -1;
 			snprintf(why, sizeof(why), "wrong number of arguments");
 		} else {
-			r = parse_args(d[i], &a, &vals[i], why, sizeof(why));
+			r = config_parse_args(d[i], &a, &vals[i], why, sizeof(why));
 		}
 		xfree(buf);
 		if (r < 0) {
@@ -1421,15 +1144,19 @@ int config_set_pairs(const char *const *pairs, const size_t *lens, int n, bool l
 	}
 	for (int i = 0; i < n; i++) {
 		if ((d[i]->flags & CFG_STARTUP) && !same_value(d[i], &vals[i])) {
+			/* A taken port fails as Redis's re-listen fails. */
+			bool taken = d[i]->field == &config.port && port_is_taken(vals[i].num);
+
 			snprintf(err, errlen,
-				 "CONFIG SET failed (possibly related to argument '%.*s') - can't "
-				 "set immutable config",
-				 (int)lens[2 * i], pairs[2 * i]);
+				 "CONFIG SET failed (possibly related to argument '%s') - %s",
+				 alias[i] ? d[i]->alias : d[i]->name,
+				 taken ? "Unable to listen on this port. Check server logs."
+				       : "can't set immutable config");
 			goto out;
 		}
 	}
 	for (int i = 0; i < n; i++)
-		store_value(d[i], &vals[i]);
+		config_store(d[i], &vals[i]);
 	for (int i = 0; i < n; i++) {
 		const char *apply_err = NULL;
 
@@ -1455,7 +1182,7 @@ void config_get(const char *pattern, size_t len, config_visit_fn *fn, void *ctx)
 		char *name;
 
 		/* Exactly named (hidden ones too), and answered by that name. */
-		d = find_def(pattern, len, &alias);
+		d = config_find(pattern, len, &alias);
 		if (!d)
 			return;
 		name = xstrndup(pattern, len);

@@ -81,7 +81,7 @@ static const struct config_def *line_def(const char *line)
 	const struct config_def *d = NULL;
 
 	if (split_args(line, len, buf, rw_add_arg, &a) > 0)
-		d = config_find(a.v[0], a.len[0]);
+		d = config_find(a.v[0], a.len[0], NULL);
 	xfree(buf);
 	return d;
 }

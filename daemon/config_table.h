@@ -77,11 +77,27 @@ struct config_def {
 extern const struct config_def config_defs[];
 extern const size_t config_ndefs;
 
-/* The directive named name or by its alias (any case), or NULL. */
-const struct config_def *config_find(const char *name, size_t len);
+/* The arguments of one directive: pointers into a split buffer. */
+struct config_args {
+	char *v[64];
+	size_t len[64];
+	int n;
+};
+
+/* split_args()'s callback filling a struct config_args (counts past 64). */
+void config_add_arg(void *ctx, char *arg, size_t len);
+/* The directive named name or by its alias (any case; *alias says which,
+ * alias may be NULL), or NULL. */
+const struct config_def *config_find(const char *name, size_t len, bool *alias);
+/* Parses d's arguments into *v without changing the config. 0, or -1 with
+ * the reason (the text after Redis's " - ") in err. */
+int config_parse_args(const struct config_def *d, const struct config_args *a,
+		      struct config_value *v, char *err, size_t errlen);
 /* Parses a start-up default or a stored value's text into *v. 0, or -1. */
 int config_parse_text(const struct config_def *d, const char *p, size_t len, struct config_value *v,
 		      char *err, size_t errlen);
+/* Stores v into d's field, taking v's string. */
+void config_store(const struct config_def *d, struct config_value *v);
 void config_value_free(struct config_value *v);
 /* d's current value as CONFIG GET shows it (appended to t). */
 void config_format(struct text *t, const struct config_def *d);

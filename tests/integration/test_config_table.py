@@ -222,3 +222,7 @@ def startup_only_directives(t):
             b"-ERR CONFIG SET failed (possibly related to argument 'threads') - can't set "
             b"immutable config\r\n")
         assert c.call('CONFIG', 'GET', 'maxmemory') == [b'maxmemory', b'0']
+        # A port another socket holds fails as Redis's re-listen fails.
+        assert c.cmd('CONFIG', 'SET', 'maxmemory', '5mb', 'port', str(t.ref.port)) == (
+            b"-ERR CONFIG SET failed (possibly related to argument 'port') - Unable to "
+            b"listen on this port. Check server logs.\r\n")
