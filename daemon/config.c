@@ -848,12 +848,11 @@ int config_parse_args(const struct config_def *d, const struct config_args *a,
 			return -1;
 		break;
 	case CFG_SPECIAL:
-		if (parse_special(d, a, v, &why) < 0)
-			break;
+		parse_special(d, a, v, &why); /* sets why on failure */
 		break;
 	}
-	if (!why && d->check && d->check(v, &why) == 0)
-		return 0;
+	if (!why && d->check)
+		d->check(v, &why); /* sets why on refusal */
 	if (!why)
 		return 0;
 	snprintf(err, errlen, "%s", why);

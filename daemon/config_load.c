@@ -6,6 +6,7 @@
  * report.
  */
 #include <errno.h>
+#include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +41,7 @@ static void fatal_config(int lineno, const char *line, const char *why)
 
 static int load_text(struct loader *ld, char *text);
 
-static int load_file(struct loader *ld, const char *path, struct text *out)
+static int load_file(const char *path, struct text *out)
 {
 	FILE *f = fopen(path, "r");
 	char chunk[4096];
@@ -54,8 +55,41 @@ static int load_file(struct loader *ld, const char *path, struct text *out)
 	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
 		text_append(out, chunk, n);
 	fclose(f);
-	(void)ld;
 	return 0;
+}
+
+/* include: one file, or (a glob pattern) every file it matches, none being
+ * fine. Each is read as a text of its own (its own line numbers). */
+static int load_include(struct loader *ld, const char *path)
+{
+	glob_t g;
+	int ret = 0;
+
+	if (ld->depth >= 16)
+		return 0;
+	ld->depth++;
+	if (strpbrk(path, "*?[")) {
+		if (glob(path, 0, NULL, &g) == 0) {
+			for (size_t i = 0; ret == 0 && i < g.gl_pathc; i++) {
+				struct text t = { 0 };
+
+				ret = load_file(g.gl_pathv[i], &t);
+				if (ret == 0)
+					ret = load_text(ld, t.p ? t.p : (char *)"");
+				xfree(t.p);
+			}
+			globfree(&g);
+		}
+	} else {
+		struct text t = { 0 };
+
+		ret = load_file(path, &t);
+		if (ret == 0)
+			ret = load_text(ld, t.p ? t.p : (char *)"");
+		xfree(t.p);
+	}
+	ld->depth--;
+	return ret;
 }
 
 /* Applies one directive line (already trimmed); lineno for errors. */
@@ -92,14 +126,7 @@ static int load_line(struct loader *ld, char *line, int lineno)
 			}
 		}
 		if (str_eq_nocase(a.v[0], a.len[0], "include") && a.n == 2) {
-			struct text t = { 0 };
-
-			if (ld->depth < 16 && load_file(ld, a.v[1], &t) == 0) {
-				ld->depth++;
-				ret = load_text(ld, t.p ? t.p : (char *)"");
-				ld->depth--;
-			}
-			xfree(t.p);
+			ret = load_include(ld, a.v[1]);
 			goto out;
 		}
 		for (int i = 0; unsupported[i]; i++) {
@@ -276,7 +303,7 @@ int config_load(const char *path, int argc, char **argv)
 	int ret = -1;
 
 	if (path) {
-		if (load_file(&ld, path, &t) < 0)
+		if (load_file(path, &t) < 0)
 			return -1;
 		config.config_file = realpath(path, NULL);
 	}
@@ -302,4 +329,3 @@ out:
 	xfree(t.p);
 	return ret;
 }
-

@@ -96,8 +96,9 @@ def file_include_save_lines_and_deprecated(t):
         with open(path, 'w') as f:
             # save lines add up (the first replaces the default); directives Redis
             # no longer reads are ignored, as Redis ignores them.
-            f.write('include %s\nsave 60 1\nsave "300 10"\nlist-max-ziplist-entries 5\n'
-                    'hash-max-ziplist-value 1k\n' % inc)
+            # A pattern matching nothing includes nothing.
+            f.write('include %s\ninclude %s/none*.conf\nsave 60 1\nsave "300 10"\n'
+                    'list-max-ziplist-entries 5\nhash-max-ziplist-value 1k\n' % (inc, tmp))
         srv = Server('xkvd', binary=t.env.xkvd, engine=t.env.engine, config_file=path,
                      directives={'save': '900 2'}).start()
         t.spawned.append(srv)
