@@ -226,3 +226,22 @@ def startup_only_directives(t):
         assert c.cmd('CONFIG', 'SET', 'maxmemory', '5mb', 'port', str(t.ref.port)) == (
             b"-ERR CONFIG SET failed (possibly related to argument 'port') - Unable to "
             b"listen on this port. Check server logs.\r\n")
+
+
+@test
+@xkv_only
+def latency_tracking_directives(t):
+    import re
+    srv = t.spawn('sut')
+    with srv.client() as c:
+        assert c.cmd('CONFIG', 'SET', 'latency-tracking-info-percentiles', '1.50 100') == \
+            b'+OK\r\n'
+        c.cmd('PING')
+        info = c.call('INFO', 'latencystats').decode()
+        assert re.search(r'^latency_percentiles_usec_ping:p1\.5=\d+\.\d{3},p100=\d+\.\d{3}\r?$',
+                         info, re.M), info
+        assert c.cmd('CONFIG', 'SET', 'latency-tracking', 'no') == b'+OK\r\n'
+        assert c.cmd('CONFIG', 'RESETSTAT') == b'+OK\r\n'
+        c.cmd('PING')
+        info = c.call('INFO', 'latencystats').decode()
+        assert 'latency_percentiles_usec' not in info, info
