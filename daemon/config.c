@@ -1074,16 +1074,14 @@ static bool port_is_taken(long long port)
 int config_set_pairs(const char *const *pairs, const size_t *lens, int n, bool local, char *err,
 		     size_t errlen)
 {
-	const struct config_def *d[64];
-	bool alias[64];
-	struct config_value vals[64];
+	/* One allocation for the three per-pair arrays; freed below. */
+	const struct config_def **d = xcalloc(
+		(size_t)(n ? n : 1), sizeof(*d) + sizeof(bool) + sizeof(struct config_value));
+	struct config_value *vals = (struct config_value *)(d + (n ? n : 1));
+	bool *alias = (bool *)(vals + (n ? n : 1));
 	char why[512];
 	int parsed = 0, ret = -1;
 
-	if (n > 64) {
-		snprintf(err, errlen, "too many parameters");
-		return -1;
-	}
 	/* First the names, in order: the first problem is the one reported. */
 	for (int i = 0; i < n; i++) {
 		const char *problem = NULL;
@@ -1095,7 +1093,7 @@ int config_set_pairs(const char *const *pairs, const size_t *lens, int n, bool l
 			snprintf(err, errlen,
 				 "Unknown option or number of arguments for CONFIG SET - '%.*s'",
 				 (int)lens[2 * i], pairs[2 * i]);
-			return -1;
+			goto out;
 		}
 		if (d[i]->flags & CFG_IMMUTABLE)
 			problem = "can't set immutable config";
@@ -1109,7 +1107,7 @@ int config_set_pairs(const char *const *pairs, const size_t *lens, int n, bool l
 			snprintf(err, errlen,
 				 "CONFIG SET failed (possibly related to argument '%.*s') - %s",
 				 (int)lens[2 * i], pairs[2 * i], problem);
-			return -1;
+			goto out;
 		}
 	}
 	/* Then every value, so the change is all or nothing. */
@@ -1167,6 +1165,7 @@ int config_set_pairs(const char *const *pairs, const size_t *lens, int n, bool l
 out:
 	for (int i = 0; i < parsed; i++)
 		config_value_free(&vals[i]);
+	xfree(d);
 	return ret;
 }
 

@@ -806,15 +806,17 @@ static bool client_is_local(const struct client *c)
 
 void cmd_config_set(struct client *c)
 {
-	const char *pairs[128];
-	size_t lens[128];
+	const char **pairs;
+	size_t *lens;
 	char err[512];
 	int n = (c->argc - 2) / 2;
 
-	if ((c->argc - 2) % 2 != 0 || n > 64) {
+	if ((c->argc - 2) % 2 != 0) {
 		reply_error(c, ERR_SYNTAX);
 		return;
 	}
+	pairs = xmalloc(sizeof(*pairs) * (size_t)(2 * n));
+	lens = xmalloc(sizeof(*lens) * (size_t)(2 * n));
 	for (int i = 0; i < 2 * n; i++) {
 		pairs[i] = c->argv[2 + i].p;
 		lens[i] = c->argv[2 + i].len;
@@ -823,6 +825,8 @@ void cmd_config_set(struct client *c)
 		reply_error(c, err);
 	else
 		reply_ok(c);
+	xfree(pairs);
+	xfree(lens);
 }
 
 void cmd_config_resetstat(struct client *c)
