@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * config: the server's directives, from a redis.conf-style file, the command
- * line (--name value) and CONFIG GET / SET, all through one table.
+ * line (--name value) and CONFIG GET / SET, all through one table: a row of
+ * config.def each (every directive of Redis 8.8, then xkv's own), read by
+ * config.c (parsing, GET, SET), config_load.c (start-up) and
+ * config_rewrite.c (CONFIG REWRITE, --config-doc). A directive is read as
+ * its field here, e.g. config.enable_debug_command (enum protected_action).
  *
  * Threads: fields are written at start-up and by CONFIG SET (on any worker);
  * readers on other threads may see the old or the new value of a numeric
