@@ -797,11 +797,16 @@ void cmd_config_get(struct client *c)
 	xfree(r.values);
 }
 
-/* enable-protected-configs local: a loopback or Unix socket peer. */
+/* enable-protected-configs local: a peer on 127.0.0.0/8, ::1 or the Unix
+ * socket (whose clients' addr is "<socket path>:0"), as Redis's connIsLocal. */
 static bool client_is_local(const struct client *c)
 {
-	return c->addr[0] == '/' || !strncmp(c->addr, "127.", 4) || !strncmp(c->addr, "::1:", 4) ||
-	       !strncmp(c->addr, "[::1]", 5);
+	const char *sock = __atomic_load_n(&config.unixsocket, __ATOMIC_ACQUIRE);
+	size_t n = strlen(sock);
+
+	if (n && !strncmp(c->addr, sock, n) && !strcmp(c->addr + n, ":0"))
+		return true;
+	return !strncmp(c->addr, "127.", 4) || !strncmp(c->addr, "::1:", 4);
 }
 
 void cmd_config_set(struct client *c)

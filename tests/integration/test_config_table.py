@@ -280,3 +280,18 @@ def every_directive_takes_its_own_value(t):
         assert len(args) > 300, len(args)
         assert c.cmd('CONFIG', 'SET', *args) == b'+OK\r\n'
         assert pairs(c.call('CONFIG', 'GET', '*')) == before
+
+
+@test
+@xkv_only
+def protected_directives(t):
+    for mode, ok in (('no', False), ('local', True), ('yes', True)):
+        srv = t.spawn('sut', **{'enable-protected-configs': mode})
+        with srv.client() as c:
+            reply = c.cmd('CONFIG', 'SET', 'dir', srv.dir, 'dbfilename', 'x.rdb')
+            if ok:
+                assert reply == b'+OK\r\n', (mode, reply)
+                assert c.call('CONFIG', 'GET', 'dbfilename') == [b'dbfilename', b'x.rdb']
+            else:
+                assert reply == (b"-ERR CONFIG SET failed (possibly related to argument "
+                                 b"'dir') - can't set protected config\r\n"), (mode, reply)
