@@ -414,7 +414,7 @@ static int open_listener(const char *addr, int port)
 	setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
 	if (ai->ai_family == AF_INET6)
 		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
-	if (bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, 511) < 0)
+	if (bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, (int)config.tcp_backlog) < 0)
 		goto fail;
 	freeaddrinfo(ai);
 	return fd;
@@ -518,7 +518,8 @@ static int open_unix_listener(void)
 	/* A socket file left by a previous run would make bind fail. */
 	unlink(path);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 511) < 0 ||
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    listen(fd, (int)config.tcp_backlog) < 0 ||
 	    (config.unixsocketperm && chmod(path, (mode_t)config.unixsocketperm) < 0)) {
 		log_warning("Failed opening Unix socket: %s", strerror(errno));
 		if (fd >= 0)

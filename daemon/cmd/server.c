@@ -968,11 +968,11 @@ void cmd_time(struct client *c)
 	reply_bulk_ll(c, us % 1000000);
 }
 
+/* CONFIG GET's answer: names and values copied (a string directive may be
+ * replaced by a concurrent CONFIG SET), each name once. */
 struct config_reply {
-	const char *names[64];
-	const char *values[64];
-	char *owned[64];
-	int n;
+	char **names, **values;
+	int n, cap;
 };
 
 static void collect_config(void *ctx, const char *name, const char *value)
@@ -980,20 +980,21 @@ static void collect_config(void *ctx, const char *name, const char *value)
 	struct config_reply *r = ctx;
 
 	for (int i = 0; i < r->n; i++)
-		if (r->names[i] == name)
+		if (!strcmp(r->names[i], name))
 			return;
-	if (r->n == 64)
-		return;
-	r->names[r->n] = name;
-	/* Copy: a string directive may be replaced by a concurrent CONFIG SET. */
-	r->owned[r->n] = xstrndup(value, strlen(value));
-	r->values[r->n] = r->owned[r->n];
+	if (r->n == r->cap) {
+		r->cap = r->cap ? 2 * r->cap : 64;
+		r->names = xrealloc(r->names, sizeof(*r->names) * (size_t)r->cap);
+		r->values = xrealloc(r->values, sizeof(*r->values) * (size_t)r->cap);
+	}
+	r->names[r->n] = xstrndup(name, strlen(name));
+	r->values[r->n] = xstrndup(value, strlen(value));
 	r->n++;
 }
 
 void cmd_config_get(struct client *c)
 {
-	struct config_reply r = { .n = 0 };
+	struct config_reply r = { 0 };
 
 	for (int i = 2; i < c->argc; i++)
 		config_get(c->argv[i].p, c->argv[i].len, collect_config, &r);
@@ -1001,29 +1002,48 @@ void cmd_config_get(struct client *c)
 	for (int i = 0; i < r.n; i++) {
 		reply_bulk_cstr(c, r.names[i]);
 		reply_bulk_cstr(c, r.values[i]);
-		xfree(r.owned[i]);
+		xfree(r.names[i]);
+		xfree(r.values[i]);
 	}
+	xfree(r.names);
+	xfree(r.values);
+}
+
+/* enable-protected-configs local: a peer on 127.0.0.0/8, ::1 or the Unix
+ * socket (whose clients' addr is "<socket path>:0"), as Redis's connIsLocal. */
+static bool client_is_local(const struct client *c)
+{
+	const char *sock = __atomic_load_n(&config.unixsocket, __ATOMIC_ACQUIRE);
+	size_t n = strlen(sock);
+
+	if (n && !strncmp(c->addr, sock, n) && !strcmp(c->addr + n, ":0"))
+		return true;
+	return !strncmp(c->addr, "127.", 4) || !strncmp(c->addr, "::1:", 4);
 }
 
 void cmd_config_set(struct client *c)
 {
-	const char *pairs[128];
-	size_t lens[128];
+	const char **pairs;
+	size_t *lens;
 	char err[512];
 	int n = (c->argc - 2) / 2;
 
-	if ((c->argc - 2) % 2 != 0 || n > 64) {
+	if ((c->argc - 2) % 2 != 0) {
 		reply_error(c, ERR_SYNTAX);
 		return;
 	}
+	pairs = xmalloc(sizeof(*pairs) * (size_t)(2 * n));
+	lens = xmalloc(sizeof(*lens) * (size_t)(2 * n));
 	for (int i = 0; i < 2 * n; i++) {
 		pairs[i] = c->argv[2 + i].p;
 		lens[i] = c->argv[2 + i].len;
 	}
-	if (config_set_pairs(pairs, lens, n, err, sizeof(err)) < 0)
+	if (config_set_pairs(pairs, lens, n, client_is_local(c), err, sizeof(err)) < 0)
 		reply_error(c, err);
 	else
 		reply_ok(c);
+	xfree(pairs);
+	xfree(lens);
 }
 
 void cmd_config_resetstat(struct client *c)

@@ -64,7 +64,7 @@ class Server:
         if self.kind == 'redis':
             args += ['--save', '', '--appendonly', 'no', '--daemonize', 'no',
                      '--enable-debug-command', 'yes']
-            exe = self.redis_binary or REDIS_SERVER
+            exe = self.redis_binary or self.binary or REDIS_SERVER
         else:
             # The kernel fast path has its own tests, in namespaces of their own.
             args += ['--threads', '2', '--io-engine', self.engine, '--fastpath', 'no',
