@@ -101,7 +101,8 @@ unsigned long long multi_watched_keys(void)
 			for (struct watcher *w = *list_of(db, i); w; w = w->next) {
 				struct watcher *o = *list_of(db, i);
 
-				while (o != w && !(o->klen == w->klen && !memcmp(o->key, w->key, w->klen)))
+				while (o != w &&
+				       !(o->klen == w->klen && !memcmp(o->key, w->key, w->klen)))
 					o = o->next;
 				n += o == w;
 			}
