@@ -195,6 +195,11 @@ int command_meta_keys(const char *name, const struct key_spec *specs, int argc,
 			if (numkeys == 0)
 				continue;
 		}
+		/* PFMERGE dest alone: the sources' spec runs past the arguments,
+		 * and Redis's pfmergeGetKeys fallback then finds the dest only. */
+		if (s->find == KEY_FIND_RANGE && s->a < 0 && first >= argc && n > 0 &&
+		    !strcmp(name, "pfmerge"))
+			continue;
 		if (first >= argc || last >= argc || last < first)
 			return -EINVAL;
 		for (int i = first; i <= last && n < max; i += step) {
