@@ -69,6 +69,16 @@ static int apply_dir(const char **err)
 	return 0;
 }
 
+/* As Redis: a name in dir, never a path. */
+static int apply_dbfilename(const char **err)
+{
+	if (strchr(config.dbfilename, '/')) {
+		*err = "dbfilename can't be a path, just a filename";
+		return -1;
+	}
+	return 0;
+}
+
 #define INT(n, f, d, lo, hi, fl, desc)                                                             \
 	{                                                                                          \
 		n, CFG_INT, fl, &config.f, d, lo, hi, NULL, NULL, desc                             \
@@ -120,6 +130,8 @@ static const struct config_def defs[] = {
 	STR("pidfile", pidfile, "", CFG_IMMUTABLE, NULL,
 	    "File to write the process id to; empty: none."),
 	STR("dir", dir, "./", 0, apply_dir, "Working directory."),
+	STR("dbfilename", dbfilename, "dump.rdb", 0, apply_dbfilename,
+	    "RDB file in `dir` that SAVE and BGSAVE write and start-up loads."),
 	INT("threads", threads, "0", 0, 1024, CFG_IMMUTABLE,
 	    "Worker threads; 0: one per online CPU."),
 	ENUM("io-engine", io_engine, "auto", io_engine_names, CFG_IMMUTABLE, NULL,

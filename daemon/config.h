@@ -36,6 +36,7 @@ struct config {
 	char *logfile;
 	char *pidfile;
 	char *dir;
+	char *dbfilename;  /* RDB file name, relative to dir */
 	long long threads; /* 0: one per online CPU */
 	long long io_engine;
 	long long hz;

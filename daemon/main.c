@@ -14,6 +14,7 @@
 #include "fastpath.h"
 #include "log.h"
 #include "mem.h"
+#include "rdbfile.h"
 #include "store.h"
 #include "util.h"
 #include "worker.h"
@@ -108,10 +109,14 @@ int main(int argc, char **argv)
 
 	commands_init();
 	store_init((int)config.databases);
+	/* Before any worker runs: the keys are there for the first command. */
+	if (rdbfile_load() < 0)
+		return 1;
 	if (write_pidfile() < 0)
 		return 1;
 	fastpath_start();
 	ret = server_run();
+	rdbfile_shutdown();
 	fastpath_stop();
 	if (config.pidfile[0])
 		unlink(config.pidfile);
