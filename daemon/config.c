@@ -53,6 +53,7 @@ static const char *const policy_names[] = { "volatile-lru",   "volatile-lfu", "v
 					    "allkeys-random", "noeviction",   NULL };
 static const char *const fastpath_mode_names[] = { "auto", "native", "generic", NULL };
 static const char *const appendonly_names[] = { "no", NULL };
+static const char *const sanitize_names[] = { "no", "yes", "clients", NULL };
 
 static int apply_loglevel(const char **err)
 {
@@ -166,6 +167,8 @@ static const struct config_def defs[] = {
 	    "Largest member of a compact sorted set."),
 	BOOL("rdbcompression", rdb_compression, "yes", 0,
 	     "Compress strings longer than 20 bytes with LZF in DUMP payloads."),
+	ENUM("sanitize-dump-payload", sanitize_dump_payload, "no", sanitize_names, 0, NULL,
+	     "Accepted for Redis compatibility: RESTORE and start-up always check a value fully."),
 	BOOL("rdbchecksum", rdb_checksum, "yes", 0,
 	     "End DUMP payloads with a CRC-64 (0 when off: RESTORE then skips the check)."),
 	BOOL("fastpath", fastpath, "yes", CFG_IMMUTABLE,
