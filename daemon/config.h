@@ -50,9 +50,9 @@ struct config {
 	long long hash_max_listpack_entries, hash_max_listpack_value;
 	long long set_max_intset_entries, set_max_listpack_entries, set_max_listpack_value;
 	long long zset_max_listpack_entries, zset_max_listpack_value;
-	long long rdb_compression;	 /* 0 no, 1 yes: LZF for strings in DUMP */
+	long long rdb_compression;	 /* 0 no, 1 yes: LZF in DUMP and RDB files */
 	long long sanitize_dump_payload; /* no, yes, clients: all check fully */
-	long long rdb_checksum;		 /* 0 no, 1 yes: CRC-64 in DUMP payloads */
+	long long rdb_checksum;		 /* 0 no, 1 yes: CRC-64 of DUMP and RDB files */
 	long long hll_sparse_max_bytes;
 	/* The kernel fast path (fastpath.c). */
 	long long fastpath;	   /* 0 no, 1 yes */
