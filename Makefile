@@ -29,7 +29,7 @@ else
 OPT := -O2 -g
 endif
 CFLAGS ?= $(OPT)
-LIBS := -luring -lbpf -lxxhash -lcrypto -lpthread -lm
+LIBS := -luring -lbpf -lxxhash -lcrypto -llzf -lpthread -lm
 # jemalloc replaces malloc, but AddressSanitizer must own malloc itself.
 ifneq ($(DEBUG),1)
 LIBS += -ljemalloc
@@ -248,7 +248,8 @@ soak: all $(OUTPUT)/asan/xkvd $(E2E_OBJS)
 
 # ---- the rest -------------------------------------------------------------------
 DEB_PACKAGES := clang llvm libbpf-dev bpftool liburing-dev libjemalloc-dev libxxhash-dev \
-	libxdp-dev libhiredis-dev libssl-dev pkg-config iproute2 redis-tools redis-server python3-redis \
+	libxdp-dev libhiredis-dev libssl-dev liblzf-dev pkg-config iproute2 redis-tools redis-server \
+	python3-redis \
 	linux-source-6.1 clang-format make gcc gnuplot-nox
 deps:
 	$(Q)missing=; for p in $(DEB_PACKAGES); do \

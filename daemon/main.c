@@ -18,6 +18,7 @@
 #include "mem.h"
 #include "multi.h"
 #include "proplog.h"
+#include "rdbfile.h"
 #include "store.h"
 #include "util.h"
 #include "worker.h"
@@ -115,11 +116,15 @@ int main(int argc, char **argv)
 	store_hook_set(STORE_HOOK_FASTPATH, fastpath_on_change);
 	if (proplog_start_from_env() < 0)
 		return 1;
+	/* Before any worker runs: the keys are there for the first command. */
+	if (rdbfile_load() < 0)
+		return 1;
 	if (write_pidfile() < 0)
 		return 1;
 	access_update();
 	fastpath_start();
 	ret = server_run();
+	rdbfile_shutdown();
 	fastpath_stop();
 	if (config.pidfile[0])
 		unlink(config.pidfile);

@@ -23,6 +23,7 @@
 #include "log.h"
 #include "mem.h"
 #include "pubsub.h"
+#include "rdbfile.h"
 #include "repl.h"
 #include "text.h"
 #include "util.h"
@@ -50,6 +51,7 @@ static const struct {
 	{ CMD_SKIP_SLOWLOG, "skip_slowlog" },
 	{ CMD_FAST, "fast" },
 	{ CMD_NO_AUTH, "no_auth" },
+	{ CMD_NO_ASYNC_LOADING, "no_async_loading" },
 	{ CMD_NO_MULTI, "no_multi" },
 	{ CMD_ALLOW_BUSY, "allow_busy" },
 };
@@ -1118,9 +1120,15 @@ void cmd_shutdown(struct client *c)
 		return;
 	}
 	log_warning("User requested shutdown...");
-	if (save)
-		log_notice(
-			"SHUTDOWN SAVE: xkv keeps no snapshot yet, so there is nothing to save.");
+	/* With no save points configured only SAVE saves, as in Redis. */
+	if (save) {
+		log_notice("Saving the final RDB snapshot before exiting.");
+		if (rdbfile_save() < 0) {
+			log_warning("Error trying to save the DB, can't exit.");
+			reply_error(c, "Errors trying to SHUTDOWN. Check logs.");
+			return;
+		}
+	}
 	/* No reply: like Redis, the connection just closes. */
 	c->flags |= CLIENT_CLOSE_ASAP;
 	server_request_shutdown();

@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * dump: DUMP and RESTORE, Redis's key serialization. A payload is one value
+ * in RDB form (rdb.h: a type byte and the body), the RDB version as two
+ * little-endian bytes, then the CRC-64 of everything before it, little
+ * endian; a CRC of 0 means "not checked", as Redis reads it.
+ *
+ * Locking: both rows name their key, so the dispatcher holds its shard lock
+ * around the handler; nothing here locks.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "commands.h"
+#include "config.h"
+#include "crc64.h"
+#include "evict.h"
+#include "mem.h"
+#include "rdb.h"
+#include "t_hash.h"
+#include "util.h"
+
+#define ERR_BUSYKEY "-BUSYKEY Target key name already exists."
+#define ERR_PAYLOAD "DUMP payload version or checksum are wrong"
+#define ERR_BAD_FORMAT "Bad data format"
+
+void cmd_dump(struct client *c)
+{
+	struct entry *e = key_find_read(c, 1);
+	struct rdb_buf b = { 0 };
+	uint8_t ver[2] = { RDB_VERSION & 0xff, RDB_VERSION >> 8 };
+	uint64_t crc = 0;
+
+	if (!e) {
+		reply_null(c);
+		return;
+	}
+	rdb_save_value(&b, &e->val, config.rdbcompression);
+	rdb_buf_put(&b, ver, sizeof(ver));
+	if (config.rdbchecksum)
+		crc = crc64_update(0, b.p, b.len);
+	for (int i = 0; i < 8; i++) {
+		uint8_t x = crc >> (8 * i);
+
+		rdb_buf_put(&b, &x, 1);
+	}
+	reply_bulk(c, b.p, b.len);
+	xfree(b.p);
+}
+
+/* The footer of a payload: version not newer than ours, CRC matching or 0. */
+static bool dump_payload_ok(const uint8_t *p, size_t len)
+{
+	uint64_t crc = 0;
+
+	if (len < 10 || (p[len - 10] | (p[len - 9] << 8)) > RDB_VERSION)
+		return false;
+	for (int i = 0; i < 8; i++)
+		crc |= (uint64_t)p[len - 8 + i] << (8 * i);
+	return !crc || crc == crc64_update(0, p, len - 8);
+}
+
+/* IDLETIME and FREQ apply only under the policy that keeps them, as in
+ * Redis: FREQ under an LFU policy, IDLETIME under any other. */
+static void dump_set_access(struct entry *e, long long idle, long long freq)
+{
+	uint32_t now = store_clock();
+
+	if (evict_policy_is_lfu()) {
+		if (freq >= 0) {
+			e->lfu = (uint8_t)freq;
+			e->atime = now;
+		}
+	} else if (idle >= 0) {
+		/* The clock is 32 bits of ticks: clamp so that now - atime does
+		 * not wrap. */
+		unsigned long long t = (unsigned long long)idle * STORE_CLOCK_HZ;
+
+		e->atime = now - (uint32_t)(t < UINT32_MAX / 2 ? t : UINT32_MAX / 2);
+	}
+}
+
+void cmd_restore(struct client *c)
+{
+	const struct arg *key = &c->argv[1], *pl = &c->argv[3];
+	long long ttl, idle = -1, freq = -1;
+	bool replace = false, absttl = false;
+	struct rdb_reader r;
+	struct entry *e;
+	struct obj val;
+	uint8_t t;
+
+	for (int i = 4; i < c->argc; i++) {
+		bool more = i + 1 < c->argc;
+
+		if (arg_is(c, i, "replace")) {
+			replace = true;
+		} else if (arg_is(c, i, "absttl")) {
+			absttl = true;
+		} else if (arg_is(c, i, "idletime") && more && freq == -1) {
+			if (!arg_ll(c, ++i, &idle))
+				return;
+			if (idle < 0) {
+				reply_error(c, "Invalid IDLETIME value, must be >= 0");
+				return;
+			}
+		} else if (arg_is(c, i, "freq") && more && idle == -1) {
+			if (!arg_ll(c, ++i, &freq))
+				return;
+			if (freq < 0 || freq > 255) {
+				reply_error(c, "Invalid FREQ value, must be >= 0 and <= 255");
+				return;
+			}
+		} else {
+			reply_error(c, ERR_SYNTAX);
+			return;
+		}
+	}
+	e = key_find(c, 1);
+	if (e && !replace) {
+		reply_error(c, ERR_BUSYKEY);
+		return;
+	}
+	if (!arg_ll(c, 2, &ttl))
+		return;
+	if (ttl < 0) {
+		reply_error(c, "Invalid TTL value, must be >= 0");
+		return;
+	}
+	if (!dump_payload_ok((const uint8_t *)pl->p, pl->len)) {
+		reply_error(c, ERR_PAYLOAD);
+		return;
+	}
+	r = (struct rdb_reader){ (const uint8_t *)pl->p, pl->len - 10, 0 };
+	if (rdb_read_byte(&r, &t) || rdb_load_object(&r, t, &val)) {
+		reply_error(c, ERR_BAD_FORMAT);
+		return;
+	}
+	if (ttl && !absttl)
+		ttl += store_now();
+	if (e)
+		db_delete(c->db, e);
+	/* A deadline already past: the old key goes, no new one is made. */
+	if (ttl && ttl <= store_now()) {
+		obj_free(&val);
+		reply_ok(c);
+		return;
+	}
+	e = db_add(c->db, key->p, key->len, val);
+	if (ttl)
+		db_set_expire(c->db, e, ttl);
+	dump_set_access(e, idle, freq);
+	reply_ok(c);
+}
