@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
- * XADD XLEN XRANGE XREVRANGE XDEL XTRIM XSETID, replying as Redis 8.8.
+ * XADD XLEN XRANGE XREVRANGE XDEL XTRIM XSETID XREAD, replying as Redis 8.8.
  *
  * Streams have no consumer groups here yet, so the KEEPREF, DELREF and ACKED
  * trimming conditions differ only where Redis's do with no group: KEEPREF
@@ -11,6 +11,7 @@
 #include <string.h>
 #include <xxhash.h>
 
+#include "blocking.h"
 #include "commands.h"
 #include "mem.h"
 #include "t_stream.h"
@@ -355,7 +356,6 @@ static void reply_entries(struct client *c, struct range_acc *r)
 			reply_bulk(c, v, vlen);
 		}
 	}
-	xfree(r->v);
 }
 
 /* An interval end: "(" makes it exclusive (then "-" and "+" are invalid). */
@@ -418,6 +418,7 @@ static void xrange(struct client *c, bool rev)
 	stream_range(&e->val, &start, &end, rev, count < 0 ? 0 : (uint64_t)count, range_collect,
 		     &r);
 	reply_entries(c, &r);
+	xfree(r.v);
 }
 
 void cmd_xrange(struct client *c)
@@ -543,4 +544,178 @@ void cmd_xsetid(struct client *c)
 		       &maxdel);
 	db_changed(c->db, e);
 	reply_ok(c);
+}
+
+/* XREAD's parsed request. */
+struct xread_args {
+	int64_t block_ms; /* -1: no BLOCK */
+	long long count;
+	int first, n; /* keys at argv[first..first+n), IDs after them */
+	struct stream_id *ids;
+};
+
+/* Blocks c on the keys. "$" becomes the last ID now, so that the retry
+ * reads what arrives after the block, as Redis rewrites the argument: the
+ * blocking layer copies argv, and the client's own is put back after. */
+static void block_resolved(struct client *c, const struct xread_args *a)
+{
+	char(*bufs)[STREAM_ID_STR_SIZE] = xmalloc(sizeof(*bufs) * (size_t)a->n);
+	struct arg *saved = xmalloc(sizeof(*saved) * (size_t)a->n);
+	int keys[256], nk = 0;
+
+	for (int i = 0; i < a->n; i++) {
+		struct arg *arg = &c->argv[a->first + a->n + i];
+
+		saved[i] = *arg;
+		if (arg->len == 1 && arg->p[0] == '$') {
+			arg->len = (size_t)stream_id_str(bufs[i], &a->ids[i]);
+			arg->p = bufs[i];
+		}
+	}
+	for (int i = 0; i < a->n && nk < 256; i++)
+		keys[nk++] = a->first + i;
+	blocking_block(c, keys, nk, a->block_ms, false);
+	for (int i = 0; i < a->n; i++)
+		c->argv[a->first + a->n + i] = saved[i];
+	xfree(saved);
+	xfree(bufs);
+}
+
+static void xread_locked(struct client *c, struct xread_args *a)
+{
+	int served = 0;
+	struct range_acc *r = xmalloc(sizeof(*r) * (size_t)a->n);
+
+	memset(r, 0, sizeof(*r) * (size_t)a->n);
+	for (int i = 0; i < a->n; i++) {
+		struct entry *e = key_find(c, a->first + i);
+		const struct arg *arg = &c->argv[a->first + a->n + i];
+
+		if (e && !entry_is(c, e, OBJ_STREAM))
+			goto out;
+		if (arg->len == 1 && arg->p[0] == '$') {
+			a->ids[i] = e ? stream_last_id(&e->val) : (struct stream_id){ 0, 0 };
+		} else if (arg->len == 1 && arg->p[0] == '+') {
+			/* The last live entry itself. */
+			if (e && stream_last(&e->val, &a->ids[i]))
+				stream_id_decr(&a->ids[i]);
+			else
+				a->ids[i] = (struct stream_id){ 0, 0 };
+		} else if (arg->len == 1 && arg->p[0] == '>') {
+			reply_error(c, "The > ID can be specified only when calling XREADGROUP "
+				       "using the GROUP <group> <consumer> option.");
+			goto out;
+		} else if (!arg_id(c, a->first + a->n + i, 0, true, &a->ids[i], NULL)) {
+			goto out;
+		}
+	}
+	for (int i = 0; i < a->n; i++) {
+		struct entry *e = key_find(c, a->first + i);
+		struct stream_id start = a->ids[i], last;
+		static const struct stream_id max = { UINT64_MAX, UINT64_MAX };
+
+		if (!e || !stream_last(&e->val, &last) || stream_id_cmp(&last, &a->ids[i]) <= 0)
+			continue;
+		stream_id_incr(&start);
+		stream_range(&e->val, &start, &max, false, (uint64_t)a->count, range_collect,
+			     &r[i]);
+		served++;
+	}
+	if (served) {
+		if (c->resp >= 3)
+			reply_map(c, served);
+		else
+			reply_array(c, served);
+		for (int i = 0; i < a->n; i++) {
+			if (!r[i].n)
+				continue;
+			if (c->resp < 3)
+				reply_array(c, 2);
+			reply_bulk(c, c->argv[a->first + i].p, c->argv[a->first + i].len);
+			reply_entries(c, &r[i]);
+		}
+		goto out;
+	}
+	if (a->block_ms < 0 || !blocking_allowed(c)) {
+		if (!blocking_retrying)
+			reply_null_array(c);
+		goto out;
+	}
+	block_resolved(c, a);
+out:
+	for (int i = 0; i < a->n; i++)
+		xfree(r[i].v);
+	xfree(r);
+}
+
+void cmd_xread(struct client *c)
+{
+	struct xread_args a = { .block_ms = -1 };
+	struct lockset ls;
+	long long v;
+
+	for (int i = 1; i < c->argc; i++) {
+		bool more = i + 1 < c->argc;
+
+		if (arg_is(c, i, "block") && more) {
+			if (!str_to_ll(c->argv[i + 1].p, c->argv[i + 1].len, &v)) {
+				reply_error(c, "timeout is not an integer or out of range");
+				return;
+			}
+			if (v < 0) {
+				reply_error(c, "timeout is negative");
+				return;
+			}
+			if (v > 0 && v > INT64_MAX - now_ms()) {
+				reply_error(c, "timeout is out of range");
+				return;
+			}
+			a.block_ms = v;
+			i++;
+		} else if (arg_is(c, i, "count") && more) {
+			if (!arg_ll(c, i + 1, &a.count))
+				return;
+			if (a.count < 0)
+				a.count = 0;
+			i++;
+		} else if (arg_is(c, i, "streams") && more) {
+			a.first = i + 1;
+			if ((c->argc - a.first) % 2) {
+				reply_error(c, "Unbalanced 'xread' list of streams: for each "
+					       "stream key an ID, '+', or '$' must be specified.");
+				return;
+			}
+			a.n = (c->argc - a.first) / 2;
+			break;
+		} else if (arg_is(c, i, "claim") && more) {
+			reply_error(c, "The CLAIM option is only supported by XREADGROUP. You "
+				       "called XREAD instead.");
+			return;
+		} else if (arg_is(c, i, "group") && i + 2 < c->argc) {
+			reply_error(c, "The GROUP option is only supported by XREADGROUP. You "
+				       "called XREAD instead.");
+			return;
+		} else if (arg_is(c, i, "noack")) {
+			reply_error(c, "The NOACK option is only supported by XREADGROUP. You "
+				       "called XREAD instead.");
+			return;
+		} else {
+			reply_error(c, ERR_SYNTAX);
+			return;
+		}
+	}
+	if (!a.first) {
+		reply_error(c, ERR_SYNTAX);
+		return;
+	}
+	a.ids = xmalloc(sizeof(*a.ids) * (size_t)a.n);
+	lockset_init(&ls);
+	for (int j = a.first; j < a.first + a.n && ls.n < LOCKSET_MAX - STORE_SHARDS; j++)
+		lockset_add_key(&ls, c->db, c->argv[j].p, c->argv[j].len);
+	if (ls.n >= LOCKSET_MAX - STORE_SHARDS)
+		lockset_add_db(&ls, c->db);
+	lockset_acquire(&ls);
+	xread_locked(c, &a);
+	lockset_release(&ls);
+	xfree(a.ids);
 }
