@@ -50,6 +50,8 @@ struct config {
 	long long set_max_intset_entries, set_max_listpack_entries, set_max_listpack_value;
 	long long zset_max_listpack_entries, zset_max_listpack_value;
 	long long hll_sparse_max_bytes;
+	long long stream_node_max_bytes, stream_node_max_entries;
+	long long stream_idmp_duration, stream_idmp_maxsize; /* seconds; IDs per producer */
 	/* The kernel fast path (fastpath.c). */
 	long long fastpath;	   /* 0 no, 1 yes */
 	char *fastpath_interfaces; /* space-separated */

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <xxhash.h>
 
+#include "config.h"
 #include "mem.h"
 #include "t_stream.h"
 #include "util.h"
@@ -27,7 +28,7 @@ enum { ENTRY_DELETED = 1, ENTRY_SAMEFIELDS = 2 };
 /* One allocation: header and bytes. */
 struct snode {
 	struct stream_id master;
-	uint32_t live, deleted; /* entries by state; live + deleted <= MAX_ENTRIES */
+	uint32_t live, deleted; /* entries by state */
 	uint32_t used;		/* bytes of data[] in use */
 	uint32_t first;		/* offset of the first entry (after master fields) */
 	uint64_t nmaster;	/* master field count */
@@ -55,6 +56,7 @@ struct stream {
 	struct stream_id last_id, first_id, max_deleted;
 	struct idmp_producer **producers;
 	size_t nproducers;
+	uint64_t idmp_duration, idmp_maxsize; /* seconds; IDs per producer */
 };
 
 static struct stream *S(const struct obj *o)
@@ -67,6 +69,8 @@ struct obj stream_new(void)
 	struct stream *s = xmalloc(sizeof(*s));
 
 	memset(s, 0, sizeof(*s));
+	s->idmp_duration = (uint64_t)config.stream_idmp_duration;
+	s->idmp_maxsize = (uint64_t)config.stream_idmp_maxsize;
 	return (struct obj){ .type = OBJ_STREAM, .enc = ENC_STREAM, .ptr = s };
 }
 
@@ -373,9 +377,16 @@ int stream_append(struct obj *o, const char *const *f, const size_t *flen, const
 		return -ERANGE;
 
 	/* A new node when the tail one is full, as Redis starts a new listpack. */
-	if (n && ((size_t)n->used + total >= STREAM_NODE_MAX_BYTES ||
-		  n->live + n->deleted >= STREAM_NODE_MAX_ENTRIES))
-		n = NULL;
+	if (n) {
+		size_t max_bytes = (size_t)config.stream_node_max_bytes;
+		long long max_entries = config.stream_node_max_entries;
+
+		if (!max_bytes || max_bytes > (1u << 30))
+			max_bytes = 1u << 30;
+		if ((size_t)n->used + total >= max_bytes ||
+		    (max_entries && (long long)n->live + n->deleted >= max_entries))
+			n = NULL;
+	}
 	if (!n) {
 		n = node_new(&id, f, flen, nf);
 		nodes_insert_tail(s, n);
@@ -430,17 +441,34 @@ static size_t node_seek(const struct stream *s, const struct stream_id *id)
 	return lo ? lo - 1 : 0;
 }
 
-/* Offsets of node n's entries, in order; returns how many. */
-static unsigned node_offsets(const struct snode *n, uint32_t *offs)
+/* Offsets of node n's entries, in order, in a new array the caller frees;
+ * *k is how many. */
+static uint32_t *node_offsets(const struct snode *n, unsigned *k)
 {
+	uint32_t *offs = xmalloc(sizeof(*offs) * ((size_t)n->live + n->deleted));
 	struct stream_entry e;
-	unsigned flags, k = 0;
+	unsigned flags;
 
-	for (uint32_t off = n->first; off < n->used; k++) {
-		offs[k] = off;
+	*k = 0;
+	for (uint32_t off = n->first; off < n->used; (*k)++) {
+		offs[*k] = off;
 		off = node_entry(n, off, &e, &flags);
 	}
-	return k;
+	return offs;
+}
+
+/* The offset of node n's last entry. */
+static uint32_t node_last(const struct snode *n)
+{
+	struct stream_entry e;
+	unsigned flags;
+	uint32_t last = n->first;
+
+	for (uint32_t off = n->first; off < n->used;) {
+		last = off;
+		off = node_entry(n, off, &e, &flags);
+	}
+	return last;
 }
 
 uint64_t stream_range(const struct obj *o, const struct stream_id *start,
@@ -448,7 +476,6 @@ uint64_t stream_range(const struct obj *o, const struct stream_id *start,
 		      void *ctx)
 {
 	const struct stream *s = S(o);
-	uint32_t offs[STREAM_NODE_MAX_ENTRIES];
 	struct stream_entry e;
 	uint64_t done = 0;
 	unsigned flags;
@@ -474,18 +501,20 @@ uint64_t stream_range(const struct obj *o, const struct stream_id *start,
 	}
 	for (size_t i = node_seek(s, end) + 1; i-- > 0;) {
 		const struct snode *n = s->nodes[i];
-		unsigned k = node_offsets(n, offs);
+		unsigned k;
+		uint32_t *offs = node_offsets(n, &k);
+		bool stop = false;
 
-		while (k-- > 0) {
+		while (!stop && k-- > 0) {
 			node_entry(n, offs[k], &e, &flags);
 			if (stream_id_cmp(&e.id, start) < 0)
-				return done;
-			if ((flags & ENTRY_DELETED) || stream_id_cmp(&e.id, end) > 0)
-				continue;
-			done++;
-			if (!fn(ctx, &e) || done == count)
-				return done;
+				stop = true;
+			else if (!(flags & ENTRY_DELETED) && stream_id_cmp(&e.id, end) <= 0)
+				stop = !fn(ctx, &e) || ++done == count;
 		}
+		xfree(offs);
+		if (stop)
+			return done;
 	}
 	return done;
 }
@@ -572,11 +601,10 @@ uint64_t stream_trim(struct obj *o, enum stream_trim_by by, uint64_t maxlen,
 		} else {
 			/* The node's last entry, deleted or not, as Redis reads
 			 * the listpack's last ID. */
-			uint32_t offs[STREAM_NODE_MAX_ENTRIES];
-			unsigned k = node_offsets(n, offs), flags;
 			struct stream_entry e;
+			unsigned flags;
 
-			node_entry(n, offs[k - 1], &e, &flags);
+			node_entry(n, node_last(n), &e, &flags);
 			whole = stream_id_cmp(&e.id, minid) < 0;
 		}
 		if (whole) {
@@ -652,7 +680,7 @@ static void producer_free(struct idmp_producer *p)
 static void producer_expire(struct stream *s, size_t at, int64_t now)
 {
 	struct idmp_producer *p = s->producers[at];
-	int64_t horizon = now - (int64_t)STREAM_IDMP_DURATION * 1000;
+	int64_t horizon = now - (int64_t)s->idmp_duration * 1000;
 	size_t k = 0;
 
 	while (k < p->n && (int64_t)p->iids[k]->id.ms <= horizon)
@@ -713,7 +741,7 @@ void stream_idmp_insert(struct obj *o, const char *pid, size_t plen, const void 
 		p->iids = xrealloc(p->iids, p->cap * sizeof(*p->iids));
 	}
 	p->iids[p->n++] = e;
-	if (p->n > STREAM_IDMP_MAXSIZE) {
+	if (p->n > s->idmp_maxsize) {
 		xfree(p->iids[0]);
 		memmove(p->iids, p->iids + 1, (p->n - 1) * sizeof(*p->iids));
 		p->n--;

@@ -3,8 +3,8 @@
  * t_stream: the stream type, an append-only log of entries ordered by a
  * 128-bit ID (milliseconds, sequence), each holding field/value pairs.
  *
- * Entries live in nodes of up to STREAM_NODE_MAX_ENTRIES entries (or about
- * STREAM_NODE_MAX_BYTES bytes), each node one allocation, as Redis packs a
+ * Entries live in nodes of up to stream-node-max-entries entries (or about
+ * stream-node-max-bytes bytes), each node one allocation, as Redis packs a
  * listpack per radix-tree node. A node's first entry gives the node its master
  * ID and master fields: every later entry stores its ID as deltas against the
  * master ID, and an entry whose fields are the master fields stores only its
@@ -25,12 +25,6 @@
 
 #include "object.h"
 
-/* As Redis's stream-node-max-entries and stream-node-max-bytes defaults. */
-#define STREAM_NODE_MAX_ENTRIES 100
-#define STREAM_NODE_MAX_BYTES 4096
-/* As Redis's stream-idmp-duration (seconds) and stream-idmp-maxsize. */
-#define STREAM_IDMP_DURATION 100
-#define STREAM_IDMP_MAXSIZE 100
 /* IDs as text: two 20-digit numbers and a dash. */
 #define STREAM_ID_STR_SIZE 42
 
@@ -109,9 +103,9 @@ void stream_set_ids(struct obj *o, const struct stream_id *last, uint64_t entrie
 
 /*
  * IDMP (idempotent production): per producer, the recent idempotency IDs and
- * the entry each produced. Lookup drops entries older than
- * STREAM_IDMP_DURATION seconds first; insert keeps the newest
- * STREAM_IDMP_MAXSIZE per producer.
+ * the entry each produced. Lookup drops entries older than the stream's
+ * duration first; insert keeps the newest maxsize per producer (both taken
+ * from stream-idmp-duration and stream-idmp-maxsize when the stream is made).
  */
 bool stream_idmp_find(struct obj *o, const char *pid, size_t plen, const void *iid, size_t ilen,
 		      int64_t now_ms, struct stream_id *id);

@@ -13,6 +13,7 @@
 
 #include "blocking.h"
 #include "commands.h"
+#include "config.h"
 #include "mem.h"
 #include "t_stream.h"
 #include "util.h"
@@ -172,7 +173,11 @@ static int parse_add_trim(struct client *c, struct add_args *a, bool xadd)
 		}
 	} else {
 		/* As Redis: ~ does at most 100 nodes' worth; exact is unlimited. */
-		a->limit = a->approx ? 100 * STREAM_NODE_MAX_ENTRIES : 0;
+		a->limit = a->approx ? 100 * config.stream_node_max_entries : 0;
+		if (a->approx && a->limit <= 0)
+			a->limit = 10000;
+		if (a->limit > 1000000)
+			a->limit = 1000000;
 	}
 	if (a->cond == COND_NONE)
 		a->cond = COND_KEEPREF;
