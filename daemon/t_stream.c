@@ -509,8 +509,10 @@ uint64_t stream_range(const struct obj *o, const struct stream_id *start,
 			node_entry(n, offs[k], &e, &flags);
 			if (stream_id_cmp(&e.id, start) < 0)
 				stop = true;
-			else if (!(flags & ENTRY_DELETED) && stream_id_cmp(&e.id, end) <= 0)
-				stop = !fn(ctx, &e) || ++done == count;
+			else if (!(flags & ENTRY_DELETED) && stream_id_cmp(&e.id, end) <= 0) {
+				done++;
+				stop = !fn(ctx, &e) || done == count;
+			}
 		}
 		xfree(offs);
 		if (stop)

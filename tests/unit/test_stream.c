@@ -158,6 +158,8 @@ TEST(ranges_across_nodes_both_ways)
 	ASSERT_EQ(20u, r.v[20].ms);
 	ASSERT_TRUE(stream_first(&o, &first));
 	ASSERT_EQ(1u, first.ms);
+	ASSERT_TRUE(stream_last(&o, &first));
+	ASSERT_EQ(100u, first.ms);
 	obj_free(&o);
 }
 
