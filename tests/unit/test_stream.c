@@ -312,7 +312,7 @@ TEST(idmp_and_dup)
 TEST(memory_per_entry_at_most_redis)
 {
 	static const char *const kv[] = { "name",  "alice", "city",  "paris", "age",
-					  "41111", "role",  "admin", "team",  "blue1" };
+					  "forty", "role",  "admin", "team",  "blue1" };
 	struct obj o;
 	struct stream_id out;
 	size_t before, per, redis = 2 + 2 + 2 + 5 * (1 + 5 + 1) + 2;
