@@ -596,6 +596,10 @@ static void xread_locked(struct client *c, struct xread_args *a)
 		struct entry *e = key_find(c, a->first + i);
 		const struct arg *arg = &c->argv[a->first + a->n + i];
 
+		/* A key that now holds another type does not wake a waiter, as in
+		 * Redis (it retries only when the type matches): no reply. */
+		if (e && e->val.type != OBJ_STREAM && blocking_retrying)
+			goto out;
 		if (e && !entry_is(c, e, OBJ_STREAM))
 			goto out;
 		if (arg->len == 1 && arg->p[0] == '$') {

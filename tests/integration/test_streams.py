@@ -165,6 +165,10 @@ def read_block(t):
                                    [('XDEL', 's', '1-1'), ('XADD', 's', '2-1', 'new', 2),
                                     ('XADD', 'x', '3-1', 'x', 3)]),
            'three XREAD BLOCKs woken by XADDs')
+    # A key turned into another type does not wake the reader: it times out.
+    t.same(lambda s: blocked_read(s, [('XREAD', 'BLOCK', 300, 'STREAMS', 'w', '$')],
+                                  [('SET', 'w', 'x'), ('XADD', 'other', '5-1', 'a', 1)]),
+           'XREAD BLOCK on a key set to a string')
 
 
 @xkv_only
