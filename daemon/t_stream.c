@@ -32,6 +32,10 @@ struct snode {
 	uint32_t used;		/* bytes of data[] in use */
 	uint32_t first;		/* offset of the first entry (after master fields) */
 	uint64_t nmaster;	/* master field count */
+	/* The bytes Redis's listpack for the same entries would take, its two
+	 * counters aside: Redis closes a node on those bytes, and so do we, so
+	 * that nodes (and what `~` trims) end where Redis's do. */
+	uint64_t lp_bytes;
 	unsigned char data[];
 };
 
@@ -304,6 +308,50 @@ static bool same_fields(const struct snode *n, const char *const *f, const size_
 	return true;
 }
 
+/* Bytes of one listpack element: its encoding and data, then its
+ * back-length. */
+static size_t lp_elem(size_t enclen)
+{
+	size_t back = enclen <= 127	    ? 1
+		      : enclen <= 16383	    ? 2
+		      : enclen <= 2097151   ? 3
+		      : enclen <= 268435455 ? 4
+					    : 5;
+
+	return enclen + back;
+}
+
+static size_t lp_int(int64_t v)
+{
+	if (v >= 0 && v <= 127)
+		return lp_elem(1);
+	if (v >= -4096 && v <= 4095)
+		return lp_elem(2);
+	if (v >= INT16_MIN && v <= INT16_MAX)
+		return lp_elem(3);
+	if (v >= -(1 << 23) && v <= (1 << 23) - 1)
+		return lp_elem(4);
+	if (v >= INT32_MIN && v <= INT32_MAX)
+		return lp_elem(5);
+	return lp_elem(9);
+}
+
+/* A string element: stored as an integer when it is a canonical one. */
+static size_t lp_str(const char *p, size_t len)
+{
+	long long v;
+
+	if (len && len < 21 && str_to_ll(p, len, &v))
+		return lp_int(v);
+	return lp_elem(len < 64 ? 1 + len : len < 4096 ? 2 + len : 5 + len);
+}
+
+/* Redis's lpBytes for node n: header, counters, elements, end byte. */
+static uint64_t node_lp_bytes(const struct snode *n)
+{
+	return 6 + lp_int(n->live) + lp_int(n->deleted) + n->lp_bytes + 1;
+}
+
 static struct snode *node_new(const struct stream_id *master, const char *const *f,
 			      const size_t *flen, uint64_t nf)
 {
@@ -319,8 +367,11 @@ static struct snode *node_new(const struct stream_id *master, const char *const 
 	n->nmaster = nf;
 	p = n->data;
 	p += varint_put(p, nf);
-	for (uint64_t i = 0; i < nf; i++)
+	n->lp_bytes = lp_int((int64_t)nf) + lp_int(0);
+	for (uint64_t i = 0; i < nf; i++) {
 		p += put_str(p, f[i], flen[i]);
+		n->lp_bytes += lp_str(f[i], flen[i]);
+	}
 	n->used = n->first = (uint32_t)bytes;
 	return n;
 }
@@ -383,7 +434,7 @@ int stream_append(struct obj *o, const char *const *f, const size_t *flen, const
 
 		if (!max_bytes || max_bytes > (1u << 30))
 			max_bytes = 1u << 30;
-		if ((size_t)n->used + total >= max_bytes ||
+		if (node_lp_bytes(n) + total >= max_bytes ||
 		    (max_entries && (long long)n->live + n->deleted >= max_entries))
 			n = NULL;
 	}
@@ -417,6 +468,17 @@ int stream_append(struct obj *o, const char *const *f, const size_t *flen, const
 	}
 	n->used += (uint32_t)need;
 	n->live++;
+	n->lp_bytes += lp_int(same ? ENTRY_SAMEFIELDS : 0) +
+		       lp_int((int64_t)(id.ms - n->master.ms)) +
+		       lp_int((int64_t)(id.seq - n->master.seq)) +
+		       lp_int((int64_t)(same ? nf + 3 : 2 * nf + 4));
+	if (!same)
+		n->lp_bytes += lp_int((int64_t)nf);
+	for (uint64_t i = 0; i < nf; i++) {
+		if (!same)
+			n->lp_bytes += lp_str(f[i], flen[i]);
+		n->lp_bytes += lp_str(v[i], vlen[i]);
+	}
 	if (!s->length++)
 		s->first_id = id;
 	s->entries_added++;

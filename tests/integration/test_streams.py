@@ -100,6 +100,25 @@ def trimming(t):
 
 
 @test
+def nodes_close_on_bytes(t):
+    # Big values: the 4096-byte node limit closes nodes before 100 entries,
+    # on Redis's listpack byte count (integers stored as integers), so `~`
+    # trims the same whole nodes.
+    vals = ['x' * 300, '12345678901', '-7', 'y' * 70, '4096', '']
+    adds = [('XADD', 's', '%d-1' % i, 'f', vals[i % 6], 'g', vals[(i + 1) % 6])
+            for i in range(1, 200)]
+    adds += [('XADD', 's', '%d-1' % i, 'other', vals[i % 6]) for i in range(200, 260)]
+    t.compare(adds + [
+        ('XTRIM', 's', 'MAXLEN', '~', 200), ('XLEN', 's'), ('XTRIM', 's', 'MAXLEN', '~', 100),
+        ('XLEN', 's'), ('XTRIM', 's', 'MINID', '~', '230'), ('XLEN', 's'),
+        ('XRANGE', 's', '-', '+', 'COUNT', 1), ('CONFIG', 'SET', 'stream-node-max-bytes', 0),
+    ] + [('XADD', 'k', '%d-1' % i, 'f', 'z' * 500) for i in range(1, 120)] + [
+        ('XTRIM', 'k', 'MAXLEN', '~', 5), ('XLEN', 'k'),
+        ('CONFIG', 'SET', 'stream-node-max-bytes', 4096),
+    ])
+
+
+@test
 def setid(t):
     t.compare(entries(1, 3) + [
         ('XSETID', 'nokey', '1-1'), ('XSETID', 's', '1-1'), ('XSETID', 's', '3-1'),
