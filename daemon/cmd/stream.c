@@ -283,9 +283,9 @@ void cmd_xadd(struct client *c)
 		}
 		if (stream_idmp_find(o, c->argv[a.pid].p, c->argv[a.pid].len, iid, ilen, now_ms(),
 				     &id)) {
+			/* A duplicate adds nothing: as in Redis, WATCH and
+			 * waiters do not see it (only forgotten IDs went). */
 			reply_id(c, &id);
-			if (e)
-				db_changed(c->db, e);
 			goto out;
 		}
 	}

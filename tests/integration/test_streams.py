@@ -31,6 +31,19 @@ def add_and_read(t):
 
 
 @test
+def in_transactions(t):
+    # python3-rq writes its job results with XADD ... MAXLEN 10 in a MULTI.
+    t.compare([
+        ('MULTI',), ('XADD', 'r', 'MAXLEN', 10, '1-1', 'result', 'ok'), ('XLEN', 'r'),
+        ('XADD', 'r', 'MAXLEN', '~', 1, '1-1', 'dup', 'id'), ('XRANGE', 'r', '-', '+'),
+        ('EXEC',), ('WATCH', 'r'), ('XADD', 'r', '2-1', 'a', 1), ('MULTI',), ('XLEN', 'r'),
+        ('EXEC',),
+    ] + [('XADD', 'r', 'MAXLEN', 10, '%d-1' % i, 'n', i) for i in range(3, 30)] + [
+        ('XLEN', 'r'), ('XRANGE', 'r', '-', '+', 'COUNT', 2),
+    ])
+
+
+@test
 def add_errors(t):
     t.compare([
         ('XADD', 's', '1-1', 'a', 1), ('XADD', 's', '1-1', 'a', 1), ('XADD', 's', '0-0', 'a', 1),
@@ -242,6 +255,13 @@ def idmp(t):
         # The same producer and ID: the first entry's ID, nothing added.
         assert c.call('XADD', 't', 'IDMP', 'p', 'i', '*', 'a', 2) == first
         assert c.call('XLEN', 't') == 1
+        # A duplicate changes nothing a WATCH sees (8.8: EXEC goes ahead).
+        with t.sut.client() as w:
+            w.cmd('WATCH', 't')
+            c.cmd('XADD', 't', 'IDMP', 'p', 'i', '*', 'a', 3)
+            w.cmd('MULTI')
+            w.cmd('XLEN', 't')
+            assert w.cmd('EXEC') == b'*1\r\n:1\r\n'
         assert c.call('XADD', 't', 'IDMP', 'q', 'i', '*', 'a', 2) != first
         # IDMPAUTO: the pairs in any order are the same message.
         auto = c.call('XADD', 't', 'IDMPAUTO', 'p', '*', 'a', 1, 'b', 2)
