@@ -123,7 +123,7 @@ const char *obj_type_name(const struct obj *o)
 {
 	static const char *const names[] = {
 		[OBJ_STRING] = "string", [OBJ_LIST] = "list", [OBJ_SET] = "set",
-		[OBJ_ZSET] = "zset",	 [OBJ_HASH] = "hash",
+		[OBJ_ZSET] = "zset",	 [OBJ_HASH] = "hash", [OBJ_STREAM] = "stream",
 	};
 
 	return names[o->type];
@@ -140,6 +140,7 @@ const char *obj_encoding_name(const struct obj *o)
 		[ENC_HASHTABLE] = "hashtable",
 		[ENC_INTSET] = "intset",
 		[ENC_SKIPLIST] = "skiplist",
+		[ENC_STREAM] = "stream",
 	};
 
 	return names[o->enc];

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum obj_type { OBJ_STRING, OBJ_LIST, OBJ_SET, OBJ_ZSET, OBJ_HASH, OBJ_TYPES };
+enum obj_type { OBJ_STRING, OBJ_LIST, OBJ_SET, OBJ_ZSET, OBJ_HASH, OBJ_STREAM, OBJ_TYPES };
 /* Encodings, named as OBJECT ENCODING reports them in Redis. */
 enum obj_enc {
 	ENC_INT,
@@ -25,6 +25,7 @@ enum obj_enc {
 	ENC_HASHTABLE,
 	ENC_INTSET,
 	ENC_SKIPLIST,
+	ENC_STREAM,
 };
 
 /* Strings up to this length are reported as "embstr" when set whole. */

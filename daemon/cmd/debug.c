@@ -8,7 +8,7 @@
  * Whether DEBUG runs at all is enable-debug-command's decision, made by the
  * dispatcher before a handler here is reached (debug_allowed()).
  *
- * Locking: the row is CMD_LOCKS_SELF: DEBUG has no key specs, so the
+ * Locking: the row locks nothing (CMD_NO_KEYS_LOCK): DEBUG has no key specs, so the
  * subcommands that read keys lock their shards here, one key at a time.
  */
 #include <limits.h>

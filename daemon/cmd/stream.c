@@ -1,0 +1,725 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * XADD XLEN XRANGE XREVRANGE XDEL XTRIM XSETID XREAD, replying as Redis 8.8.
+ *
+ * Streams have no consumer groups here yet, so the KEEPREF, DELREF and ACKED
+ * trimming conditions differ only where Redis's do with no group: KEEPREF
+ * (the default) lets `~` stop at the first node it cannot drop whole, while
+ * DELREF and ACKED go on flagging entries inside nodes.
+ */
+#include <errno.h>
+#include <string.h>
+#include <xxhash.h>
+
+#include "blocking.h"
+#include "exec_ctx.h"
+#include "commands.h"
+#include "config.h"
+#include "mem.h"
+#include "t_stream.h"
+#include "util.h"
+
+#define ERR_BAD_ID "Invalid stream ID specified as stream command argument"
+
+static bool arg_id(struct client *c, int i, uint64_t missing_seq, bool strict, struct stream_id *id,
+		   bool *seq_given)
+{
+	if (stream_id_parse(c->argv[i].p, c->argv[i].len, missing_seq, strict, id, seq_given)) {
+		reply_error(c, ERR_BAD_ID);
+		return false;
+	}
+	return true;
+}
+
+static void reply_id(struct client *c, const struct stream_id *id)
+{
+	char buf[STREAM_ID_STR_SIZE];
+
+	reply_bulk(c, buf, (size_t)stream_id_str(buf, id));
+}
+
+enum trim_cond { COND_NONE, COND_KEEPREF, COND_DELREF, COND_ACKED };
+
+struct add_args {
+	bool trim, approx, nomkstream, id_given, seq_given;
+	enum stream_trim_by by;
+	enum trim_cond cond;
+	long long maxlen, limit;
+	struct stream_id minid, id;
+	int pid, iid; /* IDMP argv indexes, 0 if absent; iid 0 with pid: IDMPAUTO */
+};
+
+/* XADD's and XTRIM's options, as Redis parses them; returns the ID's index
+ * (XADD) or argc, or -1 after replying. */
+static int parse_add_trim(struct client *c, struct add_args *a, bool xadd)
+{
+	bool limit_given = false, strategy = false;
+	int i;
+
+	memset(a, 0, sizeof(*a));
+	for (i = 2; i < c->argc; i++) {
+		int more = c->argc - 1 - i;
+		const struct arg *o = &c->argv[i];
+
+		if (xadd && o->len == 1 && o->p[0] == '*')
+			break;
+		if ((arg_is(c, i, "maxlen") || arg_is(c, i, "minid")) && more) {
+			bool minid = arg_is(c, i, "minid");
+			const struct arg *n = &c->argv[i + 1];
+
+			if (strategy) {
+				reply_error(c, "syntax error, MAXLEN and MINID options at the same "
+					       "time are not compatible");
+				return -1;
+			}
+			a->approx = false;
+			if (more >= 2 && n->len == 1 && (n->p[0] == '~' || n->p[0] == '=')) {
+				a->approx = n->p[0] == '~';
+				i++;
+			}
+			if (minid) {
+				if (!arg_id(c, i + 1, 0, true, &a->minid, NULL))
+					return -1;
+				a->by = STREAM_TRIM_MINID;
+			} else {
+				if (!arg_ll(c, i + 1, &a->maxlen))
+					return -1;
+				if (a->maxlen < 0) {
+					reply_error(c, "The MAXLEN argument must be >= 0.");
+					return -1;
+				}
+				a->by = STREAM_TRIM_MAXLEN;
+			}
+			i++;
+			strategy = a->trim = true;
+		} else if (arg_is(c, i, "limit") && more) {
+			if (!arg_ll(c, i + 1, &a->limit))
+				return -1;
+			if (a->limit < 0) {
+				reply_error(c, "The LIMIT argument must be >= 0.");
+				return -1;
+			}
+			limit_given = true;
+			i++;
+		} else if (arg_is(c, i, "keepref") && a->cond == COND_NONE) {
+			a->cond = COND_KEEPREF;
+		} else if (arg_is(c, i, "delref") && a->cond == COND_NONE) {
+			a->cond = COND_DELREF;
+		} else if (arg_is(c, i, "acked") && a->cond == COND_NONE) {
+			a->cond = COND_ACKED;
+		} else if (xadd && arg_is(c, i, "nomkstream")) {
+			a->nomkstream = true;
+		} else if (xadd && arg_is(c, i, "idmpauto") && more) {
+			if (a->pid) {
+				reply_error(c,
+					    "syntax error, IDMP/IDMPAUTO specified multiple times");
+				return -1;
+			}
+			if (!c->argv[i + 1].len) {
+				reply_error(
+					c,
+					"syntax error, IDMPAUTO requires a non-empty producer ID");
+				return -1;
+			}
+			a->pid = ++i;
+		} else if (xadd && arg_is(c, i, "idmp") && more >= 2) {
+			if (a->pid) {
+				reply_error(c,
+					    "syntax error, IDMP/IDMPAUTO specified multiple times");
+				return -1;
+			}
+			if (!c->argv[i + 1].len) {
+				reply_error(c,
+					    "syntax error, IDMP requires a non-empty producer ID");
+				return -1;
+			}
+			if (!c->argv[i + 2].len) {
+				reply_error(
+					c, "syntax error, IDMP requires a non-empty idempotent ID");
+				return -1;
+			}
+			a->pid = i + 1;
+			a->iid = i + 2;
+			i += 2;
+		} else if (xadd) {
+			if (!arg_id(c, i, 0, true, &a->id, &a->seq_given))
+				return -1;
+			if (a->pid && o->p[0] != '*') {
+				reply_error(c, "syntax error, IDMP/IDMPAUTO can be used only with "
+					       "auto-generated IDs");
+				return -1;
+			}
+			a->id_given = true;
+			break;
+		} else {
+			reply_error(c, ERR_SYNTAX);
+			return -1;
+		}
+	}
+	if (a->limit && !strategy) {
+		reply_error(c, "syntax error, LIMIT cannot be used without specifying a trimming "
+			       "strategy");
+		return -1;
+	}
+	if (!xadd && !strategy) {
+		reply_error(c, "syntax error, XTRIM must be called with a trimming strategy");
+		return -1;
+	}
+	if (limit_given) {
+		if (!a->approx) {
+			reply_error(
+				c,
+				"syntax error, LIMIT cannot be used without the special ~ option");
+			return -1;
+		}
+	} else {
+		/* As Redis: ~ does at most 100 nodes' worth; exact is unlimited. */
+		a->limit = a->approx ? 100 * config.stream_node_max_entries : 0;
+		if (a->approx && a->limit <= 0)
+			a->limit = 10000;
+		if (a->limit > 1000000)
+			a->limit = 1000000;
+	}
+	if (a->cond == COND_NONE)
+		a->cond = COND_KEEPREF;
+	return i;
+}
+
+static uint64_t do_trim(struct obj *o, const struct add_args *a)
+{
+	/* With no consumer groups, DELREF and ACKED can drop every entry, but
+	 * entry by entry: ~ does not stop at a node it cannot drop whole. */
+	bool approx = a->approx && a->cond == COND_KEEPREF;
+
+	return stream_trim(o, a->by, (uint64_t)a->maxlen, &a->minid, approx, (uint64_t)a->limit);
+}
+
+/* IDMPAUTO's idempotency ID: an order-independent 128-bit digest of the
+ * pairs, as Redis makes one (each pair hashed, the hashes summed and xored). */
+static void auto_iid(struct client *c, int first, unsigned char out[16])
+{
+	uint64_t sum_lo = 0, sum_hi = 0, x_lo = 0, x_hi = 0, lo, hi;
+	XXH3_state_t *st = XXH3_createState();
+
+	for (int i = first; i + 1 < c->argc; i += 2) {
+		uint64_t flen = c->argv[i].len;
+		XXH128_hash_t h;
+
+		XXH3_128bits_reset(st);
+		XXH3_128bits_update(st, c->argv[i].p, c->argv[i].len);
+		XXH3_128bits_update(st, &flen, sizeof(flen));
+		XXH3_128bits_update(st, c->argv[i + 1].p, c->argv[i + 1].len);
+		h = XXH3_128bits_digest(st);
+		sum_lo += h.low64;
+		sum_hi += h.high64;
+		x_lo ^= h.low64;
+		x_hi ^= h.high64;
+	}
+	XXH3_freeState(st);
+	lo = sum_lo ^ ((x_hi << 1) | (x_hi >> 63));
+	hi = sum_hi ^ ((x_lo << 1) | (x_lo >> 63));
+	memcpy(out, &lo, 8);
+	memcpy(out + 8, &hi, 8);
+}
+
+static bool append_argv(struct obj *o, struct client *c, int first, const struct add_args *a,
+			struct stream_id *id, int *err)
+{
+	uint64_t n = (uint64_t)(c->argc - first) / 2;
+	const char **f = xmalloc(n * 2 * sizeof(*f));
+	size_t *len = xmalloc(n * 2 * sizeof(*len));
+
+	for (uint64_t i = 0; i < n; i++) {
+		f[i] = c->argv[first + 2 * (int)i].p;
+		len[i] = c->argv[first + 2 * (int)i].len;
+		f[n + i] = c->argv[first + 2 * (int)i + 1].p;
+		len[n + i] = c->argv[first + 2 * (int)i + 1].len;
+	}
+	*err = stream_append(o, f, len, f + n, len + n, n, a->id_given ? &a->id : NULL,
+			     a->seq_given, now_ms(), id);
+	xfree(f);
+	xfree(len);
+	return !*err;
+}
+
+void cmd_xadd(struct client *c)
+{
+	struct add_args a;
+	int idpos = parse_add_trim(c, &a, true), first, err;
+	struct entry *e;
+	struct obj fresh, *o;
+	struct stream_id id, last;
+	unsigned char autoiid[16];
+	const void *iid = NULL;
+	size_t ilen = 0;
+
+	if (idpos < 0)
+		return;
+	first = idpos + 1;
+	if (c->argc - first < 2 || (c->argc - first) % 2) {
+		reply_errorf(c, "wrong number of arguments for 'xadd' command");
+		return;
+	}
+	if (a.id_given && a.seq_given && !a.id.ms && !a.id.seq) {
+		reply_error(c, "The ID specified in XADD must be greater than 0-0");
+		return;
+	}
+	e = key_find(c, 1);
+	if (e && !entry_is(c, e, OBJ_STREAM))
+		return;
+	if (!e && a.nomkstream) {
+		reply_null(c);
+		return;
+	}
+	fresh = stream_new();
+	o = e ? &e->val : &fresh;
+	if (a.pid) {
+		if (a.iid) {
+			iid = c->argv[a.iid].p;
+			ilen = c->argv[a.iid].len;
+		} else {
+			auto_iid(c, first, autoiid);
+			iid = autoiid;
+			ilen = sizeof(autoiid);
+		}
+		if (stream_idmp_find(o, c->argv[a.pid].p, c->argv[a.pid].len, iid, ilen, now_ms(),
+				     &id)) {
+			/* A duplicate adds nothing: as in Redis, WATCH and
+			 * waiters do not see it (only forgotten IDs went). */
+			reply_id(c, &id);
+			goto out;
+		}
+	}
+	last = stream_last_id(o);
+	if (last.ms == UINT64_MAX && last.seq == UINT64_MAX) {
+		reply_error(
+			c,
+			"The stream has exhausted the last possible ID, unable to add more items");
+		goto out;
+	}
+	if (!append_argv(o, c, first, &a, &id, &err)) {
+		reply_error(c, err == -EDOM ? "The ID specified in XADD is equal or smaller than "
+					      "the target stream top item"
+					    : "Elements are too large to be stored");
+		goto out;
+	}
+	reply_id(c, &id);
+	if (a.pid)
+		stream_idmp_insert(o, c->argv[a.pid].p, c->argv[a.pid].len, iid, ilen, &id);
+	if (a.trim)
+		do_trim(o, &a);
+	if (e) {
+		db_changed(c->db, e);
+		return;
+	}
+	db_add(c->db, c->argv[1].p, c->argv[1].len, fresh);
+	return;
+out:
+	if (!e)
+		obj_free(&fresh);
+}
+
+void cmd_xlen(struct client *c)
+{
+	struct entry *e = key_find_read(c, 1);
+
+	if (e && !entry_is(c, e, OBJ_STREAM))
+		return;
+	reply_int(c, e ? (long long)stream_len(&e->val) : 0);
+}
+
+/* The entries of a range, gathered to know the count before replying. */
+struct range_acc {
+	struct stream_entry *v;
+	size_t n, cap;
+};
+
+static bool range_collect(void *ctx, struct stream_entry *e)
+{
+	struct range_acc *r = ctx;
+
+	if (r->n == r->cap) {
+		r->cap = r->cap ? r->cap * 2 : 16;
+		r->v = xrealloc(r->v, r->cap * sizeof(*r->v));
+	}
+	r->v[r->n++] = *e;
+	return true;
+}
+
+static void reply_entries(struct client *c, struct range_acc *r)
+{
+	reply_array(c, (long)r->n);
+	for (size_t i = 0; i < r->n; i++) {
+		struct stream_entry *e = &r->v[i];
+		const char *f, *v;
+		size_t flen, vlen;
+
+		reply_array(c, 2);
+		reply_id(c, &e->id);
+		reply_array(c, (long)e->nfields * 2);
+		while (stream_entry_next(e, &f, &flen, &v, &vlen)) {
+			reply_bulk(c, f, flen);
+			reply_bulk(c, v, vlen);
+		}
+	}
+}
+
+/* An interval end: "(" makes it exclusive (then "-" and "+" are invalid). */
+static bool arg_interval(struct client *c, int i, uint64_t missing_seq, struct stream_id *id,
+			 bool *excl)
+{
+	const struct arg *a = &c->argv[i];
+
+	*excl = a->len > 1 && a->p[0] == '(';
+	if (stream_id_parse(a->p + *excl, a->len - *excl, missing_seq, *excl, id, NULL)) {
+		reply_error(c, ERR_BAD_ID);
+		return false;
+	}
+	return true;
+}
+
+static void xrange(struct client *c, bool rev)
+{
+	struct stream_id start, end;
+	long long count = -1;
+	bool sx, ex;
+	struct entry *e;
+	struct range_acc r = { 0 };
+
+	if (!arg_interval(c, rev ? 3 : 2, 0, &start, &sx))
+		return;
+	if (sx && stream_id_incr(&start)) {
+		reply_error(c, "invalid start ID for the interval");
+		return;
+	}
+	if (!arg_interval(c, rev ? 2 : 3, UINT64_MAX, &end, &ex))
+		return;
+	if (ex && stream_id_decr(&end)) {
+		reply_error(c, "invalid end ID for the interval");
+		return;
+	}
+	for (int j = 4; j < c->argc; j++) {
+		if (arg_is(c, j, "count") && j + 1 < c->argc) {
+			if (!arg_ll(c, j + 1, &count))
+				return;
+			if (count < 0)
+				count = 0;
+			j++;
+		} else {
+			reply_error(c, ERR_SYNTAX);
+			return;
+		}
+	}
+	e = key_find_read(c, 1);
+	if (!e) {
+		reply_array(c, 0);
+		return;
+	}
+	if (!entry_is(c, e, OBJ_STREAM))
+		return;
+	if (!count) {
+		reply_null_array(c);
+		return;
+	}
+	stream_range(&e->val, &start, &end, rev, count < 0 ? 0 : (uint64_t)count, range_collect,
+		     &r);
+	reply_entries(c, &r);
+	xfree(r.v);
+}
+
+void cmd_xrange(struct client *c)
+{
+	xrange(c, false);
+}
+
+void cmd_xrevrange(struct client *c)
+{
+	xrange(c, true);
+}
+
+void cmd_xdel(struct client *c)
+{
+	struct entry *e = key_find(c, 1);
+	struct stream_id *ids;
+	long long deleted = 0;
+
+	if (!e) {
+		reply_int(c, 0);
+		return;
+	}
+	if (!entry_is(c, e, OBJ_STREAM))
+		return;
+	/* Every ID is checked before any goes, as in Redis. */
+	ids = xmalloc(sizeof(*ids) * (size_t)(c->argc - 2));
+	for (int j = 2; j < c->argc; j++) {
+		if (!arg_id(c, j, 0, true, &ids[j - 2], NULL)) {
+			xfree(ids);
+			return;
+		}
+	}
+	for (int j = 2; j < c->argc; j++)
+		deleted += stream_delete(&e->val, &ids[j - 2]);
+	xfree(ids);
+	if (deleted)
+		db_changed(c->db, e);
+	reply_int(c, deleted);
+}
+
+void cmd_xtrim(struct client *c)
+{
+	struct add_args a;
+	struct entry *e;
+	uint64_t n;
+
+	if (parse_add_trim(c, &a, false) < 0)
+		return;
+	e = key_find(c, 1);
+	if (!e) {
+		reply_int(c, 0);
+		return;
+	}
+	if (!entry_is(c, e, OBJ_STREAM))
+		return;
+	n = do_trim(&e->val, &a);
+	if (n)
+		db_changed(c->db, e);
+	reply_int(c, (long long)n);
+}
+
+void cmd_xsetid(struct client *c)
+{
+	struct stream_id id, maxdel = { 0, 0 }, top;
+	long long added = -1;
+	struct entry *e;
+
+	if (!arg_id(c, 2, 0, true, &id, NULL))
+		return;
+	for (int i = 3; i < c->argc; i += 2) {
+		bool more = i + 1 < c->argc;
+
+		if (arg_is(c, i, "entriesadded") && more) {
+			if (!arg_ll(c, i + 1, &added))
+				return;
+			if (added < 0) {
+				reply_error(c, "entries_added must be positive");
+				return;
+			}
+		} else if (arg_is(c, i, "maxdeletedid") && more) {
+			if (!arg_id(c, i + 1, 0, true, &maxdel, NULL))
+				return;
+			if (stream_id_cmp(&id, &maxdel) < 0) {
+				reply_error(c, "The ID specified in XSETID is smaller than the "
+					       "provided max_deleted_entry_id");
+				return;
+			}
+		} else {
+			reply_error(c, ERR_SYNTAX);
+			return;
+		}
+	}
+	e = key_find(c, 1);
+	if (!e) {
+		reply_error(c, ERR_NO_KEY);
+		return;
+	}
+	if (!entry_is(c, e, OBJ_STREAM))
+		return;
+	top = stream_max_deleted(&e->val);
+	if (stream_id_cmp(&id, &top) < 0) {
+		reply_error(
+			c,
+			"The ID specified in XSETID is smaller than current max_deleted_entry_id");
+		return;
+	}
+	if (stream_len(&e->val)) {
+		stream_last(&e->val, &top);
+		if (stream_id_cmp(&id, &top) < 0) {
+			reply_error(c, "The ID specified in XSETID is smaller than the target "
+				       "stream top item");
+			return;
+		}
+		if (added != -1 && stream_len(&e->val) > (uint64_t)added) {
+			reply_error(c, "The entries_added specified in XSETID is smaller than the "
+				       "target stream length");
+			return;
+		}
+	}
+	if (maxdel.ms == 0 && maxdel.seq == 0)
+		maxdel = stream_max_deleted(&e->val);
+	stream_set_ids(&e->val, &id, added != -1 ? (uint64_t)added : stream_entries_added(&e->val),
+		       &maxdel);
+	db_changed(c->db, e);
+	reply_ok(c);
+}
+
+/* XREAD's parsed request. */
+struct xread_args {
+	int64_t block_ms; /* -1: no BLOCK */
+	long long count;
+	int first, n; /* keys at argv[first..first+n), IDs after them */
+	struct stream_id *ids;
+};
+
+/* Blocks c on the keys. "$" becomes the last ID now, so that the retry
+ * reads what arrives after the block, as Redis rewrites the argument: the
+ * blocking layer copies argv, and the client's own is put back after. */
+static void block_resolved(struct client *c, const struct xread_args *a)
+{
+	char(*bufs)[STREAM_ID_STR_SIZE] = xmalloc(sizeof(*bufs) * (size_t)a->n);
+	struct arg *saved = xmalloc(sizeof(*saved) * (size_t)a->n);
+	int keys[256], nk = 0;
+
+	for (int i = 0; i < a->n; i++) {
+		struct arg *arg = &c->argv[a->first + a->n + i];
+
+		saved[i] = *arg;
+		if (arg->len == 1 && arg->p[0] == '$') {
+			arg->len = (size_t)stream_id_str(bufs[i], &a->ids[i]);
+			arg->p = bufs[i];
+		}
+	}
+	for (int i = 0; i < a->n && nk < 256; i++)
+		keys[nk++] = a->first + i;
+	blocking_block(c, keys, nk, a->block_ms, false);
+	for (int i = 0; i < a->n; i++)
+		c->argv[a->first + a->n + i] = saved[i];
+	xfree(saved);
+	xfree(bufs);
+}
+
+static void xread_locked(struct client *c, struct xread_args *a)
+{
+	int served = 0;
+	struct range_acc *r = xmalloc(sizeof(*r) * (size_t)a->n);
+
+	memset(r, 0, sizeof(*r) * (size_t)a->n);
+	for (int i = 0; i < a->n; i++) {
+		struct entry *e = key_find(c, a->first + i);
+		const struct arg *arg = &c->argv[a->first + a->n + i];
+
+		/* A key that now holds another type does not wake a waiter, as in
+		 * Redis (it retries only when the type matches): no reply. */
+		if (e && e->val.type != OBJ_STREAM && (exec_ctx_flags() & EXEC_RETRY))
+			goto out;
+		if (e && !entry_is(c, e, OBJ_STREAM))
+			goto out;
+		if (arg->len == 1 && arg->p[0] == '$') {
+			a->ids[i] = e ? stream_last_id(&e->val) : (struct stream_id){ 0, 0 };
+		} else if (arg->len == 1 && arg->p[0] == '+') {
+			/* The last live entry itself. */
+			if (e && stream_last(&e->val, &a->ids[i]))
+				stream_id_decr(&a->ids[i]);
+			else
+				a->ids[i] = (struct stream_id){ 0, 0 };
+		} else if (arg->len == 1 && arg->p[0] == '>') {
+			reply_error(c, "The > ID can be specified only when calling XREADGROUP "
+				       "using the GROUP <group> <consumer> option.");
+			goto out;
+		} else if (!arg_id(c, a->first + a->n + i, 0, true, &a->ids[i], NULL)) {
+			goto out;
+		}
+	}
+	for (int i = 0; i < a->n; i++) {
+		struct entry *e = key_find(c, a->first + i);
+		struct stream_id start = a->ids[i], last;
+		static const struct stream_id max = { UINT64_MAX, UINT64_MAX };
+
+		if (!e || !stream_last(&e->val, &last) || stream_id_cmp(&last, &a->ids[i]) <= 0)
+			continue;
+		stream_id_incr(&start);
+		stream_range(&e->val, &start, &max, false, (uint64_t)a->count, range_collect,
+			     &r[i]);
+		served++;
+	}
+	if (served) {
+		if (c->resp >= 3)
+			reply_map(c, served);
+		else
+			reply_array(c, served);
+		for (int i = 0; i < a->n; i++) {
+			if (!r[i].n)
+				continue;
+			if (c->resp < 3)
+				reply_array(c, 2);
+			reply_bulk(c, c->argv[a->first + i].p, c->argv[a->first + i].len);
+			reply_entries(c, &r[i]);
+		}
+		goto out;
+	}
+	if (a->block_ms < 0 || !blocking_allowed(c)) {
+		if (!(exec_ctx_flags() & EXEC_RETRY))
+			reply_null_array(c);
+		goto out;
+	}
+	block_resolved(c, a);
+out:
+	for (int i = 0; i < a->n; i++)
+		xfree(r[i].v);
+	xfree(r);
+}
+
+void cmd_xread(struct client *c)
+{
+	struct xread_args a = { .block_ms = -1 };
+	long long v;
+
+	for (int i = 1; i < c->argc; i++) {
+		bool more = i + 1 < c->argc;
+
+		if (arg_is(c, i, "block") && more) {
+			if (!str_to_ll(c->argv[i + 1].p, c->argv[i + 1].len, &v)) {
+				reply_error(c, "timeout is not an integer or out of range");
+				return;
+			}
+			if (v < 0) {
+				reply_error(c, "timeout is negative");
+				return;
+			}
+			if (v > 0 && v > INT64_MAX - now_ms()) {
+				reply_error(c, "timeout is out of range");
+				return;
+			}
+			a.block_ms = v;
+			i++;
+		} else if (arg_is(c, i, "count") && more) {
+			if (!arg_ll(c, i + 1, &a.count))
+				return;
+			if (a.count < 0)
+				a.count = 0;
+			i++;
+		} else if (arg_is(c, i, "streams") && more) {
+			a.first = i + 1;
+			if ((c->argc - a.first) % 2) {
+				reply_error(c, "Unbalanced 'xread' list of streams: for each "
+					       "stream key an ID, '+', or '$' must be specified.");
+				return;
+			}
+			a.n = (c->argc - a.first) / 2;
+			break;
+		} else if (arg_is(c, i, "claim") && more) {
+			reply_error(c, "The CLAIM option is only supported by XREADGROUP. You "
+				       "called XREAD instead.");
+			return;
+		} else if (arg_is(c, i, "group") && i + 2 < c->argc) {
+			reply_error(c, "The GROUP option is only supported by XREADGROUP. You "
+				       "called XREAD instead.");
+			return;
+		} else if (arg_is(c, i, "noack")) {
+			reply_error(c, "The NOACK option is only supported by XREADGROUP. You "
+				       "called XREAD instead.");
+			return;
+		} else {
+			reply_error(c, ERR_SYNTAX);
+			return;
+		}
+	}
+	if (!a.first) {
+		reply_error(c, ERR_SYNTAX);
+		return;
+	}
+	/* The dispatcher holds the streams' shards: the key spec finds them
+	 * after STREAMS, as Redis's movablekeys. */
+	a.ids = xmalloc(sizeof(*a.ids) * (size_t)a.n);
+	xread_locked(c, &a);
+	xfree(a.ids);
+}

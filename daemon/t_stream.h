@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * t_stream: the stream type, an append-only log of entries ordered by a
+ * 128-bit ID (milliseconds, sequence), each holding field/value pairs.
+ *
+ * Entries live in nodes of up to stream-node-max-entries entries (or about
+ * stream-node-max-bytes bytes), each node one allocation, as Redis packs a
+ * listpack per radix-tree node. A node's first entry gives the node its master
+ * ID and master fields: every later entry stores its ID as deltas against the
+ * master ID, and an entry whose fields are the master fields stores only its
+ * values. Deleted entries are flagged in place; a node whose entries are all
+ * deleted is freed. The nodes sit in an array sorted by master ID, so a range
+ * starts with a binary search.
+ *
+ * Entries handed out (struct stream_entry) point into the stream and stay
+ * valid until it is next modified or freed. Nothing here locks: the caller
+ * holds the shard lock of the key that owns the value.
+ */
+#ifndef XKV_T_STREAM_H
+#define XKV_T_STREAM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "object.h"
+
+/* IDs as text: two 20-digit numbers and a dash. */
+#define STREAM_ID_STR_SIZE 42
+
+struct stream_id {
+	uint64_t ms, seq;
+};
+
+/* One entry as iteration reports it; read its pairs with stream_entry_next. */
+struct stream_entry {
+	struct stream_id id;
+	uint64_t nfields;
+	/* Private cursor state. */
+	const unsigned char *fields; /* master fields, or NULL: pairs inline */
+	const unsigned char *p;
+	uint64_t left;
+};
+
+/* An empty stream; obj_free() releases it. */
+struct obj stream_new(void);
+/* Live entries. */
+uint64_t stream_len(const struct obj *o);
+struct stream_id stream_last_id(const struct obj *o);
+struct stream_id stream_max_deleted(const struct obj *o);
+uint64_t stream_entries_added(const struct obj *o);
+/* The first and last live entries' IDs; false if the stream is empty. */
+bool stream_first(const struct obj *o, struct stream_id *id);
+bool stream_last(const struct obj *o, struct stream_id *id);
+
+int stream_id_cmp(const struct stream_id *a, const struct stream_id *b);
+/* Formats id as "ms-seq" into buf (STREAM_ID_STR_SIZE); returns the length. */
+int stream_id_str(char *buf, const struct stream_id *id);
+/* Parses "ms", "ms-seq", and (if seq_given is not NULL) "ms-*", where
+ * *seq_given becomes false; "-" and "+" are the smallest and largest IDs
+ * unless strict. An absent sequence is missing_seq. 0 or -EINVAL. */
+int stream_id_parse(const char *p, size_t len, uint64_t missing_seq, bool strict,
+		    struct stream_id *id, bool *seq_given);
+/* The next/previous ID; -ERANGE at the end of the space. */
+int stream_id_incr(struct stream_id *id);
+int stream_id_decr(struct stream_id *id);
+
+/*
+ * Appends an entry of n pairs (argv-style arrays f[i], v[i] of lengths).
+ * The ID: with use_id NULL, the next after the last (the clock's ms, now_ms,
+ * if that is later); with seq_given false, use_id's ms and the next sequence
+ * free in it. Returns 0 and *added, or -EDOM if the ID is not above the last
+ * ID, -ERANGE if the pairs are too large for one node.
+ */
+int stream_append(struct obj *o, const char *const *f, const size_t *flen, const char *const *v,
+		  const size_t *vlen, uint64_t n, const struct stream_id *use_id, bool seq_given,
+		  int64_t now_ms, struct stream_id *added);
+
+/* Calls fn on the live entries from start to end (inclusive), ascending or,
+ * with rev, descending, until it returns false or count (0: no limit) were
+ * reported. Returns how many were reported. */
+typedef bool stream_entry_fn(void *ctx, struct stream_entry *e);
+uint64_t stream_range(const struct obj *o, const struct stream_id *start,
+		      const struct stream_id *end, bool rev, uint64_t count, stream_entry_fn *fn,
+		      void *ctx);
+/* The next pair of e; false when all were read. */
+bool stream_entry_next(struct stream_entry *e, const char **f, size_t *flen, const char **v,
+		       size_t *vlen);
+
+/* Deletes the live entry id (max-deleted-entry-id follows); false if absent. */
+bool stream_delete(struct obj *o, const struct stream_id *id);
+
+enum stream_trim_by { STREAM_TRIM_MAXLEN, STREAM_TRIM_MINID };
+/* Removes entries from the head until at most maxlen remain, or none below
+ * minid. approx trims whole nodes only; limit (0: none) caps the entries
+ * removed, node by node, as Redis does. Returns how many went. */
+uint64_t stream_trim(struct obj *o, enum stream_trim_by by, uint64_t maxlen,
+		     const struct stream_id *minid, bool approx, uint64_t limit);
+
+/* XSETID: the fields XSETID sets (the caller checks them first). */
+void stream_set_ids(struct obj *o, const struct stream_id *last, uint64_t entries_added,
+		    const struct stream_id *max_deleted);
+
+/*
+ * IDMP (idempotent production): per producer, the recent idempotency IDs and
+ * the entry each produced. Lookup drops entries older than the stream's
+ * duration first; insert keeps the newest maxsize per producer (both taken
+ * from stream-idmp-duration and stream-idmp-maxsize when the stream is made).
+ */
+bool stream_idmp_find(struct obj *o, const char *pid, size_t plen, const void *iid, size_t ilen,
+		      int64_t now_ms, struct stream_id *id);
+void stream_idmp_insert(struct obj *o, const char *pid, size_t plen, const void *iid, size_t ilen,
+			const struct stream_id *id);
+
+#endif
