@@ -13,13 +13,23 @@
 #include "access.h"
 #include "config.h"
 #include "log.h"
+#include "notify.h"
 #include "mem.h"
 #include "text.h"
 #include "util.h"
 
 struct config config;
 
-enum config_type { CFG_INT, CFG_MEMORY, CFG_STRING, CFG_ENUM, CFG_BOOL, CFG_OCTAL, CFG_OBUF };
+enum config_type {
+	CFG_INT,
+	CFG_MEMORY,
+	CFG_STRING,
+	CFG_ENUM,
+	CFG_BOOL,
+	CFG_OCTAL,
+	CFG_OBUF,
+	CFG_NOTIFY
+};
 
 enum config_flag {
 	CFG_IMMUTABLE = 1 << 0, /* start-up only */
@@ -212,6 +222,10 @@ static const struct config_def defs[] = {
 	  "Per class (normal, replica, pubsub): hard limit, soft limit and soft seconds of a "
 	  "client's pending replies; 0: none. The replica class applies to nobody (no "
 	  "replication)." },
+	{ "notify-keyspace-events", CFG_NOTIFY, 0, &config.notify_keyspace_events, "", 0, 0, NULL,
+	  NULL,
+	  "Keyspace notification classes, Redis's letters (`KEA`...; docs/architecture.md, "
+	  "Keyspace notifications); empty: off." },
 };
 
 #define NDEFS (sizeof(defs) / sizeof(defs[0]))
@@ -392,6 +406,13 @@ static int parse_value(const struct config_def *d, const char *p, size_t len, lo
 
 		return parse_obuf(p, len, limits, err, errlen);
 	}
+	case CFG_NOTIFY:
+		if (notify_parse(p, len, num) < 0) {
+			snprintf(err, errlen,
+				 "Invalid event class character. Use 'Ag$lshzxeKEtmdnocaSTIV'.");
+			return -1;
+		}
+		return 0;
 	}
 	if (*num < d->min || *num > d->max) {
 		snprintf(err, errlen, "argument must be between %lld and %lld inclusive", d->min,
@@ -649,6 +670,9 @@ void config_get(const char *pattern, size_t len, config_visit_fn *fn, void *ctx)
 				 config.obuf_limits[2][0], config.obuf_limits[2][1],
 				 config.obuf_limits[2][2]);
 			break;
+		case CFG_NOTIFY:
+			notify_format(*(long long *)d->field, buf);
+			break;
 		default:
 			snprintf(buf, sizeof(buf), "%lld", *(long long *)d->field);
 			break;
@@ -836,6 +860,13 @@ static void text_value(struct text *t, const struct config_def *d, long long num
 	case CFG_OCTAL:
 		text_printf(t, "%llo", num);
 		break;
+	case CFG_NOTIFY: {
+		char buf[32];
+
+		notify_format(num, buf);
+		text_repr(t, buf);
+		break;
+	}
 	case CFG_MEMORY:
 		if (!(d->flags & CFG_COUNT)) {
 			text_memory(t, num);
@@ -1054,6 +1085,9 @@ static void doc_type(FILE *out, const struct config_def *d)
 		break;
 	case CFG_OBUF:
 		fprintf(out, "`<class> <hard> <soft> <seconds>`...");
+		break;
+	case CFG_NOTIFY:
+		fprintf(out, "letters of `Ag$lshzxeKEtmdnocaSTIV`");
 		break;
 	}
 }

@@ -18,6 +18,33 @@
 enum io_engine_choice { IO_ENGINE_AUTO, IO_ENGINE_URING, IO_ENGINE_EPOLL };
 /* client-output-buffer-limit classes, in Redis's order. */
 enum obuf_class { OBUF_NORMAL, OBUF_REPLICA, OBUF_PUBSUB, OBUF_CLASSES };
+/* notify-keyspace-events classes (Redis's bits, so the string form matches). */
+enum notify_class {
+	NOTIFY_KEYSPACE = 1 << 0,	   /* K */
+	NOTIFY_KEYEVENT = 1 << 1,	   /* E */
+	NOTIFY_GENERIC = 1 << 2,	   /* g */
+	NOTIFY_STRING = 1 << 3,		   /* $ */
+	NOTIFY_LIST = 1 << 4,		   /* l */
+	NOTIFY_SET = 1 << 5,		   /* s */
+	NOTIFY_HASH = 1 << 6,		   /* h */
+	NOTIFY_ZSET = 1 << 7,		   /* z */
+	NOTIFY_EXPIRED = 1 << 8,	   /* x */
+	NOTIFY_EVICTED = 1 << 9,	   /* e */
+	NOTIFY_STREAM = 1 << 10,	   /* t */
+	NOTIFY_KEY_MISS = 1 << 11,	   /* m: not part of A */
+	NOTIFY_MODULE = 1 << 13,	   /* d */
+	NOTIFY_NEW = 1 << 14,		   /* n: not part of A */
+	NOTIFY_OVERWRITTEN = 1 << 15,	   /* o: not part of A */
+	NOTIFY_TYPE_CHANGED = 1 << 16,	   /* c: not part of A */
+	NOTIFY_SUBKEYSPACE = 1 << 19,	   /* S */
+	NOTIFY_SUBKEYEVENT = 1 << 20,	   /* T */
+	NOTIFY_SUBKEYSPACEITEM = 1 << 21,  /* I */
+	NOTIFY_SUBKEYSPACEEVENT = 1 << 22, /* V */
+	NOTIFY_ARRAY = 1 << 23,		   /* a */
+	NOTIFY_ALL = NOTIFY_GENERIC | NOTIFY_STRING | NOTIFY_LIST | NOTIFY_SET | NOTIFY_HASH |
+		     NOTIFY_ZSET | NOTIFY_EXPIRED | NOTIFY_EVICTED | NOTIFY_STREAM | NOTIFY_MODULE |
+		     NOTIFY_ARRAY, /* A */
+};
 
 struct config {
 	long long port;
@@ -69,6 +96,7 @@ struct config {
 	/* client-output-buffer-limit: per class, hard bytes, soft bytes, soft
 	 * seconds (0: no limit). */
 	long long obuf_limits[OBUF_CLASSES][3];
+	long long notify_keyspace_events; /* enum notify_class bits (notify.h) */
 };
 
 extern struct config config;

@@ -17,6 +17,7 @@
 #include "log.h"
 #include "mem.h"
 #include "multi.h"
+#include "notify.h"
 #include "proplog.h"
 #include "store.h"
 #include "util.h"
@@ -117,6 +118,7 @@ int main(int argc, char **argv)
 	store_hook_set(STORE_HOOK_WATCH, multi_on_change);
 	store_hook_set(STORE_HOOK_BLOCKING, blocking_on_change);
 	store_hook_set(STORE_HOOK_FASTPATH, fastpath_on_change);
+	store_hook_set(STORE_HOOK_NOTIFY, notify_on_change);
 	if (proplog_start_from_env() < 0)
 		return 1;
 	if (write_pidfile() < 0)

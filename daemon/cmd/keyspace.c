@@ -28,6 +28,7 @@
 #include "evict.h"
 #include "fastpath.h"
 #include "mem.h"
+#include "notify.h"
 #include "propagate.h"
 #include "util.h"
 
@@ -151,6 +152,7 @@ static void del_generic(struct client *c)
 
 		if (e) {
 			db_delete(c->db, e);
+			notify_arg(c, NOTIFY_GENERIC, "del", i);
 			n++;
 		}
 	}
@@ -280,6 +282,7 @@ static void expire_generic(struct client *c, const char *name, int64_t base, int
 
 		db_delete(c->db, e);
 		propagate_rewrite(2, del);
+		notify_arg(c, NOTIFY_GENERIC, "del", 1);
 	} else {
 		char buf[LL_STR_SIZE + 1];
 		struct arg at[3] = { PROP_STR("PEXPIREAT"), c->argv[1], prop_ll(buf, when) };
@@ -287,6 +290,7 @@ static void expire_generic(struct client *c, const char *name, int64_t base, int
 		/* The condition held here; the stream carries the result. */
 		db_set_expire(c->db, e, when);
 		propagate_rewrite(3, at);
+		notify_arg(c, NOTIFY_GENERIC, "expire", 1);
 	}
 	reply_int(c, 1);
 	return;
@@ -366,6 +370,7 @@ void cmd_persist(struct client *c)
 		return;
 	}
 	db_set_expire(c->db, e, -1);
+	notify_arg(c, NOTIFY_GENERIC, "persist", 1);
 	reply_int(c, 1);
 }
 
@@ -610,6 +615,8 @@ static void rename_generic(struct client *c, bool nx)
 		db_delete(c->db, d);
 	}
 	move_entry(c->db, e, c->db, c->argv[2].p, c->argv[2].len);
+	notify_arg(c, NOTIFY_GENERIC, "rename_from", 1);
+	notify_arg(c, NOTIFY_GENERIC, "rename_to", 2);
 	if (nx)
 		reply_int(c, 1);
 	else
@@ -668,6 +675,7 @@ void cmd_copy(struct client *c)
 	d = db_add(ddb, c->argv[2].p, c->argv[2].len, obj_dup(&e->val));
 	if (e->expire != -1)
 		db_set_expire(ddb, d, e->expire);
+	notify_keyspace_event(NOTIFY_GENERIC, "copy_to", c->argv[2].p, c->argv[2].len, ddb);
 	ret = 1;
 out:
 	reply_int(c, ret);
@@ -694,6 +702,8 @@ void cmd_move(struct client *c)
 	e = key_find(c, 1);
 	if (e && !db_find(ddb, key->p, key->len)) {
 		move_entry(c->db, e, ddb, key->p, key->len);
+		notify_keyspace_event(NOTIFY_GENERIC, "move_from", key->p, key->len, c->db);
+		notify_keyspace_event(NOTIFY_GENERIC, "move_to", key->p, key->len, ddb);
 		ret = 1;
 	}
 	reply_int(c, ret);
