@@ -119,6 +119,13 @@ void notify_on_change(const struct db_change *ch)
 			notify_keyspace_event(NOTIFY_NEW, "new", e->key, e->klen, ch->db);
 		else if (ch->flags & DB_CHANGE_F_FIELDS)
 			notify_keyspace_event(NOTIFY_HASH, "hexpired", e->key, e->klen, ch->db);
+		/* Before the command's own event, as Redis's setKey sends them. */
+		if (ch->flags & DB_CHANGE_F_OVERWRITTEN)
+			notify_keyspace_event(NOTIFY_OVERWRITTEN, "overwritten", e->key, e->klen,
+					      ch->db);
+		if (ch->flags & DB_CHANGE_F_TYPE_CHANGED)
+			notify_keyspace_event(NOTIFY_TYPE_CHANGED, "type_changed", e->key, e->klen,
+					      ch->db);
 		break;
 	case DB_CHANGE_EXPIRE:
 		/* A hash that active field expiry emptied: its fields expired, and

@@ -6,8 +6,8 @@
  * through pub/sub's ordinary delivery.
  *
  * Command handlers call notify_keyspace_event() where Redis does, after the
- * change; the store's changes that no command names (expired, evicted, new)
- * come through the store hook notify_on_change(). Both run on the writer's
+ * change; the store's changes that no command names (expired, evicted, new,
+ * overwritten, type_changed) come through the store hook notify_on_change(). Both run on the writer's
  * thread under the shard lock of the key, so the events of one key are
  * published, and reach every worker's subscribers, in the order of its
  * changes. With the class off, an event costs one load and a branch.
@@ -38,7 +38,8 @@ static inline void notify_keyspace_event(int type, const char *event, const char
 #define notify_arg(c, type, event, i)                                                              \
 	notify_keyspace_event(type, event, (c)->argv[i].p, (c)->argv[i].len, (c)->db)
 
-/* The store hook (STORE_HOOK_NOTIFY): expired, evicted, new. */
+/* The store hook (STORE_HOOK_NOTIFY): expired, evicted, new, overwritten,
+ * type_changed, and hexpired of active field expiry. */
 void notify_on_change(const struct db_change *ch);
 
 /* Parses Redis's class letters (up to len or a NUL); -1 on a letter Redis

@@ -366,24 +366,33 @@ void db_set_value(int db, struct entry *e, struct obj val)
 struct entry *db_set(int db, const char *key, size_t len, struct obj val, bool keep_ttl)
 {
 	struct entry *e = db_find(db, key, len);
+	bool type_changed;
 
 	if (!e)
 		return db_add(db, key, len, val);
 	if (!keep_ttl && e->expire >= 0)
 		db_set_expire(db, e, -1);
-	db_set_value(db, e, val);
+	type_changed = e->val.type != val.type;
+	obj_free(&e->val);
+	e->val = val;
+	written(db, e, DB_CHANGE_WRITE,
+		DB_CHANGE_F_OVERWRITTEN | (type_changed ? DB_CHANGE_F_TYPE_CHANGED : 0));
 	return e;
 }
 
 struct entry *db_set_string(int db, struct entry *e, const char *key, size_t len, const void *p,
 			    size_t vlen, bool keep_ttl)
 {
+	bool type_changed;
+
 	if (!e)
 		return db_add(db, key, len, obj_string(p, vlen));
 	if (!keep_ttl && e->expire >= 0)
 		db_set_expire(db, e, -1);
+	type_changed = e->val.type != OBJ_STRING;
 	obj_string_assign(&e->val, p, vlen);
-	db_changed(db, e);
+	written(db, e, DB_CHANGE_WRITE,
+		DB_CHANGE_F_OVERWRITTEN | (type_changed ? DB_CHANGE_F_TYPE_CHANGED : 0));
 	return e;
 }
 

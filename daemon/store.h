@@ -181,6 +181,10 @@ struct db_change {
 enum db_change_flag {
 	DB_CHANGE_F_CREATED = 1 << 0, /* WRITE: the key was just added (db_add) */
 	DB_CHANGE_F_FIELDS = 1 << 1,  /* WRITE or EXPIRE of a hash: by active field expiry */
+	/* WRITE by db_set or db_set_string of a key that existed (Redis's
+	 * setKey overwriting a value), and whether the type changed. */
+	DB_CHANGE_F_OVERWRITTEN = 1 << 2,
+	DB_CHANGE_F_TYPE_CHANGED = 1 << 3,
 };
 
 enum store_hook {

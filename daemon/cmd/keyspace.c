@@ -591,9 +591,21 @@ void cmd_randomkey(struct client *c)
 
 /* Both keys are in c->db, locked by the dispatcher (key positions 1..2).
  * The deadline moves with the value. */
+/* Redis's events for a destination that RENAME or COPY replaced (old_type
+ * -1: there was none). */
+static void overwrite_events(int db, const struct arg *key, int old_type, int new_type)
+{
+	if (old_type < 0)
+		return;
+	notify_keyspace_event(NOTIFY_OVERWRITTEN, "overwritten", key->p, key->len, db);
+	if (old_type != new_type)
+		notify_keyspace_event(NOTIFY_TYPE_CHANGED, "type_changed", key->p, key->len, db);
+}
+
 static void rename_generic(struct client *c, bool nx)
 {
 	struct entry *e = key_find(c, 1), *d;
+	int dtype = -1, stype;
 
 	if (!e) {
 		reply_error(c, ERR_NO_KEY);
@@ -612,11 +624,14 @@ static void rename_generic(struct client *c, bool nx)
 			reply_int(c, 0);
 			return;
 		}
+		dtype = d->val.type;
 		db_delete(c->db, d);
 	}
+	stype = e->val.type;
 	move_entry(c->db, e, c->db, c->argv[2].p, c->argv[2].len);
 	notify_arg(c, NOTIFY_GENERIC, "rename_from", 1);
 	notify_arg(c, NOTIFY_GENERIC, "rename_to", 2);
+	overwrite_events(c->db, &c->argv[2], dtype, stype);
 	if (nx)
 		reply_int(c, 1);
 	else
@@ -637,6 +652,7 @@ void cmd_renamenx(struct client *c)
 void cmd_copy(struct client *c)
 {
 	struct entry *e, *d;
+	int dtype = -1;
 	bool replace = false;
 	int ddb = c->db;
 	long long ret = 0;
@@ -670,12 +686,14 @@ void cmd_copy(struct client *c)
 	if (d) {
 		if (!replace)
 			goto out;
+		dtype = d->val.type;
 		db_delete(ddb, d);
 	}
 	d = db_add(ddb, c->argv[2].p, c->argv[2].len, obj_dup(&e->val));
 	if (e->expire != -1)
 		db_set_expire(ddb, d, e->expire);
 	notify_keyspace_event(NOTIFY_GENERIC, "copy_to", c->argv[2].p, c->argv[2].len, ddb);
+	overwrite_events(ddb, &c->argv[2], dtype, e->val.type);
 	ret = 1;
 out:
 	reply_int(c, ret);
