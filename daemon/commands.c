@@ -22,6 +22,7 @@
 #include "mem.h"
 #include "monitor.h"
 #include "multi.h"
+#include "notify.h"
 #include "pause.h"
 #include "propagate.h"
 #include "pubsub.h"
@@ -638,7 +639,12 @@ struct entry *key_find(struct client *c, int i)
 
 struct entry *key_find_read(struct client *c, int i)
 {
-	return db_find_read(c->db, c->argv[i].p, c->argv[i].len);
+	struct entry *e = db_find_read(c->db, c->argv[i].p, c->argv[i].len);
+
+	/* Redis's read lookups report a miss (class m). */
+	if (!e)
+		notify_arg(c, NOTIFY_KEY_MISS, "keymiss", i);
+	return e;
 }
 
 bool entry_is(struct client *c, const struct entry *e, int type)

@@ -17,6 +17,7 @@
 #include "log.h"
 #include "mem.h"
 #include "multi.h"
+#include "notify.h"
 #include "proplog.h"
 #include "rdbfile.h"
 #include "store.h"
@@ -114,6 +115,7 @@ int main(int argc, char **argv)
 	store_hook_set(STORE_HOOK_WATCH, multi_on_change);
 	store_hook_set(STORE_HOOK_BLOCKING, blocking_on_change);
 	store_hook_set(STORE_HOOK_FASTPATH, fastpath_on_change);
+	store_hook_set(STORE_HOOK_NOTIFY, notify_on_change);
 	if (proplog_start_from_env() < 0)
 		return 1;
 	/* Before any worker runs: the keys are there for the first command. */

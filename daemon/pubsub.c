@@ -22,6 +22,7 @@
  * through its own thread-local map of subscribed clients, so a client freed
  * while mail was in flight for it is simply not found.
  */
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -401,11 +402,26 @@ static void push_message(struct ps_client *pc, enum pubsub_kind kind, const char
 /* A publication for another worker's receivers (defined at the end). */
 static const struct mail_ops publication_mail;
 
-long long pubsub_publish(struct client *c, enum pubsub_kind kind, const char *ch, size_t chlen,
-			 const char *msg, size_t msglen)
+__thread unsigned pubsub_thread_worker = UINT_MAX;
+
+/*
+ * Publication mails posted to each worker and not yet delivered: written by
+ * any publisher (before posting) and by the worker (after delivering). While
+ * a worker has some, its own publications go by mail too, behind them: a
+ * message written at once could otherwise overtake one published before it
+ * (a key's earlier change, on another worker) that waits in the mailbox.
+ * The publisher of that earlier message counted it before releasing the
+ * lock that ordered the two (a shard lock), so the count is seen.
+ */
+static unsigned in_flight[PUBSUB_MAX_WORKERS];
+
+/* Delivers from worker self's thread: its receivers are written at once
+ * (self >= nworkers: none is, all get mail). */
+static long long publish_from(unsigned self, enum pubsub_kind kind, const char *ch, size_t chlen,
+			      const char *msg, size_t msglen)
 {
 	struct rcpt_list l = { .ch = ch, .chlen = chlen };
-	unsigned self = c->worker ? c->worker->id : 0, nw = server.nworkers;
+	unsigned nw = server.nworkers;
 	size_t *count = NULL;
 	struct ps_mail **mail = NULL;
 	struct ps_msg *shared = NULL;
@@ -425,6 +441,10 @@ long long pubsub_publish(struct client *c, enum pubsub_kind kind, const char *ch
 	}
 	pthread_mutex_unlock(&registry_mutex);
 
+	/* (Workers past the counters' bound always publish by mail.) */
+	if (self < nw &&
+	    (self >= PUBSUB_MAX_WORKERS || __atomic_load_n(&in_flight[self], __ATOMIC_ACQUIRE)))
+		self = nw;
 	/* Receivers on this worker are written at once; the others get one
 	 * mail per worker, sharing one copy of the message. */
 	for (size_t i = 0; i < l.n; i++) {
@@ -472,13 +492,28 @@ long long pubsub_publish(struct client *c, enum pubsub_kind kind, const char *ch
 			m->n++;
 		}
 	}
-	for (unsigned w = 0; remote && w < nw; w++)
-		if (mail[w])
-			worker_post_payload(&server.workers[w], &publication_mail, 0, mail[w]);
+	for (unsigned w = 0; remote && w < nw; w++) {
+		if (!mail[w])
+			continue;
+		if (w < PUBSUB_MAX_WORKERS)
+			__atomic_add_fetch(&in_flight[w], 1, __ATOMIC_RELEASE);
+		worker_post_payload(&server.workers[w], &publication_mail, 0, mail[w]);
+	}
 	xfree(mail);
 	xfree(count);
 	xfree(l.v);
 	return (long long)l.n;
+}
+
+long long pubsub_publish(struct client *c, enum pubsub_kind kind, const char *ch, size_t chlen,
+			 const char *msg, size_t msglen)
+{
+	return publish_from(c->worker ? c->worker->id : 0, kind, ch, chlen, msg, msglen);
+}
+
+long long pubsub_publish_here(const char *ch, size_t chlen, const char *msg, size_t msglen)
+{
+	return publish_from(pubsub_thread_worker, PUBSUB_CHANNEL, ch, chlen, msg, msglen);
 }
 
 void pubsub_mail_free(void *payload)
@@ -511,6 +546,8 @@ void pubsub_deliver(struct worker *w, void *payload)
 		push_message(pc, msg->kind, r->pat, r->patlen, msg->ch, msg->chlen, msg->msg,
 			     msg->msglen);
 	}
+	if (w->id < PUBSUB_MAX_WORKERS)
+		__atomic_sub_fetch(&in_flight[w->id], 1, __ATOMIC_RELEASE);
 	pubsub_mail_free(m);
 }
 

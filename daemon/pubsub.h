@@ -34,6 +34,17 @@ void pubsub_unsubscribe_all(struct client *c, enum pubsub_kind kind, bool notify
  * a shard channel; returns the number of receivers. */
 long long pubsub_publish(struct client *c, enum pubsub_kind kind, const char *ch, size_t chlen,
 			 const char *msg, size_t msglen);
+/* As pubsub_publish to a channel, with no client: from this thread's worker
+ * (keyspace events, of commands and of active expiry alike). Messages
+ * published in some order (a key's changes, under its shard lock) reach
+ * every receiver in that order, whichever workers published them. */
+long long pubsub_publish_here(const char *ch, size_t chlen, const char *msg, size_t msglen);
+/* The worker this thread runs (set as it starts); UINT_MAX on other threads,
+ * whose publications reach every receiver by mail. */
+extern __thread unsigned pubsub_thread_worker;
+/* Workers whose undelivered publications are counted (config's `threads`
+ * maximum); any others deliver all of theirs by mail. */
+#define PUBSUB_MAX_WORKERS 1024
 
 /* Subscriptions of c of one kind (owner worker only). */
 long pubsub_client_count(const struct client *c, enum pubsub_kind kind);

@@ -163,9 +163,12 @@ void store_hook_set(enum store_hook h, store_hook_fn *fn)
 }
 
 /* The choke point: every change, whatever made it, ends here. */
-static void signal_change(int db, int other_db, struct entry *e, enum db_change_reason why)
+static void signal_change_as(int db, int other_db, struct entry *e, enum db_change_reason why,
+			     unsigned flags)
 {
-	struct db_change ch = { .reason = why, .db = db, .other_db = other_db, .e = e };
+	struct db_change ch = {
+		.reason = why, .db = db, .other_db = other_db, .e = e, .flags = flags
+	};
 
 	if (e) {
 		/* Under the key's shard lock, on a line the change wrote anyway;
@@ -179,22 +182,27 @@ static void signal_change(int db, int other_db, struct entry *e, enum db_change_
 			hooks[i](&ch);
 }
 
+static void signal_change(int db, int other_db, struct entry *e, enum db_change_reason why)
+{
+	signal_change_as(db, other_db, e, why, 0);
+}
+
 /* shard.field_ttls: none seen; seen in the last full scan; set since. */
 enum { FIELD_TTLS_NONE, FIELD_TTLS_SEEN, FIELD_TTLS_NEW };
 
 /* A key was written: its hash may now have field deadlines to expire. */
-static void written(int db, struct entry *e, enum db_change_reason why)
+static void written(int db, struct entry *e, enum db_change_reason why, unsigned flags)
 {
 	struct shard *s = entry_shard(db, e);
 
 	if (e->val.type == OBJ_HASH && s->field_ttls != FIELD_TTLS_NEW && hash_has_expire(&e->val))
 		__atomic_store_n(&s->field_ttls, FIELD_TTLS_NEW, __ATOMIC_RELAXED);
-	signal_change(db, -1, e, why);
+	signal_change_as(db, -1, e, why, flags);
 }
 
 void db_changed(int db, struct entry *e)
 {
-	written(db, e, DB_CHANGE_WRITE);
+	written(db, e, DB_CHANGE_WRITE, 0);
 }
 
 /* Deletes e because its deadline passed (lazily or actively). */
@@ -351,7 +359,7 @@ struct entry *db_add(int db, const char *key, size_t len, struct obj val)
 	memcpy(e->key, key, len);
 	e->key[len] = '\0';
 	dict_insert(&s->keys, &e->node);
-	db_changed(db, e);
+	written(db, e, DB_CHANGE_WRITE, DB_CHANGE_F_CREATED);
 	return e;
 }
 
@@ -365,24 +373,33 @@ void db_set_value(int db, struct entry *e, struct obj val)
 struct entry *db_set(int db, const char *key, size_t len, struct obj val, bool keep_ttl)
 {
 	struct entry *e = db_find(db, key, len);
+	bool type_changed;
 
 	if (!e)
 		return db_add(db, key, len, val);
 	if (!keep_ttl && e->expire >= 0)
 		db_set_expire(db, e, -1);
-	db_set_value(db, e, val);
+	type_changed = e->val.type != val.type;
+	obj_free(&e->val);
+	e->val = val;
+	written(db, e, DB_CHANGE_WRITE,
+		DB_CHANGE_F_OVERWRITTEN | (type_changed ? DB_CHANGE_F_TYPE_CHANGED : 0));
 	return e;
 }
 
 struct entry *db_set_string(int db, struct entry *e, const char *key, size_t len, const void *p,
 			    size_t vlen, bool keep_ttl)
 {
+	bool type_changed;
+
 	if (!e)
 		return db_add(db, key, len, obj_string(p, vlen));
 	if (!keep_ttl && e->expire >= 0)
 		db_set_expire(db, e, -1);
+	type_changed = e->val.type != OBJ_STRING;
 	obj_string_assign(&e->val, p, vlen);
-	db_changed(db, e);
+	written(db, e, DB_CHANGE_WRITE,
+		DB_CHANGE_F_OVERWRITTEN | (type_changed ? DB_CHANGE_F_TYPE_CHANGED : 0));
 	return e;
 }
 
@@ -412,7 +429,7 @@ void db_set_expire(int db, struct entry *e, int64_t when_ms)
 	else if (e->expire >= 0 && when_ms < 0)
 		s->nexpires--;
 	e->expire = when_ms;
-	written(db, e, DB_CHANGE_TTL);
+	written(db, e, DB_CHANGE_TTL, 0);
 }
 
 uint64_t db_size(int db)
@@ -494,9 +511,9 @@ struct expire_ctx {
 
 /* Unlinks e from the shard being scanned: db_delete would shrink the table
  * under dict_scan, so the scan shrinks it once the bucket is done. */
-static void expire_unlink(struct expire_ctx *ctx, struct entry *e)
+static void expire_unlink(struct expire_ctx *ctx, struct entry *e, unsigned flags)
 {
-	signal_change(ctx->db, -1, e, DB_CHANGE_EXPIRE);
+	signal_change_as(ctx->db, -1, e, DB_CHANGE_EXPIRE, flags);
 	if (e->expire >= 0)
 		ctx->shard->nexpires--;
 	dict_remove(&ctx->shard->keys, &e->node);
@@ -514,9 +531,9 @@ static void expire_hash_fields(struct expire_ctx *ctx, struct entry *e)
 	ctx->expired++;
 	hash_expire_due(&e->val, ctx->now);
 	if (hash_len(&e->val))
-		db_changed(ctx->db, e);
+		written(ctx->db, e, DB_CHANGE_WRITE, DB_CHANGE_F_FIELDS);
 	else
-		expire_unlink(ctx, e);
+		expire_unlink(ctx, e, DB_CHANGE_F_FIELDS);
 }
 
 static void expire_visit(void *arg, struct dict_node *node)
@@ -529,7 +546,7 @@ static void expire_visit(void *arg, struct dict_node *node)
 		if (entry_expired(e, ctx->now)) {
 			ctx->shard->expired++;
 			ctx->expired++;
-			expire_unlink(ctx, e);
+			expire_unlink(ctx, e, 0);
 			return;
 		}
 		ctx->ttl_sum += (uint64_t)(e->expire - ctx->now);

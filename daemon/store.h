@@ -153,8 +153,8 @@ struct entry *db_set_string(int db, struct entry *e, const char *key, size_t len
 /*
  * Every change to the keyspace passes one choke point, which tells a fixed
  * list of hooks, in this order, why and what changed: WATCH (multi.c),
- * blocking wake-ups (blocking.c), the kernel cache (fastpath.c), the places
- * keyspace notifications and client tracking will plug into, and the
+ * blocking wake-ups (blocking.c), the kernel cache (fastpath.c), keyspace
+ * notifications (notify.c), the place client tracking will plug into, and the
  * propagation point (propagate.c, set only while a consumer exists). Hooks
  * run on the writer's thread under the shard locks of what changed (all of
  * the database's for FLUSH and SWAP), before the writer is answered; they
@@ -176,6 +176,16 @@ struct db_change {
 	enum db_change_reason reason;
 	int db, other_db;
 	struct entry *e; /* the key, still in place for removals; NULL for FLUSH, SWAP */
+	unsigned flags;	 /* DB_CHANGE_F_* */
+};
+
+enum db_change_flag {
+	DB_CHANGE_F_CREATED = 1 << 0, /* WRITE: the key was just added (db_add) */
+	DB_CHANGE_F_FIELDS = 1 << 1,  /* WRITE or EXPIRE of a hash: by active field expiry */
+	/* WRITE by db_set or db_set_string of a key that existed (Redis's
+	 * setKey overwriting a value), and whether the type changed. */
+	DB_CHANGE_F_OVERWRITTEN = 1 << 2,
+	DB_CHANGE_F_TYPE_CHANGED = 1 << 3,
 };
 
 enum store_hook {

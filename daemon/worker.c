@@ -383,6 +383,7 @@ static void *worker_main(void *arg)
 	}
 	/* Keyspace hits and misses are counted by the store into the thread's own. */
 	store_reads = &w->stats.reads;
+	pubsub_thread_worker = w->id;
 	w->next_cron_ms = mono_ms();
 	w->engine->run(w);
 	w->engine->destroy(w);

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "notify.h"
 #include "config.h"
 #include "mem.h"
 #include "object.h"
@@ -314,6 +315,7 @@ void cmd_setbit(struct client *c)
 	if (dirty || old != on) {
 		*p = on ? (unsigned char)(*p | mask) : (unsigned char)(*p & ~mask);
 		db_changed(c->db, e);
+		notify_arg(c, NOTIFY_STRING, "setbit", 1);
 	}
 	reply_int(c, old);
 }
@@ -681,8 +683,10 @@ void cmd_bitop(struct client *c)
 		/* An empty result removes the destination, as in Redis. */
 		struct entry *e = key_find(c, 2);
 
-		if (e)
+		if (e) {
 			db_delete(c->db, e);
+			notify_arg(c, NOTIFY_GENERIC, "del", 2);
+		}
 		reply_int(c, 0);
 		goto out;
 	}
@@ -691,6 +695,7 @@ void cmd_bitop(struct client *c)
 	res[maxlen] = '\0';
 	/* The sources' bytes are no longer needed, so dest may be one of them. */
 	db_set(c->db, dest->p, dest->len, obj_string_owned((char *)res, maxlen), false);
+	notify_arg(c, NOTIFY_STRING, "set", 2);
 	reply_int(c, (long long)maxlen);
 
 out:
@@ -742,9 +747,10 @@ static void bitfield_get(struct client *c, const struct bitfield_op *op, const u
 }
 
 /* Runs one SET or INCRBY on p, which holds the field. */
-static void bitfield_write(struct client *c, const struct bitfield_op *op, unsigned char *p)
+/* Returns true if the field's bits changed. */
+static bool bitfield_write(struct client *c, const struct bitfield_op *op, unsigned char *p)
 {
-	uint64_t old = bitops_get(p, SIZE_MAX, op->offset, op->bits);
+	uint64_t raw = bitops_get(p, SIZE_MAX, op->offset, op->bits), old = raw;
 	int64_t result;
 
 	if (op->is_signed && op->bits < 64 && (old >> (op->bits - 1)))
@@ -753,19 +759,20 @@ static void bitfield_write(struct client *c, const struct bitfield_op *op, unsig
 		if (!bitops_field_add(op->is_signed, op->bits, old, op->value, op->overflow,
 				      &result)) {
 			reply_null(c);
-			return;
+			return false;
 		}
 		reply_int(c, result);
 	} else {
 		if (!bitops_field_add(op->is_signed, op->bits, (uint64_t)op->value, 0, op->overflow,
 				      &result)) {
 			reply_null(c);
-			return;
+			return false;
 		}
 		/* SET answers the value it replaced. */
 		reply_int(c, (long long)old);
 	}
 	bitops_put(p, op->offset, op->bits, (uint64_t)result);
+	return bitops_get(p, SIZE_MAX, op->offset, op->bits) != raw;
 }
 
 /*
@@ -863,11 +870,14 @@ static void bitfield_generic(struct client *c, bool ro)
 		for (int i = 0; i < nops; i++) {
 			if (ops[i].opcode == BF_GET)
 				bitfield_get(c, &ops[i], p, e->val.len);
-			else
-				bitfield_write(c, &ops[i], p);
+			else if (bitfield_write(c, &ops[i], p))
+				dirty = true;
 		}
-		/* Like Redis, any write counts as a change, even one refused. */
+		/* Like Redis, any write counts as a change, even one refused;
+		 * its event (8.8) only one that grew the string or changed bits. */
 		db_changed(c->db, e);
+		if (dirty)
+			notify_arg(c, NOTIFY_STRING, "setbit", 1);
 	}
 
 out:

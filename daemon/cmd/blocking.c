@@ -9,6 +9,7 @@
 
 #include "blocking.h"
 #include "commands.h"
+#include "notify.h"
 #include "exec_ctx.h"
 #include "mem.h"
 #include "propagate.h"
@@ -56,13 +57,18 @@ static void wait_or_give_up(struct client *c, int first, int last, int64_t ms, b
 	blocking_block(c, keys, n, ms, false);
 }
 
-/* An emptied list or sorted set goes, as everywhere. */
-static void shrunk(struct client *c, struct entry *e, size_t len)
+/* An emptied list or sorted set (key argument i) goes, as everywhere; then
+ * Redis's events: the pop's, and "del" for a deleted key. */
+static void shrunk(struct client *c, struct entry *e, size_t len, int type, const char *event,
+		   int i)
 {
 	if (!len)
 		db_delete(c->db, e);
 	else
 		db_changed(c->db, e);
+	notify_arg(c, type, event, i);
+	if (!len)
+		notify_arg(c, NOTIFY_GENERIC, "del", i);
 }
 
 static void reply_list_elem(void *ctx, const char *p, size_t len)
@@ -86,7 +92,8 @@ static void bpop_list(struct client *c, enum list_where where)
 		reply_array(c, 2);
 		reply_bulk(c, c->argv[i].p, c->argv[i].len);
 		list_pop(&e->val, where, 1, reply_list_elem, c);
-		shrunk(c, e, list_len(&e->val));
+		shrunk(c, e, list_len(&e->val), NOTIFY_LIST, where == LIST_HEAD ? "lpop" : "rpop",
+		       i);
 		/* Served at once or later, it is a plain pop in the stream. */
 		propagate_pop(where == LIST_HEAD ? "LPOP" : "RPOP", &c->argv[i], 0);
 		return;
@@ -146,12 +153,14 @@ static bool move_one(struct client *c, enum list_where from, enum list_where to,
 		list_push(&o, to, copy, len);
 		db_add(c->db, c->argv[2].p, c->argv[2].len, o);
 	}
+	notify_arg(c, NOTIFY_LIST, to == LIST_HEAD ? "lpush" : "rpush", 2);
 	reply_bulk(c, copy, len);
 	xfree(copy);
 	/* The source may be the destination (a rotation): look it up again. */
 	src = key_find(c, 1);
 	if (src)
-		shrunk(c, src, list_len(&src->val));
+		shrunk(c, src, list_len(&src->val), NOTIFY_LIST,
+		       from == LIST_HEAD ? "lpop" : "rpop", 1);
 	return true;
 }
 
@@ -253,7 +262,7 @@ static void lmpop_locked(struct client *c, const struct mpop_args *a)
 		reply_bulk(c, c->argv[j].p, c->argv[j].len);
 		reply_array(c, (long)n);
 		list_pop(&e->val, a->max ? LIST_TAIL : LIST_HEAD, n, reply_list_elem, c);
-		shrunk(c, e, list_len(&e->val));
+		shrunk(c, e, list_len(&e->val), NOTIFY_LIST, a->max ? "rpop" : "lpop", j);
 		propagate_pop(a->max ? "RPOP" : "LPOP", &c->argv[j], (long long)n);
 		return;
 	}
@@ -270,7 +279,7 @@ void cmd_blmpop(struct client *c)
 
 /* Pops k members of a sorted set from one end, replying with each as
  * (member, score), in pairs or flat. */
-static void zpop_members(struct client *c, struct entry *e, bool max, size_t k, bool pairs)
+static void zpop_members(struct client *c, struct entry *e, int i, bool max, size_t k, bool pairs)
 {
 	size_t n = zset_len(&e->val);
 
@@ -284,7 +293,7 @@ static void zpop_members(struct client *c, struct entry *e, bool max, size_t k, 
 		reply_double(c, el.score);
 	}
 	zset_del_ranks(&e->val, max ? n - k : 0, max ? n : k);
-	shrunk(c, e, zset_len(&e->val));
+	shrunk(c, e, zset_len(&e->val), NOTIFY_ZSET, max ? "zpopmax" : "zpopmin", i);
 }
 
 static void bzpop(struct client *c, bool max)
@@ -302,7 +311,7 @@ static void bzpop(struct client *c, bool max)
 			return;
 		reply_array(c, 3);
 		reply_bulk(c, c->argv[i].p, c->argv[i].len);
-		zpop_members(c, e, max, 1, false);
+		zpop_members(c, e, i, max, 1, false);
 		propagate_pop(max ? "ZPOPMAX" : "ZPOPMIN", &c->argv[i], 0);
 		return;
 	}
@@ -335,7 +344,7 @@ static void zmpop_locked(struct client *c, const struct mpop_args *a)
 		reply_array(c, 2);
 		reply_bulk(c, c->argv[j].p, c->argv[j].len);
 		reply_array(c, (long)n);
-		zpop_members(c, e, a->max, n, true);
+		zpop_members(c, e, j, a->max, n, true);
 		propagate_pop(a->max ? "ZPOPMAX" : "ZPOPMIN", &c->argv[j], (long long)n);
 		return;
 	}

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "notify.h"
 #include "geo.h"
 #include "mem.h"
 #include "t_zset.h"
@@ -179,8 +180,11 @@ void cmd_geoadd(struct client *c)
 			break;
 		}
 	}
-	if (added || updated)
+	/* GEOADD is ZADD to Redis, events included. */
+	if (added || updated) {
 		db_changed(c->db, e);
+		notify_arg(c, NOTIFY_ZSET, "zadd", 1);
+	}
 	reply_int(c, ch ? added + updated : added);
 out:
 	xfree(xy);
@@ -339,7 +343,7 @@ static bool parse_query(struct client *c, int base, unsigned flags, const struct
 
 /* Writes the results to argv[q->store] (deleting it when there are none). */
 static void store_points(struct client *c, const struct geo_query *q, const struct geo_points *pts,
-			 size_t n)
+			 size_t n, const char *event)
 {
 	const struct arg *dst = &c->argv[q->store];
 	size_t maxlen = 0;
@@ -348,8 +352,10 @@ static void store_points(struct client *c, const struct geo_query *q, const stru
 	if (!n) {
 		struct entry *d = key_find(c, q->store);
 
-		if (d)
+		if (d) {
 			db_delete(c->db, d);
+			notify_arg(c, NOTIFY_GENERIC, "del", q->store);
+		}
 		reply_int(c, 0);
 		return;
 	}
@@ -365,6 +371,7 @@ static void store_points(struct client *c, const struct geo_query *q, const stru
 			 0, NULL);
 	}
 	db_set(c->db, dst->p, dst->len, z, false);
+	notify_arg(c, NOTIFY_ZSET, event, q->store);
 	reply_int(c, (long long)n);
 }
 
@@ -427,7 +434,7 @@ static void search_generic(struct client *c, int src, unsigned flags)
 		return;
 	if (!z) {
 		if (q.store)
-			store_points(c, &q, &pts, 0);
+			store_points(c, &q, &pts, 0, NULL);
 		else
 			reply_array(c, 0);
 		return;
@@ -449,7 +456,8 @@ static void search_generic(struct client *c, int src, unsigned flags)
 		qsort(pts.v, pts.n, sizeof(*pts.v),
 		      q.sort == SORT_ASC ? by_distance_asc : by_distance_desc);
 	if (q.store)
-		store_points(c, &q, &pts, n);
+		store_points(c, &q, &pts, n,
+			     flags & SEARCH_STORE ? "geosearchstore" : "georadiusstore");
 	else
 		reply_points(c, &q, &pts, n);
 	xfree(pts.v);

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "notify.h"
 #include "mem.h"
 #include "propagate.h"
 #include "t_hash.h"
@@ -49,11 +50,15 @@ static bool lookup(struct client *c, bool read, struct entry **out)
 	if (!entry_is(c, e, OBJ_HASH))
 		return false;
 	if (hash_expire_due(&e->val, store_now())) {
+		/* As Redis's lazy field expiry: a hash left empty is reported
+		 * deleted, otherwise its fields expired. */
 		if (!hash_len(&e->val)) {
 			db_delete(c->db, e);
+			notify_arg(c, NOTIFY_GENERIC, "del", 1);
 			return true;
 		}
 		db_changed(c->db, e);
+		notify_arg(c, NOTIFY_HASH, "hexpired", 1);
 	}
 	*out = e;
 	return true;
@@ -65,13 +70,23 @@ static struct entry *create(struct client *c)
 	return db_add(c->db, c->argv[1].p, c->argv[1].len, hash_new());
 }
 
-/* After an in-place change: an emptied hash is deleted, as Redis does. */
-static void changed(struct client *c, struct entry *e)
+/* After an in-place change: an emptied hash is deleted, as Redis does. Then
+ * Redis's events: ev1 and ev2 (either may be NULL), and "del" for a deleted
+ * key. */
+static void changed(struct client *c, struct entry *e, const char *ev1, const char *ev2)
 {
-	if (!hash_len(&e->val))
+	bool empty = !hash_len(&e->val);
+
+	if (empty)
 		db_delete(c->db, e);
 	else
 		db_changed(c->db, e);
+	if (ev1)
+		notify_arg(c, NOTIFY_HASH, ev1, 1);
+	if (ev2)
+		notify_arg(c, NOTIFY_HASH, ev2, 1);
+	if (empty)
+		notify_arg(c, NOTIFY_GENERIC, "del", 1);
 }
 
 static bool field_get(const struct entry *e, const struct arg *f, struct hash_field *hf)
@@ -113,6 +128,7 @@ static void hset_generic(struct client *c, bool hmset)
 		created += hash_set(&e->val, f->p, f->len, v->p, v->len, 0);
 	}
 	db_changed(c->db, e);
+	notify_arg(c, NOTIFY_HASH, "hset", 1);
 	if (hmset)
 		reply_ok(c);
 	else
@@ -144,6 +160,7 @@ void cmd_hsetnx(struct client *c)
 		e = create(c);
 	hash_set(&e->val, f->p, f->len, v->p, v->len, 0);
 	db_changed(c->db, e);
+	notify_arg(c, NOTIFY_HASH, "hset", 1);
 	reply_int(c, 1);
 }
 
@@ -178,7 +195,7 @@ void cmd_hdel(struct client *c)
 		for (int i = 2; i < c->argc; i++)
 			deleted += hash_delete(&e->val, c->argv[i].p, c->argv[i].len);
 		if (deleted)
-			changed(c, e);
+			changed(c, e, "hdel", NULL);
 	}
 	reply_int(c, deleted);
 }
@@ -254,7 +271,8 @@ void cmd_hvals(struct client *c)
 
 /* Sets field argv[2] of the hash at argv[1] (created if missing) to buf,
  * keeping the field's deadline as Redis 7.4 does for counters. */
-static void set_counter(struct client *c, struct entry *e, const char *buf, size_t len)
+static void set_counter(struct client *c, struct entry *e, const char *buf, size_t len,
+			const char *event)
 {
 	const struct arg *f = &c->argv[2];
 
@@ -262,6 +280,7 @@ static void set_counter(struct client *c, struct entry *e, const char *buf, size
 		e = create(c);
 	hash_set(&e->val, f->p, f->len, buf, len, HASH_SET_KEEPTTL);
 	db_changed(c->db, e);
+	notify_arg(c, NOTIFY_HASH, event, 1);
 }
 
 void cmd_hincrby(struct client *c)
@@ -282,7 +301,7 @@ void cmd_hincrby(struct client *c)
 		return;
 	}
 	v += by;
-	set_counter(c, e, buf, (size_t)ll_to_str(buf, v));
+	set_counter(c, e, buf, (size_t)ll_to_str(buf, v), "hincrby");
 	reply_int(c, v);
 }
 
@@ -315,7 +334,7 @@ void cmd_hincrbyfloat(struct client *c)
 		return;
 	}
 	len = ld_to_str(buf, sizeof(buf), v);
-	set_counter(c, e, buf, (size_t)len);
+	set_counter(c, e, buf, (size_t)len, "hincrbyfloat");
 	/* The result, not the float arithmetic, and the field's deadline kept. */
 	if (propagate_enabled()) {
 		struct arg set[7] = { PROP_STR("HSETEX"),  c->argv[1],	  PROP_STR("KEEPTTL"),
@@ -720,7 +739,8 @@ static void hexpire_generic(struct client *c, bool relative, bool seconds, const
 		}
 	}
 	if (dirty) {
-		changed(c, e);
+		/* One deadline for every field: all deleted or all set. */
+		changed(c, e, when <= now ? "hdel" : "hexpire", NULL);
 		propagate_deadline(c->argc, c->argv, "HPEXPIREAT", 2, false, when);
 	}
 }
@@ -815,7 +835,7 @@ void cmd_hpersist(struct client *c)
 		}
 	}
 	if (dirty)
-		changed(c, e);
+		changed(c, e, "hpersist", NULL);
 }
 
 /* ---- HGETDEL, HGETEX, HSETEX (Redis 8.0) ------------------------------------------------------ */
@@ -841,7 +861,7 @@ void cmd_hgetdel(struct client *c)
 		dirty = true;
 	}
 	if (dirty)
-		changed(c, e);
+		changed(c, e, "hdel", NULL);
 }
 
 /* Expiry options of HGETEX and HSETEX. */
@@ -934,7 +954,11 @@ void cmd_hgetex(struct client *c)
 		}
 	}
 	if (dirty) {
-		changed(c, e);
+		changed(c, e,
+			opt == OPT_PERSIST    ? "hpersist"
+			: when <= store_now() ? "hdel"
+					      : "hexpire",
+			NULL);
 		if (opt & OPT_DEADLINE)
 			propagate_deadline(c->argc, c->argv, NULL, 3, true, when);
 	}
@@ -1035,7 +1059,10 @@ void cmd_hsetex(struct client *c)
 			field_deadline(e, f, when);
 	}
 	reply_int(c, 1);
-	changed(c, e);
+	changed(c, e, "hset",
+		!(opts & OPT_DEADLINE) ? NULL
+		: when <= store_now()  ? "hdel"
+				       : "hexpire");
 	if (opts & OPT_DEADLINE)
 		propagate_deadline(c->argc, c->argv, NULL, when_at, true, when);
 }

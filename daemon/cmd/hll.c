@@ -13,6 +13,7 @@
 #include <strings.h>
 
 #include "commands.h"
+#include "notify.h"
 #include "config.h"
 #include "hll.h"
 #include "mem.h"
@@ -107,6 +108,7 @@ void cmd_pfadd(struct client *c)
 	if (updated) {
 		hll_cache_invalidate((uint8_t *)e->val.bytes);
 		db_changed(c->db, e);
+		notify_arg(c, NOTIFY_STRING, "pfadd", 1);
 	}
 	reply_int(c, updated ? 1 : 0);
 }
@@ -203,6 +205,8 @@ void cmd_pfmerge(struct client *c)
 	}
 	hll_cache_invalidate((uint8_t *)e->val.bytes);
 	db_changed(c->db, e);
+	/* Redis's event for a merge is PFADD's: a mass add. */
+	notify_arg(c, NOTIFY_STRING, "pfadd", 1);
 	reply_ok(c);
 out:
 	xfree(max);

@@ -29,6 +29,7 @@
 #include "evict.h"
 #include "fastpath.h"
 #include "mem.h"
+#include "notify.h"
 #include "propagate.h"
 #include "util.h"
 
@@ -152,6 +153,7 @@ static void del_generic(struct client *c)
 
 		if (e) {
 			db_delete(c->db, e);
+			notify_arg(c, NOTIFY_GENERIC, "del", i);
 			n++;
 		}
 	}
@@ -296,6 +298,7 @@ static void expire_generic(struct client *c, const char *name, int64_t base, int
 
 		db_delete(c->db, e);
 		propagate_rewrite(2, del);
+		notify_arg(c, NOTIFY_GENERIC, "del", 1);
 	} else {
 		char buf[LL_STR_SIZE + 1];
 		struct arg at[3] = { PROP_STR("PEXPIREAT"), c->argv[1], prop_ll(buf, when) };
@@ -303,6 +306,7 @@ static void expire_generic(struct client *c, const char *name, int64_t base, int
 		/* The condition held here; the stream carries the result. */
 		db_set_expire(c->db, e, when);
 		propagate_rewrite(3, at);
+		notify_arg(c, NOTIFY_GENERIC, "expire", 1);
 	}
 	reply_int(c, 1);
 	return;
@@ -382,6 +386,7 @@ void cmd_persist(struct client *c)
 		return;
 	}
 	db_set_expire(c->db, e, -1);
+	notify_arg(c, NOTIFY_GENERIC, "persist", 1);
 	reply_int(c, 1);
 }
 
@@ -602,9 +607,21 @@ void cmd_randomkey(struct client *c)
 
 /* Both keys are in c->db, locked by the dispatcher (key positions 1..2).
  * The deadline moves with the value. */
+/* Redis's events for a destination that RENAME or COPY replaced (old_type
+ * -1: there was none). */
+static void overwrite_events(int db, const struct arg *key, int old_type, int new_type)
+{
+	if (old_type < 0)
+		return;
+	notify_keyspace_event(NOTIFY_OVERWRITTEN, "overwritten", key->p, key->len, db);
+	if (old_type != new_type)
+		notify_keyspace_event(NOTIFY_TYPE_CHANGED, "type_changed", key->p, key->len, db);
+}
+
 static void rename_generic(struct client *c, bool nx)
 {
 	struct entry *e = key_find(c, 1), *d;
+	int dtype = -1, stype;
 
 	if (!e) {
 		reply_error(c, ERR_NO_KEY);
@@ -623,9 +640,14 @@ static void rename_generic(struct client *c, bool nx)
 			reply_int(c, 0);
 			return;
 		}
+		dtype = d->val.type;
 		db_delete(c->db, d);
 	}
+	stype = e->val.type;
 	move_entry(c->db, e, c->db, c->argv[2].p, c->argv[2].len);
+	notify_arg(c, NOTIFY_GENERIC, "rename_from", 1);
+	notify_arg(c, NOTIFY_GENERIC, "rename_to", 2);
+	overwrite_events(c->db, &c->argv[2], dtype, stype);
 	if (nx)
 		reply_int(c, 1);
 	else
@@ -646,6 +668,7 @@ void cmd_renamenx(struct client *c)
 void cmd_copy(struct client *c)
 {
 	struct entry *e, *d;
+	int dtype = -1;
 	bool replace = false;
 	int ddb = c->db;
 	long long ret = 0;
@@ -679,11 +702,14 @@ void cmd_copy(struct client *c)
 	if (d) {
 		if (!replace)
 			goto out;
+		dtype = d->val.type;
 		db_delete(ddb, d);
 	}
 	d = db_add(ddb, c->argv[2].p, c->argv[2].len, obj_dup(&e->val));
 	if (e->expire != -1)
 		db_set_expire(ddb, d, e->expire);
+	notify_keyspace_event(NOTIFY_GENERIC, "copy_to", c->argv[2].p, c->argv[2].len, ddb);
+	overwrite_events(ddb, &c->argv[2], dtype, e->val.type);
 	ret = 1;
 out:
 	reply_int(c, ret);
@@ -710,6 +736,8 @@ void cmd_move(struct client *c)
 	e = key_find(c, 1);
 	if (e && !db_find(ddb, key->p, key->len)) {
 		move_entry(c->db, e, ddb, key->p, key->len);
+		notify_keyspace_event(NOTIFY_GENERIC, "move_from", key->p, key->len, c->db);
+		notify_keyspace_event(NOTIFY_GENERIC, "move_to", key->p, key->len, ddb);
 		ret = 1;
 	}
 	reply_int(c, ret);

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "notify.h"
 #include "mem.h"
 #include "propagate.h"
 #include "t_list.h"
@@ -71,14 +72,30 @@ static void reply_elem(void *ctx, const char *p, size_t len)
 	reply_bulk(ctx, p, len);
 }
 
-/* After e's list lost elements: deletes the key if the list is empty now,
- * or signals the change. */
-static void list_shrunk(struct client *c, struct entry *e)
+/* After e's list (key argument i) lost elements: deletes the key if the
+ * list is empty now, or signals the change; then Redis's events, `event`
+ * and "del" for a deleted key. */
+static void list_shrunk(struct client *c, struct entry *e, const char *event, int i)
 {
-	if (list_len(&e->val) == 0)
+	bool empty = list_len(&e->val) == 0;
+
+	if (empty)
 		db_delete(c->db, e);
 	else
 		db_changed(c->db, e);
+	notify_arg(c, NOTIFY_LIST, event, i);
+	if (empty)
+		notify_arg(c, NOTIFY_GENERIC, "del", i);
+}
+
+static const char *pop_event(enum list_where where)
+{
+	return where == LIST_HEAD ? "lpop" : "rpop";
+}
+
+static const char *push_event(enum list_where where)
+{
+	return where == LIST_HEAD ? "lpush" : "rpush";
 }
 
 /* ---- push and pop ----------------------------------------------------------------------- */
@@ -108,6 +125,7 @@ static void push_generic(struct client *c, enum list_where where, bool only_exis
 		push_args(c, &o, where);
 		e = db_add(c->db, c->argv[1].p, c->argv[1].len, o);
 	}
+	notify_arg(c, NOTIFY_LIST, push_event(where), 1);
 	reply_int(c, (long long)list_len(&e->val));
 }
 
@@ -165,7 +183,7 @@ static void pop_generic(struct client *c, enum list_where where)
 	if (!n)
 		return;
 	list_pop(&e->val, where, n, reply_elem, c);
-	list_shrunk(c, e);
+	list_shrunk(c, e, pop_event(where), 1);
 }
 
 void cmd_lpop(struct client *c)
@@ -349,6 +367,7 @@ void cmd_lset(struct client *c)
 	}
 	list_set(&e->val, i, c->argv[3].p, c->argv[3].len);
 	db_changed(c->db, e);
+	notify_arg(c, NOTIFY_LIST, "lset", 1);
 	reply_ok(c);
 }
 
@@ -378,6 +397,7 @@ void cmd_linsert(struct client *c)
 		return;
 	}
 	db_changed(c->db, e);
+	notify_arg(c, NOTIFY_LIST, "linsert", 1);
 	reply_int(c, (long long)list_len(&e->val));
 }
 
@@ -402,7 +422,7 @@ void cmd_lrem(struct client *c)
 	limit = count < 0 ? 0ULL - (unsigned long long)count : (unsigned long long)count;
 	removed = list_remove(&e->val, c->argv[3].p, c->argv[3].len, (size_t)limit, count < 0);
 	if (removed)
-		list_shrunk(c, e);
+		list_shrunk(c, e, "lrem", 1);
 	reply_int(c, (long long)removed);
 }
 
@@ -432,7 +452,7 @@ void cmd_ltrim(struct client *c)
 	list_delete_range(&e->val, len - rtrim, rtrim);
 	list_delete_range(&e->val, 0, ltrim);
 	/* Redis signals the key even when nothing was trimmed. */
-	list_shrunk(c, e);
+	list_shrunk(c, e, "ltrim", 1);
 	reply_ok(c);
 }
 
@@ -474,10 +494,11 @@ static void move_generic(struct client *c, enum list_where from, enum list_where
 		list_push(&o, to, copy, len);
 		db_add(c->db, c->argv[2].p, c->argv[2].len, o);
 	}
+	notify_arg(c, NOTIFY_LIST, push_event(to), 2);
 	reply_bulk(c, copy, len);
 	if (copy != small)
 		xfree(copy);
-	list_shrunk(c, src);
+	list_shrunk(c, src, pop_event(from), 1);
 }
 
 void cmd_lmove(struct client *c)
@@ -540,7 +561,7 @@ void cmd_lmpop(struct client *c)
 		reply_bulk(c, c->argv[j].p, c->argv[j].len);
 		reply_array(c, (long)n);
 		list_pop(&e->val, where, n, reply_elem, c);
-		list_shrunk(c, e);
+		list_shrunk(c, e, pop_event(where), j);
 		propagate_pop(where == LIST_HEAD ? "LPOP" : "RPOP", &c->argv[j], (long long)n);
 		return;
 	}

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "notify.h"
 #include "mem.h"
 #include "propagate.h"
 #include "t_set.h"
@@ -43,13 +44,19 @@ static void reply_members(struct client *c, const struct obj *o)
 		reply_bulk(c, p, len);
 }
 
-/* After members were removed from e's set: deletes it if empty. */
-static void set_shrunk(struct client *c, struct entry *e)
+/* After members were removed from e's set (key argument i): deletes it if
+ * empty; then Redis's events, `event` and "del" for a deleted key. */
+static void set_shrunk(struct client *c, struct entry *e, const char *event, int i)
 {
-	if (set_size(&e->val) == 0)
+	bool empty = set_size(&e->val) == 0;
+
+	if (empty)
 		db_delete(c->db, e);
 	else
 		db_changed(c->db, e);
+	notify_arg(c, NOTIFY_SET, event, i);
+	if (empty)
+		notify_arg(c, NOTIFY_GENERIC, "del", i);
 }
 
 /* ---- SADD, SREM, SCARD, SISMEMBER, SMISMEMBER, SMEMBERS ------------------------------------ */
@@ -75,6 +82,8 @@ void cmd_sadd(struct client *c)
 		if (added)
 			db_changed(c->db, e);
 	}
+	if (added)
+		notify_arg(c, NOTIFY_SET, "sadd", 1);
 	reply_int(c, added);
 }
 
@@ -92,7 +101,7 @@ void cmd_srem(struct client *c)
 	for (int i = 2; i < c->argc && set_size(&e->val); i++)
 		removed += set_remove(&e->val, c->argv[i].p, c->argv[i].len);
 	if (removed)
-		set_shrunk(c, e);
+		set_shrunk(c, e, "srem", 1);
 	reply_int(c, removed);
 }
 
@@ -289,11 +298,18 @@ static void set_op_generic(struct client *c, int first, enum set_op op, bool sto
 	size = (long long)set_size(&res);
 	if (size) {
 		db_set(c->db, c->argv[1].p, c->argv[1].len, res, false);
+		notify_arg(c, NOTIFY_SET,
+			   op == SET_OP_INTER	? "sinterstore"
+			   : op == SET_OP_UNION ? "sunionstore"
+						: "sdiffstore",
+			   1);
 	} else {
 		struct entry *e = key_find(c, 1);
 
-		if (e)
+		if (e) {
 			db_delete(c->db, e);
+			notify_arg(c, NOTIFY_GENERIC, "del", 1);
+		}
 		obj_free(&res);
 	}
 	reply_int(c, size);
@@ -389,15 +405,18 @@ void cmd_smove(struct client *c)
 		reply_int(c, 0);
 		return;
 	}
-	set_shrunk(c, src);
+	set_shrunk(c, src, "srem", 1);
 	if (dst) {
-		if (set_add(&dst->val, m->p, m->len))
+		if (set_add(&dst->val, m->p, m->len)) {
 			db_changed(c->db, dst);
+			notify_arg(c, NOTIFY_SET, "sadd", 2);
+		}
 	} else {
 		struct obj o = set_new(m->p, m->len, 1);
 
 		set_add(&o, m->p, m->len);
 		db_add(c->db, dkey->p, dkey->len, o);
+		notify_arg(c, NOTIFY_SET, "sadd", 2);
 	}
 	reply_int(c, 1);
 }
@@ -432,7 +451,7 @@ static void pop_members(struct client *c, struct entry *e, uint64_t n)
 		pp.n = 2;
 	}
 	set_pop_random(&e->val, n, reply_popped, &pp);
-	set_shrunk(c, e);
+	set_shrunk(c, e, "spop", 1);
 	if (!pp.v)
 		return;
 	propagate_rewrite(pp.n, pp.v);

@@ -41,6 +41,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "notify.h"
 #include "mem.h"
 #include "t_hash.h"
 #include "t_list.h"
@@ -516,12 +517,15 @@ static void store_items(struct client *c, struct sort_run *r, const struct sort_
 	len = list_len(&list);
 	if (len) {
 		db_set(c->db, dst->p, dst->len, list, false);
+		notify_keyspace_event(NOTIFY_LIST, "sortstore", dst->p, dst->len, c->db);
 	} else {
 		struct entry *d = db_find(c->db, dst->p, dst->len);
 
 		obj_free(&list);
-		if (d)
+		if (d) {
 			db_delete(c->db, d);
+			notify_keyspace_event(NOTIFY_GENERIC, "del", dst->p, dst->len, c->db);
+		}
 	}
 	reply_int(c, (long long)len);
 }

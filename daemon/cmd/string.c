@@ -22,6 +22,7 @@
 #include "config.h"
 #include "fastpath.h"
 #include "mem.h"
+#include "notify.h"
 #include "object.h"
 #include "propagate.h"
 #include "util.h"
@@ -321,10 +322,12 @@ static void set_generic(struct client *c, unsigned flags, int val_arg, int expir
 
 	/* e is the key's entry or NULL: found above, under the same lock. */
 	e = db_set_string(c->db, e, key->p, key->len, val->p, val->len, flags & SET_KEEPTTL);
+	notify_arg(c, NOTIFY_STRING, "set", 1);
 	/* A deadline already past (EXAT/PXAT) is kept like any other, as Redis
 	 * 7.0 does: the key expires at its next lookup or expiry cycle. */
 	if (when != -1) {
 		db_set_expire(c->db, e, when);
+		notify_arg(c, NOTIFY_GENERIC, "expire", 1);
 		/* Propagated with its absolute deadline: SET key value PXAT ms. */
 		if (propagate_enabled()) {
 			char buf[LL_STR_SIZE + 1];
@@ -375,6 +378,7 @@ void cmd_getset(struct client *c)
 	if (!get_generic(c, &e))
 		return;
 	db_set(c->db, key->p, key->len, obj_string(val->p, val->len), false);
+	notify_arg(c, NOTIFY_STRING, "set", 1);
 }
 
 void cmd_getdel(struct client *c)
@@ -384,6 +388,7 @@ void cmd_getdel(struct client *c)
 	if (!get_generic(c, &e) || !e)
 		return;
 	db_delete(c->db, e);
+	notify_arg(c, NOTIFY_GENERIC, "del", 1);
 }
 
 void cmd_getex(struct client *c)
@@ -410,17 +415,20 @@ void cmd_getex(struct client *c)
 
 	if ((flags & (SET_EXAT | SET_PXAT)) && when <= store_now()) {
 		db_delete(c->db, e);
+		notify_arg(c, NOTIFY_GENERIC, "del", 1);
 	} else if (expire_arg) {
 		char buf[LL_STR_SIZE + 1];
 		struct arg at[3] = { PROP_STR("PEXPIREAT"), c->argv[1], prop_ll(buf, when) };
 
 		db_set_expire(c->db, e, when);
 		propagate_rewrite(3, at);
+		notify_arg(c, NOTIFY_GENERIC, "expire", 1);
 	} else if ((flags & SET_PERSIST) && e->expire != -1) {
 		struct arg persist[2] = { PROP_STR("PERSIST"), c->argv[1] };
 
 		db_set_expire(c->db, e, -1);
 		propagate_rewrite(2, persist);
+		notify_arg(c, NOTIFY_GENERIC, "persist", 1);
 	}
 }
 
@@ -454,6 +462,7 @@ static void mset_all(struct client *c)
 		const struct arg *key = &c->argv[i], *val = &c->argv[i + 1];
 
 		db_set(c->db, key->p, key->len, obj_string(val->p, val->len), false);
+		notify_arg(c, NOTIFY_STRING, "set", i);
 	}
 }
 
@@ -522,8 +531,11 @@ void cmd_msetex(struct client *c)
 		struct entry *e = db_set(c->db, key->p, key->len, obj_string(val->p, val->len),
 					 flags & SET_KEEPTTL);
 
-		if (when != -1)
+		if (when != -1) {
 			db_set_expire(c->db, e, when);
+			notify_arg(c, NOTIFY_GENERIC, "expire", i);
+		}
+		notify_arg(c, NOTIFY_STRING, "set", i);
 	}
 	/* A relative deadline goes out absolute, in a command of its own. */
 	if (pass && when != -1 && propagate_enabled()) {
@@ -563,8 +575,10 @@ void cmd_delex(struct client *c)
 
 	if (c->argc == 2) {
 		e = key_find(c, 1);
-		if (e)
+		if (e) {
 			db_delete(c->db, e);
+			notify_arg(c, NOTIFY_GENERIC, "del", 1);
+		}
 		reply_int(c, e != NULL);
 		return;
 	}
@@ -595,6 +609,7 @@ void cmd_delex(struct client *c)
 		return;
 	}
 	db_delete(c->db, e);
+	notify_arg(c, NOTIFY_GENERIC, "del", 1);
 	reply_int(c, 1);
 }
 
@@ -628,6 +643,7 @@ void cmd_append(struct client *c)
 
 	if (!e) {
 		db_add(c->db, key->p, key->len, obj_string(add->p, add->len));
+		notify_arg(c, NOTIFY_STRING, "append", 1);
 		reply_int(c, (long long)add->len);
 		return;
 	}
@@ -640,6 +656,7 @@ void cmd_append(struct client *c)
 	e->val.len = len + add->len;
 	p[e->val.len] = '\0'; /* string values stay NUL-terminated */
 	db_changed(c->db, e);
+	notify_arg(c, NOTIFY_STRING, "append", 1);
 	reply_int(c, (long long)e->val.len);
 }
 
@@ -679,6 +696,7 @@ static void incr_generic(struct client *c, long long by)
 		db_set_value(c->db, e, obj_string_ll(v));
 	else
 		db_add(c->db, key->p, key->len, obj_string_ll(v));
+	notify_arg(c, NOTIFY_STRING, "incrby", 1);
 	reply_int(c, v);
 }
 
@@ -763,6 +781,7 @@ void cmd_incrbyfloat(struct client *c)
 		db_set_value(c->db, e, string_no_int(buf, len));
 	else
 		db_add(c->db, key->p, key->len, string_no_int(buf, len));
+	notify_arg(c, NOTIFY_STRING, "incrbyfloat", 1);
 	/* Float formatting is no part of the stream: the result is. */
 	if (propagate_enabled()) {
 		struct arg set[4] = {
@@ -1022,7 +1041,7 @@ void cmd_increx(struct client *c)
 	struct increx_args a;
 	struct entry *e;
 	struct obj val;
-	bool set_deadline;
+	bool set_deadline, persisted;
 
 	if (!increx_parse(c, &a))
 		return;
@@ -1036,20 +1055,30 @@ void cmd_increx(struct client *c)
 	/* A deadline already past deletes the key (Redis propagates a DEL). */
 	if (set_deadline && a.when <= store_now()) {
 		obj_free(&val);
-		if (e)
+		if (e) {
 			db_delete(c->db, e);
+			notify_arg(c, NOTIFY_GENERIC, "del", 1);
+		}
 		return;
 	}
 	if (e)
 		db_set_value(c->db, e, val);
 	else
 		e = db_add(c->db, c->argv[1].p, c->argv[1].len, val);
+	persisted = false;
 	if (a.flags & INCREX_PERSIST) {
-		if (e->expire != -1)
+		persisted = e->expire != -1;
+		if (persisted)
 			db_set_expire(c->db, e, -1);
 	} else if (set_deadline) {
 		db_set_expire(c->db, e, a.when);
 	}
+	/* As Redis: the increment's event, then the deadline's. */
+	notify_arg(c, NOTIFY_STRING, (a.flags & INCREX_BYFLOAT) ? "incrbyfloat" : "incrby", 1);
+	if (persisted)
+		notify_arg(c, NOTIFY_GENERIC, "persist", 1);
+	else if (set_deadline && !(a.flags & INCREX_PERSIST))
+		notify_arg(c, NOTIFY_GENERIC, "expire", 1);
 }
 
 void cmd_getrange(struct client *c)
@@ -1130,6 +1159,7 @@ void cmd_setrange(struct client *c)
 		p = xcalloc(1, total + 1);
 		memcpy(p + offset, val->p, val->len);
 		db_add(c->db, key->p, key->len, obj_string_owned(p, total));
+		notify_arg(c, NOTIFY_STRING, "setrange", 1);
 		reply_int(c, (long long)total);
 		return;
 	}
@@ -1143,6 +1173,7 @@ void cmd_setrange(struct client *c)
 	p[total] = '\0';
 	e->val.len = total;
 	db_changed(c->db, e);
+	notify_arg(c, NOTIFY_STRING, "setrange", 1);
 	reply_int(c, (long long)total);
 }
 

@@ -26,6 +26,7 @@
 #include <xxhash.h>
 
 #include "commands.h"
+#include "notify.h"
 #include "mem.h"
 #include "propagate.h"
 #include "t_set.h"
@@ -137,13 +138,20 @@ static bool zset_lookup(struct client *c, int i, bool read, struct entry **e)
 	return !*e || entry_is(c, *e, OBJ_ZSET);
 }
 
-/* After removals from e: deletes an emptied set, or signals the change. */
-static void zset_changed(struct client *c, struct entry *e)
+/* After removals from e (key argument i): deletes an emptied set, or
+ * signals the change; then Redis's events, `event` and "del" for a deleted
+ * key. */
+static void zset_changed(struct client *c, struct entry *e, const char *event, int i)
 {
-	if (!zset_len(&e->val))
+	bool empty = !zset_len(&e->val);
+
+	if (empty)
 		db_delete(c->db, e);
 	else
 		db_changed(c->db, e);
+	notify_arg(c, NOTIFY_ZSET, event, i);
+	if (empty)
+		notify_arg(c, NOTIFY_GENERIC, "del", i);
 }
 
 /* The header of a reply of n elements, with or without their scores. */
@@ -174,19 +182,23 @@ static void reply_run(struct client *c, const struct obj *o, size_t rank, size_t
 		reply_elem(c, &el, withscores);
 }
 
-/* Sets argv[dst] to o, or deletes it when o is empty; replies with the size. */
-static void store_result(struct client *c, int dst, struct obj o)
+/* Sets argv[dst] to o, or deletes it when o is empty; replies with the size.
+ * The event is the storing command's (Redis's name for it). */
+static void store_result(struct client *c, int dst, struct obj o, const char *event)
 {
 	size_t n = zset_len(&o);
 	struct entry *d;
 
 	if (n) {
 		db_set(c->db, c->argv[dst].p, c->argv[dst].len, o, false);
+		notify_arg(c, NOTIFY_ZSET, event, dst);
 	} else {
 		obj_free(&o);
 		d = key_find(c, dst);
-		if (d)
+		if (d) {
 			db_delete(c->db, d);
+			notify_arg(c, NOTIFY_GENERIC, "del", dst);
+		}
 	}
 	reply_int(c, (long long)n);
 }
@@ -302,8 +314,10 @@ reply:
 	else
 		reply_null(c);
 changed:
-	if (added || updated)
+	if (added || updated) {
 		db_changed(c->db, e);
+		notify_arg(c, NOTIFY_ZSET, (flags & ZADD_INCR) ? "zincr" : "zadd", 1);
+	}
 out:
 	if (scores != stack_scores)
 		xfree(scores);
@@ -334,7 +348,7 @@ void cmd_zrem(struct client *c)
 			break;
 	}
 	if (n)
-		zset_changed(c, e);
+		zset_changed(c, e, "zrem", 1);
 	reply_int(c, n);
 }
 
@@ -586,14 +600,15 @@ static void zrange_generic(struct client *c, int src, int dst, enum zrange_by by
 		return;
 	if (!e) {
 		if (dst)
-			store_result(c, dst, zset_new(0, 0));
+			store_result(c, dst, zset_new(0, 0), "zrangestore");
 		else
 			reply_array(c, 0);
 		return;
 	}
 	zrange_select(&e->val, &s, &rank, &count);
 	if (dst)
-		store_result(c, dst, zrange_copy(&e->val, rank, count, s.rev, s.by == BY_RANK));
+		store_result(c, dst, zrange_copy(&e->val, rank, count, s.rev, s.by == BY_RANK),
+			     "zrangestore");
 	else
 		reply_run(c, &e->val, rank, count, s.rev, withscores);
 }
@@ -667,7 +682,11 @@ static void zremrange_generic(struct client *c, enum zrange_by by)
 	}
 	removed = zset_del_ranks(&e->val, first, end);
 	if (removed)
-		zset_changed(c, e);
+		zset_changed(c, e,
+			     by == BY_RANK    ? "zremrangebyrank"
+			     : by == BY_SCORE ? "zremrangebyscore"
+					      : "zremrangebylex",
+			     1);
 	reply_int(c, (long long)removed);
 }
 
@@ -715,7 +734,7 @@ static void zpop_reply(struct client *c, struct entry *e, int key, bool max, siz
 		reply_double(c, el.score);
 	}
 	zset_del_ranks(&e->val, max ? n - k : 0, max ? n : k);
-	zset_changed(c, e);
+	zset_changed(c, e, max ? "zpopmax" : "zpopmin", key);
 }
 
 static void zpop_generic(struct client *c, bool max)
@@ -1105,7 +1124,8 @@ static bool setop_options(struct client *c, int j, struct zsrc *src, int n, enum
 }
 
 /* Replies with or stores (argv[dst]) the sorted result res[0..n). */
-static void setop_output(struct client *c, int dst, struct zres *res, size_t n, bool withscores)
+static void setop_output(struct client *c, int dst, struct zres *res, size_t n, bool withscores,
+			 enum setop op)
 {
 	size_t maxlen = 0;
 	struct obj o;
@@ -1127,7 +1147,10 @@ static void setop_output(struct client *c, int dst, struct zres *res, size_t n, 
 	o = zset_new(n, maxlen);
 	for (size_t i = 0; i < n; i++)
 		zset_add(&o, res[i].score, res[i].m, res[i].len, 0, NULL);
-	store_result(c, dst, o);
+	store_result(c, dst, o,
+		     op == OP_UNION   ? "zunionstore"
+		     : op == OP_INTER ? "zinterstore"
+				      : "zdiffstore");
 }
 
 /* The body of the set operations, with the keys locked. */
@@ -1174,7 +1197,7 @@ static void setop_run(struct client *c, int dst, int first, int n, enum setop op
 		k = zinter(src, n, agg, res, &ar, 0);
 	else
 		k = zdiff(src, n, res, &ar);
-	setop_output(c, dst, res, k, withscores);
+	setop_output(c, dst, res, k, withscores, op);
 out:
 	arena_free(&ar);
 	xfree(res);
