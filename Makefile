@@ -216,7 +216,7 @@ soak: all $(OUTPUT)/asan/xkvd $(E2E_OBJS)
 # ---- the rest -------------------------------------------------------------------
 DEB_PACKAGES := clang llvm libbpf-dev bpftool liburing-dev libjemalloc-dev libxxhash-dev \
 	libxdp-dev libhiredis-dev pkg-config iproute2 redis-tools redis-server python3-redis \
-	linux-source-6.1 clang-format make gcc gnuplot-nox
+	linux-source-6.1 clang-format make gcc gnuplot-nox nodejs
 deps:
 	$(Q)missing=; for p in $(DEB_PACKAGES); do \
 		dpkg-query -W -f='$${db:Status-Abbrev}' $$p 2>/dev/null | grep -q '^ii' || missing="$$missing $$p"; \
@@ -225,7 +225,15 @@ deps:
 		echo "  DEPS    installing:$$missing"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null || exit 1; \
 	fi
-	$(Q)$(MAKE) --no-print-directory $(KSFT)/kselftest_harness.h
+	$(Q)$(MAKE) --no-print-directory $(KSFT)/kselftest_harness.h $(NODE_DEPS)
+
+# clients/node's packages (ioredis), exactly as its lockfile says. npm writes
+# the stamp; while it is newer than the lockfile nothing is fetched (offline).
+NODE_DEPS := clients/node/node_modules/.package-lock.json
+$(NODE_DEPS): clients/node/package.json clients/node/package-lock.json
+	$(call msg,NPM,clients/node)
+	$(Q)npm ci --prefix clients/node --no-audit --no-fund --ignore-scripts --loglevel=error
+	$(Q)touch $@
 
 all: bpf daemon tools
 
