@@ -8,11 +8,15 @@ here; the kernel's answers to the same clients are tested in tests/e2e
 (clients_in_namespace). Node and the package's node_modules come from
 `make deps`: missing ones are a failure, not a skip."""
 
+import hashlib
 import json
 import os
 import shutil
 import socket
+import struct
 import subprocess
+import sys
+import threading
 
 from harness import REPO, free_port, test, xkv_only
 
@@ -99,3 +103,160 @@ def no_udp_answer(t, kind):
                     '--udp-timeout', 50 if ms else 0.05, '--udp-backoff', 60000 if ms else 60)
     assert stats['udp'] == 0 and stats['reasons'] == {'timeout': 2}, stats
     assert stats['tcp_only' if kind == 'python' else 'tcpOnly'] > 100, stats
+
+
+# ---------------------------------------------------------------- a fake UDP responder
+
+HDR = struct.Struct('!HBBIHHI8s')
+MAGIC, F_REPLY, F_TRUNCATED, F_KERNEL = 0x584b, 1, 2, 4
+DOC_TOKEN = 1234567890123          # docs/udp-protocol.md's example
+
+
+class FakeUdp:
+    """A UDP responder in front of a real TCP server, so the client's own
+    behaviour is the subject: answers by key (see answer()), and records
+    every request datagram as (size, token, request id, RESP command)."""
+
+    def __init__(self):
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.bind(('127.0.0.1', 0))
+        self.sock.settimeout(0.05)
+        self.port = self.sock.getsockname()[1]
+        self.requests, self.first_id = [], {}
+        self.stopping = False
+        self.thread = threading.Thread(target=self._loop, daemon=True)
+        self.thread.start()
+
+    def close(self):
+        self.stopping = True
+        self.thread.join(5)
+        self.sock.close()
+
+    def _loop(self):
+        while not self.stopping:
+            try:
+                data, peer = self.sock.recvfrom(70000)
+            except socket.timeout:
+                continue
+            magic, _, flags, rid, cmd_len, _, _, token = HDR.unpack_from(data)
+            cmd = data[24:24 + cmd_len]
+            self.requests.append((len(data), token, rid, cmd))
+            for out in self.answer(rid, cmd):
+                self.sock.sendto(out, peer)
+
+    @staticmethod
+    def reply(rid, body, flags=F_REPLY, value_len=0):
+        return HDR.pack(MAGIC, 1, flags, rid, len(body), 0, value_len, bytes(8)) + body
+
+    def answer(self, rid, cmd):
+        key = cmd.split(b'\r\n')[-2]
+        r = self.reply
+        if cmd.startswith(b'*3\r\n$4\r\nMGET'):
+            return [r(rid, b'*2\r\n$1\r\na\r\n$-1\r\n')]
+        if key == b'stale':     # a late answer to someone else first, then ours
+            return [r((rid + 12345) & 0xffffffff, b'$5\r\nWRONG\r\n'), r(rid, b'$5\r\nright\r\n')]
+        if key == b'kern':
+            return [r(rid, b'$4\r\nkern\r\n', F_REPLY | F_KERNEL)]
+        if key == b'bad':
+            return [r(rid, b'$5\r\nhel')]
+        if key == b'trunc':
+            return [r(rid, b'', F_REPLY | F_TRUNCATED, 5000)]
+        if key == b'retry':     # drop the first attempt, then answer it late
+            if key not in self.first_id:
+                self.first_id[key] = rid
+                return []
+            return [r(self.first_id.pop(key), b'$4\r\nlate\r\n')]
+        if key == b'quiet':     # not a reply, then silence
+            return [HDR.pack(MAGIC, 1, 0, rid, 0, 0, 0, bytes(8))]
+        return [r(rid, b'$-1\r\n')]
+
+
+FAKE_CALLS = [('get', 'stale'), ('get', 'kern'), ('get', 'bad'), ('get', 'trunc'),
+              ('get', 'retry'), ('mget', 'x', 'y'), ('get', 'quiet'), ('get', 'after')]
+FAKE_WANT = ['right', 'kern', 'from tcp', 't' * 10, 'late', ['a', None], 'quiet tcp', 'after tcp']
+
+
+def fake_setup(t):
+    for k, v in (('stale', 'tcp'), ('kern', 'tcp'), ('bad', 'from tcp'), ('trunc', 't' * 10),
+                 ('retry', 'tcp'), ('quiet', 'quiet tcp'), ('after', 'after tcp')):
+        t.sut.call('SET', k, v)
+
+
+def fake_check(fake, stats, sizes, tcp_only):
+    assert stats['udp'] == 4 and stats['kernel'] == 1 and stats['fallbacks'] == 3, stats
+    assert stats['reasons'] == {'protocol': 1, 'truncated': 1, 'timeout': 1}, stats
+    assert stats[tcp_only] == 1, stats     # the GET after the timeout: backing off
+    got = fake.requests
+    assert {size for size, _, _, _ in got} == {sizes}, got
+    assert {token for _, token, _, _ in got} == {bytes.fromhex('cb04fb711f010000')}, got
+    assert len({rid for _, _, rid, _ in got}) == len(got), 'a request id was reused'
+    assert got[0][3] == b'*2\r\n$3\r\nGET\r\n$5\r\nstale\r\n', got[0]
+    assert b'*3\r\n$4\r\nMGET\r\n$1\r\nx\r\n$1\r\ny\r\n' in [cmd for _, _, _, cmd in got]
+    # quiet: the first attempt and both retries.
+    assert sum(cmd.endswith(b'$5\r\nquiet\r\n') for _, _, _, cmd in got) == 3, got
+
+
+@test
+@xkv_only
+def fake_udp_python(t):
+    """Stale ids, the KERNEL flag, a malformed reply, TRUNCATED, a late answer
+    to a retried request, MGET, a non-reply then silence, the back-off."""
+    sys.path.insert(0, os.path.join(REPO, 'clients', 'python'))
+    import xkv
+    fake_setup(t)
+    fake = FakeUdp()
+    try:
+        r = xkv.Redis(port=t.sut.port, udp_port=fake.port, fastpath_token=DOC_TOKEN,
+                      udp_timeout=0.1, udp_backoff=60, decode_responses=True)
+        got = [getattr(r, op)(*args) for op, *args in FAKE_CALLS]
+        assert got == FAKE_WANT, got
+        fake_check(fake, r.stats.as_dict(), 1200, 'tcp_only')
+        r.close()
+    finally:
+        fake.close()
+
+
+@test
+@xkv_only
+def fake_udp_node(t):
+    fake_setup(t)
+    fake = FakeUdp()
+    try:
+        opts = {'port': t.sut.port, 'udpPort': fake.port, 'fastpathToken': DOC_TOKEN,
+                'udpTimeout': 100, 'udpBackoff': 60000, 'udpPadding': 300}
+        p = subprocess.run([shutil.which('node') or 'node',
+                            os.path.join(REPO, 'tests', 'clients', 'ops.js'), json.dumps(opts),
+                            json.dumps(FAKE_CALLS)], capture_output=True, text=True, timeout=60)
+        assert p.returncode == 0, (p.stdout, p.stderr)
+        out = json.loads(p.stdout)
+        got = [r.get('value', r.get('error')) for r in out['results']]
+        assert got == FAKE_WANT, got
+        fake_check(fake, out['stats'], 300, 'tcpOnly')
+    finally:
+        fake.close()
+
+
+@test
+@xkv_only
+def when_udp_is_not_used_python(t):
+    """Other databases, UDP turned off, from_url, and the derived token."""
+    sys.path.insert(0, os.path.join(REPO, 'clients', 'python'))
+    import xkv
+    t.sut.call('SET', 'k', 'v')
+    r = xkv.Redis.from_url('redis://127.0.0.1:%d/0' % t.sut.port)
+    assert r.get('k') == b'v' and r.stats.udp == 1, r.stats
+    for r in (xkv.Redis(port=t.sut.port, db=1), xkv.Redis(port=t.sut.port, udp=False),
+              xkv.Redis.from_url('redis://127.0.0.1:%d/1' % t.sut.port)):
+        r.get('k')
+        r.mget(['k'])
+        assert r.stats.as_dict() == {'udp': 0, 'kernel': 0, 'fallbacks': 0, 'tcp_only': 2,
+                                     'reasons': {}}, r.stats
+        r.close()
+    want = hashlib.sha256(b'xkv-fastpath-token:p\xc3\xa4ss').digest()[:8]
+    assert xkv.token_from_password('p\u00e4ss') == want
+    node = subprocess.run([shutil.which('node') or 'node', '-e',
+                           'process.stdout.write(require(process.argv[1])'
+                           '.tokenFromPassword("p\\u00e4ss").toString("hex"))',
+                           os.path.join(REPO, 'clients', 'node')],
+                          capture_output=True, text=True, timeout=30)
+    assert node.stdout == want.hex(), (node.stdout, node.stderr)
