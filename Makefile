@@ -206,6 +206,12 @@ bench-threads: all
 bench-fastpath: all $(OUTPUT)/tools/bench/xdp_ceiling.bpf.o
 	$(Q)tools/bench/fastpath.sh -o $(OUTPUT) $(BENCH_ARGS)
 
+# GETs per second of the client libraries (clients/) over UDP and over TCP, one
+# Python and one Node process (needs root: its own network namespace).
+bench-clients: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)tools/bench/clients.sh -o $(OUTPUT) $(BENCH_ARGS)
+
 # ---- soaks (not part of make test) -------------------------------------------------
 # The differential fuzzer, the concurrency soak against the sanitizer build and the
 # coherence checker at 20M+ operations, sharing SOAK_MINUTES (tests/soak/run.py).
@@ -274,9 +280,10 @@ help:
 	@echo '  bench-fastpath  the kernel fast path vs the daemon, redis-server and the XDP ceiling'
 	@echo '  bench-instructions  instructions and system calls per GET, xkvd and redis-server'
 	@echo '  bench-threads   xkvd default threads against one thread, alternating'
+	@echo '  bench-clients   the Python and Node client libraries, GETs/s over UDP and over TCP'
 	@echo '  soak         fuzz xkvd against redis-server, concurrency soak (ASan), coherence;'
 	@echo '               SOAK_MINUTES=25 by default, SOAK_ARGS='"'"'--seed N --only fuzz'"'"''
 	@echo '  bpf daemon tools asan test-unit format format-check clean'
 
 .PHONY: all bpf daemon tools asan test test-unit test-build deps run docs format format-check clean help \
-	bench bench-compare bench-fastpath bench-instructions bench-threads soak
+	bench bench-compare bench-fastpath bench-instructions bench-threads bench-clients soak
