@@ -260,3 +260,38 @@ def when_udp_is_not_used_python(t):
                            os.path.join(REPO, 'clients', 'node')],
                           capture_output=True, text=True, timeout=30)
     assert node.stdout == want.hex(), (node.stdout, node.stderr)
+
+
+@test
+@xkv_only
+def next_address_after_refused(t):
+    """A name that resolves to several addresses: one that refuses (nothing
+    listens on 127.0.0.2) is passed over within the same call, not a fallback."""
+    sys.path.insert(0, os.path.join(REPO, 'clients', 'python'))
+    import xkv
+    t.sut.call('SET', 'k', 'v')
+    r = xkv.Redis(port=t.sut.port)
+    r._endpoint._addrs = [(socket.AF_INET, socket.SOCK_DGRAM, 17, '', (ip, t.sut.port))
+                          for ip in ('127.0.0.2', '127.0.0.1')]
+    assert [r.get('k'), r.get('k'), r.mget(['k', 'k'])[0]] == [b'v', b'v', b'v']
+    # The MGET falls back with 'error' where the server does not serve it over UDP.
+    assert r.stats.udp >= 2 and set(r.stats.reasons) <= {'error'}, r.stats
+    r.close()
+    script = '''
+const Redis = require(process.argv[1]);
+(async () => {
+  const r = new Redis({ port: Number(process.argv[2]) });
+  await r.ping();
+  r._endpoint.addrs = [{ address: '127.0.0.2', family: 4 }, { address: '127.0.0.1', family: 4 }];
+  const got = [await r.get('k'), await r.get('k'), await Promise.all([r.get('k'), r.get('k')])];
+  await r.quit();
+  console.log(JSON.stringify({ got, stats: r.stats }));
+})();
+'''
+    p = subprocess.run([shutil.which('node') or 'node', '-e', script,
+                        os.path.join(REPO, 'clients', 'node'), str(t.sut.port)],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, (p.stdout, p.stderr)
+    out = json.loads(p.stdout)
+    assert out['got'] == ['v', 'v', ['v', 'v']], out
+    assert out['stats']['udp'] == 4 and 'refused' not in out['stats']['reasons'], out

@@ -29,6 +29,14 @@ const MAX_DATAGRAM = 65507; // the largest UDP payload over IPv4
 const DEFAULT_PADDING = 1200; // as libxkv: one frame at IPv6's minimum MTU
 const NO_TOKEN = Buffer.alloc(8);
 
+function closeQuietly(s) {
+  try {
+    s.close();
+  } catch {
+    // already closed
+  }
+}
+
 // The token a server derives from its requirepass when no fastpath-token is
 // set: the first 8 bytes of SHA-256("xkv-fastpath-token:" + password), sent as
 // those raw bytes.
@@ -141,7 +149,7 @@ class Endpoint {
     const sock = this.socket;
     this.socket = null;
     this._failAll('refused');
-    if (sock) sock.then((s) => s.close(), () => {});
+    if (sock) sock.then(closeQuietly, () => {});
   }
 
   async _resolve() {
@@ -169,37 +177,65 @@ class Endpoint {
     return this.socket;
   }
 
+  // A socket connected to the address in use, or the next one that takes it.
   async _connect() {
     const addrs = await this._resolve();
-    if (this.addr >= addrs.length) this.addr = 0;
-    const { address, family } = addrs[this.addr];
+    for (; this.addr < addrs.length; this.addr++) {
+      try {
+        return await this._connectTo(addrs[this.addr]);
+      } catch {
+        // ENETUNREACH and the like: the next address.
+      }
+    }
+    this.addr = 0;
+    throw new UdpFallback('refused');
+  }
+
+  async _connectTo({ address, family }) {
     const s = dgram.createSocket(family === 6 ? 'udp6' : 'udp4');
     s.unref(); // an idle client must not keep the process alive
+    try {
+      await new Promise((resolve, reject) => {
+        s.once('error', reject);
+        s.connect(this.port, address, () => {
+          s.off('error', reject);
+          resolve();
+        });
+      });
+    } catch (err) {
+      closeQuietly(s);
+      throw err;
+    }
     s.on('message', (msg) => this._onMessage(msg));
     // A connected socket hears ICMP port-unreachable as ECONNREFUSED: the
     // next address (or TCP) at once instead of a timeout.
     s.on('error', () => this._onError(s));
-    await new Promise((resolve, reject) => {
-      s.once('error', reject);
-      s.connect(this.port, address, () => {
-        s.off('error', reject);
-        resolve();
-      });
-    }).catch((err) => {
-      s.close();
-      throw new UdpFallback('refused');
-    });
     return s;
   }
 
+  // The address in use refused (or failed): the requests in flight go to the
+  // next one, and once every address has refused, to TCP.
   _onError(s) {
     if (!this.socket) return;
     this.socket.then((cur) => {
       if (cur !== s) return;
       this.socket = null;
-      s.close();
+      closeQuietly(s);
       this.addr++;
-      this._failAll('refused');
+      if (this.addr >= this.addrs.length) {
+        this.addr = 0;
+        this._failAll('refused');
+        return;
+      }
+      const reqs = new Set(this.pending.values());
+      for (const req of reqs) {
+        clearTimeout(req.timer);
+        req.attempts--; // refused is not a lost attempt
+      }
+      this._open().then(
+        (sock) => reqs.forEach((req) => this._send(sock, req)),
+        (err) => reqs.forEach((req) => this._finish(req, err)),
+      );
     }, () => {});
   }
 
