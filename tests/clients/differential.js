@@ -132,6 +132,14 @@ async function main() {
   }
   await plain.del('small');
   await same('get after DEL', () => plain.get('small'), () => fast.get('small'));
+  // UDP serves database 0 only: after SELECT 1 the client uses TCP, after SELECT 0 UDP again.
+  await plain.set('dbkey', 'in 0');
+  await same('select 1', () => plain.select(1), () => fast.select(1));
+  await plain.set('dbkey', 'in 1');
+  await same('get on db 1', () => plain.get('dbkey'), () => fast.get('dbkey'));
+  await same('mget on db 1', () => plain.mget('dbkey', 'nokey'), () => fast.mget('dbkey', 'nokey'));
+  await same('select 0', () => plain.select(0), () => fast.select(0));
+  await same('get on db 0', () => plain.get('dbkey'), () => fast.get('dbkey'));
   // A key prefix applies to UDP GETs as to TCP ones.
   const prefixed = new XkvRedis({ ...udpOpts, keyPrefix: 'bi' });
   const plainPrefixed = new IORedis({ ...tcpOpts, keyPrefix: 'bi' });

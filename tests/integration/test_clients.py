@@ -68,6 +68,8 @@ def same_as_tcp(t, kind):
     assert stats['reasons'].get('truncated', 0) > 0, stats
     # WRONGTYPE (and MGET, until the server serves it over UDP) are error replies.
     assert stats['reasons'].get('error', 0) > 0, stats
+    if kind == 'node':      # the GET and MGET after SELECT 1
+        assert stats['tcpOnly'] == 2, stats
 
 
 @both
