@@ -130,10 +130,10 @@ class Redis(redis.Redis):
     def get(self, name):
         if not self._udp_ready(time.monotonic()):
             return super().get(name)
-        key = self._encoder.encode(name)
+        key = bytes(self._encoder.encode(name))
         try:
             flags, resp = self._endpoint.request(
-                GET_PREFIX + b'$%d\r\n' % len(key) + bytes(key) + b'\r\n')
+                GET_PREFIX + b'$%d\r\n' % len(key) + key + b'\r\n')
             value = parse_bulk(resp)
             if value is not None and self._encoder.decode_responses:
                 value = self._encoder.decode(value)
