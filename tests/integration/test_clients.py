@@ -209,7 +209,7 @@ def fake_udp_python(t):
     fake = FakeUdp()
     try:
         r = xkv.Redis(port=t.sut.port, udp_port=fake.port, fastpath_token=DOC_TOKEN,
-                      udp_timeout=0.1, udp_backoff=60, decode_responses=True)
+                      udp_timeout=0.25, udp_backoff=60, decode_responses=True)
         got = [getattr(r, op)(*args) for op, *args in FAKE_CALLS]
         assert got == FAKE_WANT, got
         fake_check(fake, r.stats.as_dict(), 1200, 'tcp_only')
@@ -225,7 +225,7 @@ def fake_udp_node(t):
     fake = FakeUdp()
     try:
         opts = {'port': t.sut.port, 'udpPort': fake.port, 'fastpathToken': DOC_TOKEN,
-                'udpTimeout': 100, 'udpBackoff': 60000, 'udpPadding': 300}
+                'udpTimeout': 250, 'udpBackoff': 60000, 'udpPadding': 300}
         p = subprocess.run([shutil.which('node') or 'node',
                             os.path.join(REPO, 'tests', 'clients', 'ops.js'), json.dumps(opts),
                             json.dumps(FAKE_CALLS)], capture_output=True, text=True, timeout=60)
