@@ -16,7 +16,10 @@
 #                 first xkvd
 # Python does one GET at a time; Node once with one GET in flight (each
 # awaited) and once with CONC in flight. Rounds (-r) alternate the order of
-# the rows; each figure is the median over the rounds.
+# the rows; each figure is the median over the rounds, and the UDP/TCP ratio
+# is given twice: that of the medians, and the median (lowest-highest) of the
+# ratios within each round, whose two rows ran seconds apart: on a shared
+# machine the steadier of the two.
 #
 # CPUs (-p split, the default, as tools/bench/fastpath.sh): the client on CPU
 # 0; both xkvd (one worker thread each) on CPU 1, and the namespace's packet
@@ -126,11 +129,12 @@ import json, statistics, sys, time
 import redis
 LIBVER = {"redis": redis.__version__, "ioredis": json.load(open("clients/node/node_modules/ioredis/package.json"))["version"]}
 path, pk, pd, conc, machine, cmdline, keys, vsize, secs, rounds, pin = sys.argv[1:]
-per, kshare = {}, {}
+per, kshare, by_round = {}, {}, {}
 for line in open(path):
-    _, row, out = line.split(' ', 2)
+    rnd, row, out = line.split(' ', 2)
     out = json.loads(out)
     per.setdefault(row, []).append(out['per_sec'])
+    by_round.setdefault(rnd, {})[row] = out['per_sec']
     if 'stats' in out and row.endswith('/' + pk):
         s = out['stats']
         kshare.setdefault(row, []).append(s['kernel'] / max(1, s['udp'] + s['fallbacks']))
@@ -140,15 +144,17 @@ print('Run of %s (`%s`; %s keys of %s bytes, %s s per row, median of %s rounds, 
     'split (client on CPU 0, servers and RPS on CPU 1)' if pin == 'split' else 'not pinned',
     machine))
 print()
-print('| client | GETs in flight | UDP, kernel answers | UDP, daemon answers | TCP | kernel UDP / TCP | answered by the kernel |')
-print('|---|---:|---:|---:|---:|---:|---:|')
+print('| client | GETs in flight | UDP, kernel answers | UDP, daemon answers | TCP | kernel UDP / TCP | kernel UDP / TCP per round | answered by the kernel |')
+print('|---|---:|---:|---:|---:|---:|---:|---:|')
 for client, label, inflight in (('py', 'Python (xkv / redis-py %s)', '1'),
                                 ('node1', 'Node (xkv-client / ioredis %s)', '1'),
                                 ('nodeN', 'Node (xkv-client / ioredis %s)', conc)):
-    k, d, t = (med.get('%s-%s/%s' % (client, via, port)) for via, port in
-               (('udp', pk), ('udp', pd), ('tcp', pk)))
-    share = statistics.median(kshare.get('%s-udp/%s' % (client, pk), [0]))
+    rk, rd, rt = ('%s-%s/%s' % (client, via, port) for via, port in
+                  (('udp', pk), ('udp', pd), ('tcp', pk)))
+    ratios = sorted(r[rk] / r[rt] for r in by_round.values() if rk in r and rt in r)
+    share = statistics.median(kshare.get(rk, [0]))
     lib = {'py': 'redis', 'node1': 'ioredis', 'nodeN': 'ioredis'}[client]
-    print('| %s | %s | %.0f | %.0f | %.0f | %.2f | %.1f%% |' % (
-        label % LIBVER[lib], inflight, k, d, t, k / t, 100 * share))
+    print('| %s | %s | %.0f | %.0f | %.0f | %.2f | %.2f (%.2f-%.2f) | %.1f%% |' % (
+        label % LIBVER[lib], inflight, med[rk], med[rd], med[rt], med[rk] / med[rt],
+        statistics.median(ratios), ratios[0], ratios[-1], 100 * share))
 PY
