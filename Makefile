@@ -29,7 +29,7 @@ else
 OPT := -O2 -g
 endif
 CFLAGS ?= $(OPT)
-LIBS := -luring -lbpf -lxxhash -lpthread -lm
+LIBS := -luring -lbpf -lxxhash -lcrypto -lpthread -lm
 # jemalloc replaces malloc, but AddressSanitizer must own malloc itself.
 ifneq ($(DEBUG),1)
 LIBS += -ljemalloc
@@ -40,7 +40,10 @@ endif
 include Kbuild
 BPF_OBJS := $(addprefix $(OUTPUT)/bpf/,$(bpf-y))
 BPF_SKELS := $(patsubst $(OUTPUT)/bpf/%.bpf.o,$(OUTPUT)/include/%.skel.h,$(BPF_OBJS))
-BPF_CFLAGS := -g -O2 --target=bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
+# Off x86 the seqlock reader's barrier is a value-returning atomic (see
+# seq_rmb() in bpf/xkv_xdp.bpf.c), which needs BPF ISA v3.
+BPF_CPU := $(if $(filter x86,$(ARCH)),,-mcpu=v3)
+BPF_CFLAGS := -g -O2 --target=bpf $(BPF_CPU) -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 	-I$(OUTPUT)/include -Ishared -Ibpf \
 	$(shell $(CLANG) -v -E - </dev/null 2>&1 | sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
 
@@ -109,12 +112,13 @@ $(OUTPUT)/xkv-bench: $(OUTPUT)/tools/xkv-bench/main.o $(call BENCH_LIB,$(OUTPUT)
 	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $^ -lpthread -lm
 tools: $(if $(wildcard tools/xkv-bench/main.c),$(OUTPUT)/xkv-bench)
 
-# tools/xkvctl: the fast-path CLI and its client library libxkv (libc only).
+# tools/xkvctl: the fast-path CLI and its client library libxkv (libc, and
+# libcrypto for the SHA-256 that derives the UDP token from a password).
 XKVCTL_SRCS := $(wildcard tools/xkvctl/*.c)
 $(OUTPUT)/xkvctl: $(XKVCTL_SRCS) $(wildcard tools/xkvctl/*.h) shared/xkv_abi.h
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -Itools/xkvctl -o $@ $(XKVCTL_SRCS)
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -Itools/xkvctl -o $@ $(XKVCTL_SRCS) -lcrypto
 tools: $(OUTPUT)/xkvctl
 
 # ---- tests ----------------------------------------------------------------------
@@ -212,6 +216,35 @@ bench-clients: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)tools/bench/clients.sh -o $(OUTPUT) $(BENCH_ARGS)
 
+# Memory per key of xkvd, redis-server and peers given by path, for every type
+# and size class. E.g. PEERS="redis8=/opt/redis/redis-server" BENCH_ARGS='-n 500000'.
+bench-memory: all
+	$(Q)PEERS="$(PEERS)" $(PYTHON) tools/bench/memory.py -o $(OUTPUT) $(BENCH_ARGS)
+
+# ---- other kernels (not part of make test) -----------------------------------------
+# Debian 12's own kernel (6.1 LTS, linux-image-amd64 fetched into $(OUTPUT)/kernel) under
+# qemu: test_xdp, xkvd loading and attaching the fast path, a kernel-answered GET; E2E=1
+# adds the e2e tier (slow under TCG), KERNEL_ARGS=-r the TCP reproducer. Needs root
+# (tests/kernel/run.sh).
+test-kernel-6.1: test-build $(OUTPUT)/tests/tcp-fastpath/repro
+	$(Q)tests/kernel/run.sh -o $(OUTPUT) $(if $(filter 1,$(E2E)),-e) $(KERNEL_ARGS)
+
+# The TCP experiment of docs/fastpath.md ("TCP in the kernel: why not (yet)"): a sockmap
+# program that answers GETs, on this kernel; every case it shows broken is a TAP TODO.
+TCPFP := $(OUTPUT)/tests/tcp-fastpath
+$(TCPFP)/tcp_get.bpf.o: tests/tcp-fastpath/tcp_get.bpf.c $(OUTPUT)/include/vmlinux.h bpf/lib/bound.h
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+$(TCPFP)/tcp_get.skel.h: $(TCPFP)/tcp_get.bpf.o
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name tcp_get > $@
+$(TCPFP)/repro: tests/tcp-fastpath/repro.c $(TCPFP)/tcp_get.skel.h
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -I$(TCPFP) -o $@ $< -lbpf
+test-tcp-fastpath: $(TCPFP)/repro
+	$(Q)$(TCPFP)/repro
+
 # ---- soaks (not part of make test) -------------------------------------------------
 # The differential fuzzer, the concurrency soak against the sanitizer build and the
 # coherence checker at 20M+ operations, sharing SOAK_MINUTES (tests/soak/run.py).
@@ -221,7 +254,7 @@ soak: all $(OUTPUT)/asan/xkvd $(E2E_OBJS)
 
 # ---- the rest -------------------------------------------------------------------
 DEB_PACKAGES := clang llvm libbpf-dev bpftool liburing-dev libjemalloc-dev libxxhash-dev \
-	libxdp-dev libhiredis-dev pkg-config iproute2 redis-tools redis-server python3-redis \
+	libxdp-dev libhiredis-dev libssl-dev pkg-config iproute2 redis-tools redis-server python3-redis \
 	linux-source-6.1 clang-format make gcc gnuplot-nox nodejs
 deps:
 	$(Q)missing=; for p in $(DEB_PACKAGES); do \
@@ -281,9 +314,13 @@ help:
 	@echo '  bench-instructions  instructions and system calls per GET, xkvd and redis-server'
 	@echo '  bench-threads   xkvd default threads against one thread, alternating'
 	@echo '  bench-clients   the Python and Node client libraries, GETs/s over UDP and over TCP'
+	@echo '  bench-memory    used_memory and RSS per key for every type, with PEERS="name=path ..."'
+	@echo '  test-kernel-6.1  the fast path on Debian 12'"'"'s 6.1 kernel under qemu (E2E=1 adds e2e)'
+	@echo '  test-tcp-fastpath  the sockmap TCP GET experiment on this kernel (docs/fastpath.md)'
 	@echo '  soak         fuzz xkvd against redis-server, concurrency soak (ASan), coherence;'
 	@echo '               SOAK_MINUTES=25 by default, SOAK_ARGS='"'"'--seed N --only fuzz'"'"''
 	@echo '  bpf daemon tools asan test-unit format format-check clean'
 
 .PHONY: all bpf daemon tools asan test test-unit test-build deps run docs format format-check clean help \
-	bench bench-compare bench-fastpath bench-instructions bench-threads bench-clients soak
+	bench bench-compare bench-fastpath bench-instructions bench-memory bench-threads bench-clients soak \
+	test-kernel-6.1 test-tcp-fastpath

@@ -7,8 +7,10 @@
 #include "client.h"
 #include "commands.h"
 #include "errorstats.h"
+#include "exec_ctx.h"
 #include "mem.h"
 #include "multi.h"
+#include "store.h"
 #include "util.h"
 #include "worker.h"
 
@@ -39,7 +41,7 @@ struct blocked_state {
 	enum blocked_phase phase; /* under the lock */
 	int nwaiters;		  /* in the FIFO; 0 once served */
 	struct waiter **waiters;
-	char *reply; /* MAIL_SERVED: what to answer */
+	char *reply; /* for the served mail: what to answer */
 	size_t reply_len;
 };
 
@@ -50,8 +52,6 @@ struct ready_key {
 	char *key;
 };
 
-__thread bool blocking_retrying;
-
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct waiter *head, *tail;
 static _Atomic int nwaiters;
@@ -61,7 +61,7 @@ static __thread int nready, ready_cap;
 
 bool blocking_allowed(const struct client *c)
 {
-	return !blocking_retrying && !c->in_multi && !multi_executing;
+	return !(exec_ctx_flags() & (EXEC_RETRY | EXEC_IN_EXEC)) && !c->in_multi;
 }
 
 void blocking_block(struct client *c, const int *keys, int n, int64_t timeout_ms, bool null_bulk)
@@ -109,12 +109,20 @@ static bool waiter_is(const struct waiter *w, int db, const char *key, size_t le
 	return w->db == db && w->klen == len && !memcmp(w->key, key, len);
 }
 
-void blocking_key_changed(int db, const char *key, size_t len)
+void blocking_on_change(const struct db_change *ch)
 {
 	bool waited = false;
+	const char *key;
+	size_t len;
+	int db;
 
-	if (!atomic_load_explicit(&nwaiters, memory_order_relaxed))
+	/* Only a key written can feed a waiter; removals and whole-database
+	 * changes serve nobody. */
+	if (!atomic_load_explicit(&nwaiters, memory_order_relaxed) || ch->reason != DB_CHANGE_WRITE)
 		return;
+	db = ch->db;
+	key = ch->e->key;
+	len = ch->e->klen;
 	for (int i = 0; i < nready; i++)
 		if (ready[i].db == db && ready[i].len == len && !memcmp(ready[i].key, key, len))
 			return;
@@ -195,6 +203,9 @@ static void unclaim(struct blocked_state *st)
 	pthread_mutex_unlock(&lock);
 }
 
+/* A served waiter's answer, for its worker (defined below). */
+static const struct mail_ops served_mail;
+
 /* Served: out of the FIFO, and its reply on the way to its worker. */
 static void served(struct blocked_state *st)
 {
@@ -207,7 +218,7 @@ static void served(struct blocked_state *st)
 	if (orphaned)
 		free_state(st);
 	else
-		worker_post_payload(st->worker, MAIL_SERVED, st->client_id, st);
+		worker_post_payload(st->worker, &served_mail, st->client_id, st);
 }
 
 /* Runs st's command for its client, replying into a stand-in client; true
@@ -215,20 +226,13 @@ static void served(struct blocked_state *st)
 static bool run_for(struct blocked_state *st, struct command *cmd)
 {
 	struct client proxy = { .id = st->client_id, .fd = -1 };
-	struct client *outer = current_client;
 	char *p;
 
 	proxy.worker = st->worker; /* for its error count, which is atomic */
 	proxy.db = st->db;
 	proxy.resp = st->resp;
 	proxy.authenticated = true;
-	proxy.argc = st->argc;
-	proxy.argv = st->argv;
-	current_client = &proxy;
-	blocking_retrying = true;
-	cmd->fn(&proxy);
-	blocking_retrying = false;
-	current_client = outer;
+	command_call_as(&proxy, cmd, st->argc, st->argv, EXEC_RETRY);
 	if (!proxy.reply_bytes)
 		return false;
 	st->reply = p = xmalloc(proxy.reply_bytes);
@@ -242,24 +246,6 @@ static bool run_for(struct blocked_state *st, struct command *cmd)
 		xfree(b);
 	}
 	served(st);
-	return true;
-}
-
-/* Every shard of ls is one held holds (or the thread holds them all). */
-static bool covered(const struct lockset *held, const struct lockset *ls)
-{
-	if (store_locks_held)
-		return true;
-	if (!held->held)
-		return false;
-	for (unsigned i = 0; i < ls->n; i++) {
-		unsigned j = 0;
-
-		while (j < held->n && held->ids[j] != ls->ids[i])
-			j++;
-		if (j == held->n)
-			return false;
-	}
 	return true;
 }
 
@@ -284,19 +270,15 @@ static void serve(const struct lockset *held)
 			bool ok;
 
 			lockset_init(&ls);
-			command_add_all_key_locks(cmd, st->db, st->argc, st->argv, &ls);
-			if (held && !covered(held, &ls)) {
+			command_add_locks(cmd, NULL, st->db, st->argc, st->argv, &ls);
+			if (held && !lockset_covers(held, &ls)) {
 				unclaim(st);
 				later = true;
 				break;
 			}
-			/* The command runs under ls, as under EXEC: a handler that
-			 * locks for itself must not take them again. */
 			if (!held)
 				lockset_acquire(&ls);
-			store_locks_held++;
 			ok = run_for(st, cmd);
-			store_locks_held--;
 			if (!held)
 				lockset_release(&ls);
 			if (!ok) {
@@ -322,14 +304,15 @@ static void serve(const struct lockset *held)
 
 void blocking_serve_held(const struct lockset *held)
 {
-	/* A transaction's waiters are served once EXEC is done, as in Redis. */
-	if (nready && !multi_executing)
+	/* A transaction's waiters are served once EXEC is done, as in Redis
+	 * (EXEC's own call, the outermost, serves them). */
+	if (nready && !(exec_ctx_flags() & EXEC_IN_EXEC))
 		serve(held);
 }
 
 void blocking_serve_ready(void)
 {
-	if (nready && !multi_executing)
+	if (nready && !(exec_ctx_flags() & EXEC_IN_EXEC))
 		serve(NULL);
 }
 
@@ -341,6 +324,19 @@ static void resume(struct client *c)
 		c->flags |= CLIENT_CLOSE_AFTER_REPLY;
 	c->worker->engine->wants_write(c);
 }
+
+static void served_deliver(struct worker *w, uint64_t client_id, void *payload)
+{
+	(void)client_id;
+	blocking_deliver(w, payload);
+}
+
+static void served_drop(void *payload)
+{
+	free_state(payload);
+}
+
+static const struct mail_ops served_mail = { .deliver = served_deliver, .drop = served_drop };
 
 void blocking_deliver(struct worker *w, void *payload)
 {

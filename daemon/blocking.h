@@ -13,7 +13,7 @@
  * happens under those same locks, so no other command can come between; else
  * right after they are released, before the writer's reply is sent.
  *
- * The reply travels to the waiter's own worker by mailbox (MAIL_SERVED),
+ * The reply travels to the waiter's own worker by mailbox (a mail that carries its own handler),
  * which answers the client and carries on with its pipelined input. A waiter
  * being served is "claimed": its timeout and its client's closing leave it to
  * the serving thread, which frees what nobody will receive.
@@ -28,16 +28,15 @@ struct client;
 struct lockset;
 struct worker;
 
-/* True while a blocked command is being run again (it must not re-block). */
-extern __thread bool blocking_retrying;
-
 /* May the current command block? (Not inside MULTI/EXEC, not on retry.) */
 bool blocking_allowed(const struct client *c);
 /* Blocks c on the keys at argv indexes keys[0..n) for timeout_ms (0: for
  * ever). A timeout answers a null bulk if null_bulk, else a null array. */
 void blocking_block(struct client *c, const int *keys, int n, int64_t timeout_ms, bool null_bulk);
-/* The store's hook: key in db changed (its shard lock is held). */
-void blocking_key_changed(int db, const char *key, size_t len);
+/* The store's hook (STORE_HOOK_BLOCKING): a key written may feed waiters
+ * (its shard lock is held). */
+struct db_change;
+void blocking_on_change(const struct db_change *ch);
 /* At the end of a command, with its locks (held) still taken: serves the
  * waiters whose keys all lie in held. */
 void blocking_serve_held(const struct lockset *held);

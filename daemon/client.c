@@ -31,8 +31,6 @@
 
 #define QBUF_MIN_ROOM (16 * 1024)
 
-__thread struct client *current_client;
-
 static pthread_mutex_t registry_mutex = PTHREAD_MUTEX_INITIALIZER;
 static struct client *registry_head;
 static uint64_t registry_n, connections_total;

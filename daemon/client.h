@@ -169,8 +169,4 @@ uint64_t registry_count(void);
 /* Total number of connections accepted since start. */
 uint64_t registry_total_connections(void);
 
-/* The client whose command is running on this thread (NULL in workers'
- * housekeeping). */
-extern __thread struct client *current_client;
-
 #endif

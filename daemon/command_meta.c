@@ -103,21 +103,71 @@ static int spec_begin(const struct key_spec *s, int argc, const struct arg *argv
 	return -1;
 }
 
-int command_meta_keys(const struct command_meta *meta, int argc, const struct arg *argv, int *keys,
-		      int max)
+static bool is_sort(const char *name)
+{
+	return !strcmp(name, "sort") || !strcmp(name, "sort_ro");
+}
+
+const char *command_meta_key_flags(const char *name, const struct key_spec *s, int argc,
+				   const struct arg *argv)
+{
+	if (!strstr(s->flags, "variable_flags"))
+		return s->flags;
+	if (!strcmp(name, "set")) {
+		/* SET ... GET reads the old value. */
+		for (int i = 3; i < argc; i++)
+			if (!strcasecmp(argv[i].p, "get"))
+				return "RW access update";
+		return "OW update";
+	}
+	if (!strcmp(name, "bitfield")) {
+		/* Read-only while every operation is a GET (or OVERFLOW); a syntax
+		 * error counts as a write, as in Redis. */
+		for (int i = 2; i < argc; i++) {
+			int left = argc - i - 1;
+
+			if (!strcasecmp(argv[i].p, "get") && left >= 2)
+				i += 2;
+			else if (!strcasecmp(argv[i].p, "overflow") && left >= 1)
+				i += 1;
+			else
+				return "RW access update";
+		}
+		return "RO access";
+	}
+	return s->flags;
+}
+
+bool command_meta_keys_from_values(const char *name, int argc, const struct arg *argv)
+{
+	if (!is_sort(name))
+		return false;
+	/* A superset of what SORT reads: any BY or GET pattern with a '*'. */
+	for (int i = 2; i + 1 < argc; i++)
+		if ((!strcasecmp(argv[i].p, "by") || !strcasecmp(argv[i].p, "get")) &&
+		    memchr(argv[i + 1].p, '*', argv[i + 1].len))
+			return true;
+	return false;
+}
+
+int command_meta_keys(const char *name, const struct key_spec *specs, int argc,
+		      const struct arg *argv, int *keys, const struct key_spec **which, int max)
 {
 	int n = 0;
 
-	for (const struct key_spec *s = meta->specs; s->flags; s++) {
+	for (const struct key_spec *s = specs; s->flags; s++) {
 		int first, last, step;
 
 		if (s->begin == KEY_BEGIN_UNKNOWN) {
 			/* Only SORT's STORE is findable; BY/GET patterns name no key. */
-			if (!strncmp(meta->name, "sort", 4) && strstr(s->flags, "OW")) {
+			if (is_sort(name) && strstr(s->flags, "OW")) {
 				int store = sort_store_key(argc, argv);
 
-				if (store > 0 && n < max)
+				if (store > 0 && n < max) {
+					if (which)
+						which[n] = s;
 					keys[n++] = store;
+				}
 			}
 			continue;
 		}
@@ -147,8 +197,11 @@ int command_meta_keys(const struct command_meta *meta, int argc, const struct ar
 		}
 		if (first >= argc || last >= argc || last < first)
 			return -EINVAL;
-		for (int i = first; i <= last && n < max; i += step)
+		for (int i = first; i <= last && n < max; i += step) {
+			if (which)
+				which[n] = s;
 			keys[n++] = i;
+		}
 	}
 	return n;
 }

@@ -47,9 +47,18 @@ int command_meta_nspecs(const struct command_meta *meta);
 bool command_meta_movable(const struct command_meta *meta);
 
 /* Fills keys[] with the indexes of the key arguments of argv (argv[0] the
- * command name) as meta's key specs find them, at most max; returns the count,
+ * command name) as the key specs of command `name` find them, at most max,
+ * and which[] (if not NULL) with the spec that found each; returns the count,
  * or -EINVAL when the arguments do not fit the specs. */
-int command_meta_keys(const struct command_meta *meta, int argc, const struct arg *argv, int *keys,
-		      int max);
+int command_meta_keys(const char *name, const struct key_spec *specs, int argc,
+		      const struct arg *argv, int *keys, const struct key_spec **which, int max);
+/* The flags (COMMAND GETKEYSANDFLAGS) of a key spec s found in argv: its own,
+ * unless it says variable_flags (SET, BITFIELD), whose arguments decide. */
+const char *command_meta_key_flags(const char *name, const struct key_spec *s, int argc,
+				   const struct arg *argv);
+/* True if the command will also touch keys named by the content of others,
+ * which no argument names (SORT's BY and GET patterns): whoever locks for it
+ * must take its whole database. */
+bool command_meta_keys_from_values(const char *name, int argc, const struct arg *argv);
 
 #endif

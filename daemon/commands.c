@@ -3,6 +3,7 @@
  * The command table and dispatch: lookup, arity and auth checks, locking the
  * shards of the command's keys, running it, and its statistics.
  */
+#include <limits.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,12 +16,14 @@
 #include "commands.h"
 #include "config.h"
 #include "evict.h"
+#include "exec_ctx.h"
 #include "latency.h"
 #include "log.h"
 #include "mem.h"
 #include "monitor.h"
 #include "multi.h"
 #include "pause.h"
+#include "propagate.h"
 #include "pubsub.h"
 #include "slowlog.h"
 #include "util.h"
@@ -101,6 +104,94 @@ static void lookup_insert(struct command *cmd)
 	}
 }
 
+/* Rows neither meta file describes: one key spec made from their legacy
+ * range (or none), in storage of their own. */
+static struct key_spec made_specs[NCOMMANDS][2];
+
+/* Redis's legacy range (populateCommandLegacyRangeSpec): the first run of
+ * consecutive step-1 index+range specs, or the one spec if there is only one.
+ * COMMAND INFO reports it; the row's columns must say the same. */
+static void check_legacy_range(const struct command *cmd)
+{
+	const struct key_spec *s = cmd->specs;
+	int first = INT_MAX, last = 0, prev_last = 0, step = 1;
+
+	if (!s[0].flags) {
+		first = last = step = 0;
+	} else if (!s[1].flags && s[0].begin == KEY_BEGIN_INDEX && s[0].find == KEY_FIND_RANGE) {
+		first = s[0].index;
+		last = s[0].a < 0 ? s[0].a : first + s[0].a;
+		step = s[0].b;
+	} else {
+		for (; s->flags; s++) {
+			int abs_last;
+
+			if (s->begin != KEY_BEGIN_INDEX || s->find != KEY_FIND_RANGE || s->b != 1 ||
+			    (prev_last && prev_last != s->index - 1))
+				continue;
+			first = first < s->index ? first : s->index;
+			abs_last = s->a >= 0 ? s->a + s->index : s->a;
+			last = (unsigned)last > (unsigned)abs_last ? last : abs_last;
+			prev_last = last;
+		}
+		if (first == INT_MAX)
+			first = last = step = 0;
+	}
+	if (first != cmd->first_key || last != cmd->last_key || step != cmd->key_step) {
+		log_warning("command %s: row's key range %d %d %d, key specs say %d %d %d",
+			    cmd->name, cmd->first_key, cmd->last_key, cmd->key_step, first, last,
+			    step);
+		xkv_assert(!"the command table disagrees with its key specs");
+	}
+}
+
+/* Decides once how the dispatcher finds cmd's keys: fixed ranges when every
+ * spec is an index and a range (GET, MSET, RENAME ...), so the hot path costs
+ * what a fixed key position did; a spec walk otherwise. */
+static void plan_keys(struct command *cmd)
+{
+	const struct key_spec *s;
+
+	if (cmd->meta) {
+		cmd->specs = cmd->meta->specs;
+	} else {
+		struct key_spec *m = made_specs[cmd->index];
+
+		if (cmd->first_key > 0)
+			m[0] = (struct key_spec){
+				.flags = cmd->flags & CMD_WRITE ? "RW update" : "RO access",
+				.begin = KEY_BEGIN_INDEX,
+				.index = cmd->first_key,
+				.find = KEY_FIND_RANGE,
+				.a = cmd->last_key < 0 ? cmd->last_key
+						       : cmd->last_key - cmd->first_key,
+				.b = cmd->key_step,
+			};
+		cmd->specs = m;
+	}
+	if (cmd->fn)
+		check_legacy_range(cmd);
+	cmd->movable = cmd->meta && command_meta_movable(cmd->meta);
+	cmd->key_plan = KEYS_NONE;
+	cmd->nranges = 0;
+	if (!command_has_keys(cmd))
+		return;
+	cmd->key_plan = KEYS_FIXED;
+	for (s = cmd->specs; s->flags; s++) {
+		struct key_range *r = &cmd->ranges[cmd->nranges];
+
+		if (s->begin != KEY_BEGIN_INDEX || s->find != KEY_FIND_RANGE || s->c > 1 ||
+		    cmd->nranges == KEY_RANGES_MAX) {
+			cmd->key_plan = KEYS_SPECS;
+			return;
+		}
+		r->first = (int16_t)s->index;
+		r->last = (int16_t)(s->a < 0 ? s->a : s->index + s->a);
+		r->step = (int16_t)s->b;
+		cmd->nranges++;
+	}
+}
+
 static int by_name(const void *a, const void *b)
 {
 	return strcmp((*(struct command *const *)a)->name, (*(struct command *const *)b)->name);
@@ -115,6 +206,7 @@ void commands_init(void)
 
 		cmd->index = (unsigned)i;
 		cmd->meta = command_meta_find(cmd->name);
+		plan_keys(cmd);
 		if (!bar) {
 			top[ntop++] = cmd;
 			continue;
@@ -211,24 +303,17 @@ static struct command *subcommand_lookup(const struct command *parent, const cha
 
 bool command_has_keys(const struct command *cmd)
 {
-	return cmd->meta ? cmd->meta->specs[0].flags != NULL : cmd->first_key > 0;
+	/* As Redis: a spec of channels (not_key, SPUBLISH) names no key. */
+	for (const struct key_spec *s = cmd->specs; s->flags; s++)
+		if (!strstr(s->flags, "not_key"))
+			return true;
+	return false;
 }
 
 int command_key_indexes(const struct command *cmd, int argc, const struct arg *argv, int *keys,
-			int max)
+			const struct key_spec **specs, int max)
 {
-	int last, n = 0;
-
-	if (cmd->meta)
-		return command_meta_keys(cmd->meta, argc, argv, keys, max);
-	if (cmd->first_key <= 0 || cmd->first_key >= argc)
-		return 0;
-	last = cmd->last_key < 0 ? argc + cmd->last_key : cmd->last_key;
-	if (last >= argc)
-		last = argc - 1;
-	for (int i = cmd->first_key; i <= last && n < max; i += cmd->key_step)
-		keys[n++] = i;
-	return n;
+	return command_meta_keys(cmd->name, cmd->specs, argc, argv, keys, specs, max);
 }
 
 static void reply_unknown_command(struct client *c)
@@ -245,40 +330,94 @@ static void reply_unknown_command(struct client *c)
 		     args);
 }
 
-bool command_add_key_locks(const struct command *cmd, int db, int argc, const struct arg *argv,
-			   struct lockset *ls)
+/* The database an argument of MOVE or COPY names, parsed as the handler
+ * parses it; -1 if none or invalid (the handler then fails before touching
+ * a key). */
+static int other_db(const struct command *cmd, int argc, const struct arg *argv)
 {
-	int last;
+	long long v = -1;
 
-	if (cmd->flags & CMD_LOCKS_SELF)
-		return false;
-	if (cmd->flags & CMD_NO_KEYS_LOCK || cmd->first_key <= 0)
-		return true;
-	last = cmd->last_key < 0 ? argc + cmd->last_key : cmd->last_key;
-	if (last >= argc)
-		last = argc - 1;
-	for (int i = cmd->first_key; i <= last; i += cmd->key_step) {
-		/* More keys than the set holds: the whole database then. */
-		if (ls->n >= LOCKSET_MAX - STORE_SHARDS) {
-			lockset_add_db(ls, db);
-			break;
+	if (cmd->fn == cmd_move) {
+		if (!str_to_ll(argv[2].p, argv[2].len, &v))
+			return -1;
+	} else {
+		for (int i = 3; i < argc; i++) {
+			if (str_eq_nocase(argv[i].p, argv[i].len, "replace"))
+				continue;
+			if (!str_eq_nocase(argv[i].p, argv[i].len, "db") || i + 1 >= argc ||
+			    !str_to_ll(argv[i + 1].p, argv[i + 1].len, &v))
+				return -1;
+			i++;
 		}
-		lockset_add_key(ls, db, argv[i].p, argv[i].len);
 	}
-	return true;
+	return v >= 0 && v < store.ndbs ? (int)v : -1;
 }
 
-void command_add_all_key_locks(const struct command *cmd, int db, int argc, const struct arg *argv,
-			       struct lockset *ls)
+/* The keys of cmd's key specs in db. */
+static void add_key_locks(const struct command *cmd, int db, int argc, const struct arg *argv,
+			  struct lockset *ls)
 {
-	int keys[256], n = command_key_indexes(cmd, argc, argv, keys, 256);
+	int keys[64], n;
 
-	if (n == 256) {
+	if (cmd->key_plan == KEYS_FIXED) {
+		for (unsigned r = 0; r < cmd->nranges; r++) {
+			const struct key_range *kr = &cmd->ranges[r];
+			int last = kr->last < 0 ? argc + kr->last : kr->last;
+
+			if (last >= argc)
+				last = argc - 1;
+			for (int i = kr->first; i <= last; i += kr->step)
+				lockset_add_key(ls, db, argv[i].p, argv[i].len);
+		}
+		return;
+	}
+	if (cmd->key_plan == KEYS_NONE)
+		return;
+	n = command_key_indexes(cmd, argc, argv, keys, NULL, 64);
+	/* Arguments the specs cannot parse (the handler will refuse them),
+	 * more keys than we list, or keys named by values: the whole db. */
+	if (n < 0 || n == 64 || command_meta_keys_from_values(cmd->name, argc, argv)) {
 		lockset_add_db(ls, db);
 		return;
 	}
 	for (int i = 0; i < n; i++)
 		lockset_add_key(ls, db, argv[keys[i]].p, argv[keys[i]].len);
+}
+
+int command_add_locks(const struct command *cmd, struct client *c, int db, int argc,
+		      const struct arg *argv, struct lockset *ls)
+{
+	uint32_t f = cmd->flags;
+
+	if (__builtin_expect(!(f & (CMD_NO_KEYS_LOCK | CMD_LOCK_DB | CMD_LOCK_ALL |
+				    CMD_KEYS_OTHER_DB | CMD_LOCK_QUEUE | CMD_LOCK_WATCHED)),
+			     1)) {
+		add_key_locks(cmd, db, argc, argv, ls);
+		return db;
+	}
+	if (f & CMD_LOCK_ALL)
+		lockset_add_all(ls);
+	if (f & CMD_LOCK_DB)
+		lockset_add_db(ls, db);
+	if (f & CMD_KEYS_OTHER_DB) {
+		int odb = other_db(cmd, argc, argv);
+
+		add_key_locks(cmd, db, argc, argv, ls);
+		if (odb >= 0)
+			add_key_locks(cmd, odb, argc, argv, ls);
+	}
+	/* Only EXEC's own: a queued command's is part of EXEC's already. */
+	if ((f & CMD_LOCK_QUEUE) && c)
+		multi_add_locks(c, ls, true);
+	if ((f & CMD_LOCK_WATCHED) && c)
+		multi_add_locks(c, ls, false);
+	if (cmd->fn == cmd_select) {
+		long long v;
+
+		if (str_to_ll(argv[1].p, argv[1].len, &v) && v >= 0 && v < store.ndbs)
+			return (int)v;
+	}
+	return db;
 }
 
 /* The command c->argv names, checked; NULL after replying with the error. */
@@ -373,42 +512,17 @@ void command_dispatch(struct client *c)
 		multi_queue(c, cmd);
 		return;
 	}
-	command_call(c, cmd, true);
+	command_call(c, cmd);
 }
 
-void command_call(struct client *c, struct command *cmd, bool lock_keys)
+/* Counts a call that started at start_us (mono) when the worker had seen
+ * errors errors: this worker's counters, MONITOR, SLOWLOG, LATENCY. */
+static void account(struct client *c, struct command *cmd, int64_t start, uint64_t errors)
 {
 	struct worker *w = c->worker;
 	struct command_stats *stats = own_stats(c, cmd);
-	struct lockset ls;
-	int64_t start, end;
-	uint64_t elapsed, errors;
-
-	lockset_init(&ls);
-	if (lock_keys && command_add_key_locks(cmd, c->db, c->argc, c->argv, &ls))
-		lockset_acquire(&ls);
-	__atomic_store_n(&c->last_cmd, cmd->name, __ATOMIC_RELAXED);
-	errors = __atomic_load_n(&w->stats.errors, __ATOMIC_RELAXED);
-	/* Three clock reads per command: its monotonic start and end (duration,
-	 * idle time, the access clock) and the wall clock for deadlines. */
-	start = mono_us();
-	store_mono_ms = start / 1000;
-	store_time_ms = now_ms();
-	current_client = c;
-	/* CLIENT NO-TOUCH: lookups leave LRU/LFU alone, except TOUCH's. */
-	if (c->flags & CLIENT_NO_TOUCH)
-		store_no_touch = cmd->fn != cmd_touch;
-	cmd->fn(c);
-	store_no_touch = false;
-	/* Clients blocked on keys it fed are served before anything else runs. */
-	blocking_serve_held(&ls);
-	current_client = NULL;
-	store_time_ms = 0;
-	store_mono_ms = 0;
-	lockset_release(&ls);
-	blocking_serve_ready();
-	end = mono_us();
-	elapsed = end > start ? (uint64_t)(end - start) : 0;
+	int64_t end = mono_us();
+	uint64_t elapsed = end > start ? (uint64_t)(end - start) : 0;
 
 	/* Counted in this worker's own lines: no other worker writes them. */
 	stat_add(&stats->calls, 1);
@@ -423,6 +537,75 @@ void command_call(struct client *c, struct command *cmd, bool lock_keys)
 	__atomic_store_n(&c->last_ms, end / 1000, __ATOMIC_RELAXED);
 	c->commands++;
 	stat_add(&w->stats.commands, 1);
+}
+
+/* CLIENT NO-TOUCH: lookups leave LRU/LFU alone, except TOUCH's. */
+static unsigned touch_flags(const struct client *c, const struct command *cmd)
+{
+	return (c->flags & CLIENT_NO_TOUCH) && cmd->fn != cmd_touch ? EXEC_NO_TOUCH : 0;
+}
+
+void command_call(struct client *c, struct command *cmd)
+{
+	struct worker *w = c->worker;
+	struct exec_ctx x;
+	struct lockset ls;
+	int64_t start;
+	uint64_t errors;
+
+	lockset_init(&ls);
+	command_add_locks(cmd, c, c->db, c->argc, c->argv, &ls);
+	lockset_acquire(&ls);
+	__atomic_store_n(&c->last_cmd, cmd->name, __ATOMIC_RELAXED);
+	errors = __atomic_load_n(&w->stats.errors, __ATOMIC_RELAXED);
+	/* Three clock reads per command: its monotonic start and end (duration,
+	 * idle time, the access clock) and the wall clock for deadlines. */
+	start = mono_us();
+	exec_ctx_push(&x, c, cmd, c->db, touch_flags(c, cmd), start);
+	cmd->fn(c);
+	/* Its effect enters the stream under its locks, before the pops it
+	 * feeds. */
+	if (propagate_enabled()) {
+		propagate_done(&x, cmd->flags & CMD_WRITE);
+		propagate_flush(&x);
+	}
+	/* Clients blocked on keys it fed are served before anything else runs. */
+	blocking_serve_held(&ls);
+	exec_ctx_pop(&x);
+	lockset_release(&ls);
+	blocking_serve_ready();
+	account(c, cmd, start, errors);
+}
+
+void command_call_as(struct client *c, struct command *cmd, int argc, struct arg *argv,
+		     unsigned flags)
+{
+	struct arg *outer_argv = c->argv;
+	int outer_argc = c->argc;
+	struct exec_ctx x;
+	int64_t start = 0;
+	uint64_t errors = 0;
+
+	if (!(flags & EXEC_RETRY)) {
+		__atomic_store_n(&c->last_cmd, cmd->name, __ATOMIC_RELAXED);
+		errors = __atomic_load_n(&c->worker->stats.errors, __ATOMIC_RELAXED);
+		start = mono_us();
+	}
+	c->argv = argv;
+	c->argc = argc;
+	exec_ctx_push(&x, c, cmd, c->db, flags | touch_flags(c, cmd), start);
+	cmd->fn(c);
+	/* A queued command's effect joins EXEC's; a served waiter's is a unit
+	 * of its own, emitted under the locks its server holds. */
+	if (propagate_enabled()) {
+		propagate_done(&x, cmd->flags & CMD_WRITE);
+		propagate_flush(&x);
+	}
+	exec_ctx_pop(&x);
+	if (!(flags & EXEC_RETRY))
+		account(c, cmd, start, errors);
+	c->argv = outer_argv;
+	c->argc = outer_argc;
 }
 
 bool arg_ll(struct client *c, int i, long long *v)

@@ -15,9 +15,23 @@
  *
  * Names are lower-case string literals (dashes allowed: "no-evict").
  * arity as in Redis: N exactly, -N at least N (the command name counts).
- * last_key -1 means the last argument. Handlers are `void cmd_x(struct client *)`:
- * they run with the shards of their keys already locked (unless the row has
- * CMD_LOCKS_SELF), read c->argv, and write exactly one reply.
+ * last_key -1 means the last argument. first_key, last_key and key_step are
+ * the legacy range COMMAND INFO reports; the key specs (command_meta.h) are
+ * the truth about a command's keys, and commands_init checks that the two
+ * agree.
+ *
+ * Handlers are `void cmd_x(struct client *)`: they read c->argv and write
+ * exactly one reply, and never lock: the dispatcher has locked every shard
+ * the command may touch, as its row's lock scope says (command_add_locks):
+ *  - by default the shards of the keys its key specs find, in c->db;
+ *  - CMD_NO_KEYS_LOCK: none (it touches no key);
+ *  - CMD_LOCK_DB: every shard of c->db (KEYS, SCAN, FLUSHDB ...);
+ *  - CMD_LOCK_ALL: every shard of the store (FLUSHALL, SWAPDB);
+ *  - CMD_KEYS_OTHER_DB: the keys in c->db and in the database an argument
+ *    names (MOVE, COPY ... DB);
+ *  - CMD_LOCK_QUEUE: the client's watched keys and what its transaction's
+ *    queue needs (EXEC);
+ *  - CMD_LOCK_WATCHED: the client's watched keys (DISCARD, UNWATCH, RESET).
  */
 #ifndef XKV_COMMANDS_H
 #define XKV_COMMANDS_H
@@ -49,10 +63,31 @@ enum command_flag {
 	CMD_MAY_REPLICATE = 1u << 15, /* held by CLIENT PAUSE WRITE (PUBLISH) */
 	/* Internal. */
 	CMD_NOT_QUEUED = 1u << 29, /* runs at once inside MULTI (EXEC, DISCARD...) */
-	/* How the dispatcher locks the store. */
-	CMD_LOCKS_SELF = 1u << 30,   /* the handler locks what it touches */
+	/* The lock scope, beyond the key specs (see above). */
+	CMD_LOCK_DB = 1u << 24,
+	CMD_LOCK_ALL = 1u << 25,
+	CMD_KEYS_OTHER_DB = 1u << 26,
+	CMD_LOCK_QUEUE = 1u << 27,
+	CMD_LOCK_WATCHED = 1u << 28,
 	CMD_NO_KEYS_LOCK = 1u << 31, /* touches no key */
 };
+
+/* Keys at fixed positions, from an index+range key spec: first..last every
+ * step; last < 0 counts from the end (-1: the last argument). */
+struct key_range {
+	int16_t first, last, step;
+};
+
+#define KEY_RANGES_MAX 3
+
+/* How the dispatcher finds a row's keys, decided once from its key specs. */
+enum key_plan {
+	KEYS_NONE,  /* no key arguments */
+	KEYS_FIXED, /* ranges[0..nranges): as cheap as a fixed key position */
+	KEYS_SPECS, /* a walk of the key specs (numkeys, keywords, SORT ... STORE) */
+};
+
+struct key_spec;
 
 typedef void command_fn(struct client *c);
 
@@ -65,6 +100,11 @@ struct command {
 	int first_key, last_key, key_step;
 	const char *group, *since, *summary;
 	const struct command_meta *meta; /* ACL categories, tips, key specs; or NULL */
+	const struct key_spec *specs;	 /* meta's, or one made from the legacy range */
+	bool movable;			 /* COMMAND INFO's movablekeys */
+	uint8_t key_plan;		 /* enum key_plan */
+	uint8_t nranges;
+	struct key_range ranges[KEY_RANGES_MAX];
 	struct command *parent;
 	struct command **subs; /* containers: NULL-terminated */
 	unsigned nsubs;
@@ -95,17 +135,22 @@ struct command *command_lookup(const char *name, size_t len);
 /* Parses, checks and runs c's current request (argv), replying to it (or
  * queues it inside MULTI). */
 void command_dispatch(struct client *c);
-/* Runs cmd on c->argv; lock_keys false when the caller holds the shards
- * (EXEC). */
-void command_call(struct client *c, struct command *cmd, bool lock_keys);
-/* The shards cmd's keys in argv live in, added to ls; false if cmd locks for
- * itself or there are too many to list (then lock everything). */
-bool command_add_key_locks(const struct command *cmd, int db, int argc, const struct arg *argv,
-			   struct lockset *ls);
-/* The shards of every key cmd names in argv, by its key specs, numkeys
- * arguments included (the whole database if there are too many). */
-void command_add_all_key_locks(const struct command *cmd, int db, int argc, const struct arg *argv,
-			       struct lockset *ls);
+/* Runs cmd on c->argv as a command of its own: locks what it needs, fixes
+ * the clock (a new execution context), serves the clients its changes feed,
+ * and counts it (INFO commandstats, SLOWLOG, LATENCY, MONITOR). */
+void command_call(struct client *c, struct command *cmd);
+/* Runs cmd with argv for c (its replies go to c) inside the running call,
+ * under the locks that call holds, with its clock: EXEC's queued commands
+ * (EXEC_IN_EXEC, counted as commands of their own), a blocked client's
+ * command run again for it on a stand-in client (EXEC_RETRY, not counted:
+ * it was when it blocked), and later scripts' calls. c->argv is restored. */
+void command_call_as(struct client *c, struct command *cmd, int argc, struct arg *argv,
+		     unsigned flags);
+/* Adds to ls every shard cmd may touch when run with argv in database db,
+ * as its lock scope says (see above); c is the client for CMD_LOCK_QUEUE.
+ * Returns the database the command leaves the client in (SELECT's). */
+int command_add_locks(const struct command *cmd, struct client *c, int db, int argc,
+		      const struct arg *argv, struct lockset *ls);
 /* Every top-level command, for COMMAND and COMMAND COUNT; NULL-terminated. */
 struct command **command_all(void);
 /* Rows in the table, subcommands and containers included (index < this). */
@@ -117,9 +162,10 @@ void command_stats_reset(void);
 /* True if cmd takes key arguments (COMMAND GETKEYS). */
 bool command_has_keys(const struct command *cmd);
 /* Fills keys[] with the indexes of argv's key arguments for cmd (at most max),
- * by its key specs; returns the count, or -EINVAL if argv does not fit them. */
+ * by its key specs, and specs[] (if not NULL) with the spec that found each;
+ * returns the count, or -EINVAL if argv does not fit them. */
 int command_key_indexes(const struct command *cmd, int argc, const struct arg *argv, int *keys,
-			int max);
+			const struct key_spec **specs, int max);
 
 /* Argument helpers: on failure they reply with Redis's error and return false. */
 bool arg_ll(struct client *c, int i, long long *v);

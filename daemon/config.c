@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "access.h"
 #include "config.h"
 #include "log.h"
 #include "mem.h"
@@ -60,12 +61,36 @@ static int apply_loglevel(const char **err)
 	return 0;
 }
 
+/* Redis's warning for a limit already exceeded, which used_memory (with the
+ * fast path's slab) makes easy to set. */
+static int apply_maxmemory(const char **err)
+{
+	size_t used = mem_used();
+
+	(void)err;
+	if (config.maxmemory && (size_t)config.maxmemory < used)
+		log_warning("WARNING: the new maxmemory value set via CONFIG SET (%llu) is smaller "
+			    "than the current memory usage (%zu). This will result in key eviction "
+			    "and/or the inability to accept new write commands depending on the "
+			    "maxmemory-policy.",
+			    (unsigned long long)config.maxmemory, used);
+	return 0;
+}
+
 static int apply_dir(const char **err)
 {
 	if (chdir(config.dir) < 0) {
 		*err = strerror(errno);
 		return -1;
 	}
+	return 0;
+}
+
+/* The UDP access rule (access.c) follows requirepass, fastpath-token and
+ * protected-mode before the CONFIG SET that changes one is answered. */
+static int apply_access(const char **err)
+{
+	access_update();
 	return 0;
 }
 
@@ -94,9 +119,10 @@ static const struct config_def defs[] = {
 	INT("port", port, "6379", 0, 65535, CFG_IMMUTABLE, "TCP port to listen on; 0: no TCP."),
 	STR("bind", bind, "127.0.0.1", CFG_IMMUTABLE | CFG_WORDS, NULL,
 	    "Addresses to listen on, space-separated; a leading `-` makes one optional."),
-	BOOL("protected-mode", protected_mode, "yes", 0,
-	     "With no `requirepass`, refuse TCP clients and UDP requests that do not come from "
-	     "the loopback interface."),
+	{ "protected-mode", CFG_BOOL, 0, &config.protected_mode, "yes", 0, 1, yes_no_names,
+	  apply_access,
+	  "With no `requirepass`, refuse TCP clients and UDP requests (kernel and daemon) that "
+	  "do not come from 127.0.0.1 or ::1." },
 	STR("unixsocket", unixsocket, "", CFG_IMMUTABLE, NULL,
 	    "Path of a Unix socket to listen on as well; empty: none."),
 	{ "unixsocketperm", CFG_OCTAL, CFG_IMMUTABLE, &config.unixsocketperm, "0", 0, 0777, NULL,
@@ -109,7 +135,7 @@ static const struct config_def defs[] = {
 	    "Close a client idle for this many seconds; 0: never."),
 	INT("tcp-keepalive", tcp_keepalive, "300", 0, INT_MAX, 0,
 	    "TCP keepalive idle time of new connections, in seconds; 0: off."),
-	STR("requirepass", requirepass, "", CFG_SENSITIVE, NULL,
+	STR("requirepass", requirepass, "", CFG_SENSITIVE, apply_access,
 	    "Password that AUTH must give; empty: none."),
 	MEM("proto-max-bulk-len", proto_max_bulk_len, "512mb", 1024 * 1024, LLONG_MAX, 0,
 	    "Largest bulk string a request may carry."),
@@ -125,7 +151,8 @@ static const struct config_def defs[] = {
 	ENUM("io-engine", io_engine, "auto", io_engine_names, CFG_IMMUTABLE, NULL,
 	     "Network engine; auto: io_uring where available, else epoll."),
 	INT("hz", hz, "10", 1, 500, 0, "Frequency of each worker's periodic work, per second."),
-	MEM("maxmemory", maxmemory, "0", 0, LLONG_MAX, 0, "Memory limit for data; 0: none."),
+	{ "maxmemory", CFG_MEMORY, 0, &config.maxmemory, "0", 0, LLONG_MAX, NULL, apply_maxmemory,
+	  "Memory limit for data and the fast path's slab; 0: none." },
 	ENUM("maxmemory-policy", maxmemory_policy, "noeviction", policy_names, 0, NULL,
 	     "What to evict when `maxmemory` is reached."),
 	INT("maxmemory-samples", maxmemory_samples, "5", 1, INT_MAX, 0,
@@ -146,6 +173,8 @@ static const struct config_def defs[] = {
 	    "Most members of a compact set."),
 	MEM("set-max-listpack-value", set_max_listpack_value, "64", 0, LLONG_MAX, 0,
 	    "Largest member of a compact set."),
+	MEM("hll-sparse-max-bytes", hll_sparse_max_bytes, "3000", 0, LLONG_MAX, 0,
+	    "Largest sparse HyperLogLog; past it the value turns dense."),
 	MEM("zset-max-listpack-entries", zset_max_listpack_entries, "128", 0, LLONG_MAX, CFG_COUNT,
 	    "Most members of a compact sorted set."),
 	MEM("zset-max-listpack-value", zset_max_listpack_value, "64", 0, LLONG_MAX, 0,
@@ -157,11 +186,13 @@ static const struct config_def defs[] = {
 	ENUM("fastpath-mode", fastpath_mode, "auto", fastpath_mode_names, CFG_IMMUTABLE, NULL,
 	     "XDP attach mode; auto: native where the driver supports it, else generic."),
 	INT("fastpath-slots", fastpath_slots, "65536", 1, 16 * 1024 * 1024, CFG_IMMUTABLE,
-	    "Values the kernel cache holds."),
+	    "Values the kernel cache holds (1208 bytes each, counted in used_memory)."),
 	STR("fastpath-allow", fastpath_allow, "127.0.0.0/8 ::1/128", CFG_IMMUTABLE | CFG_WORDS,
 	    NULL, "Source networks the kernel answers, space-separated."),
-	INT("fastpath-token", fastpath_token, "0", 0, LLONG_MAX, CFG_SENSITIVE,
-	    "Token UDP requests must carry when `requirepass` is set."),
+	{ "fastpath-token", CFG_INT, CFG_SENSITIVE, &config.fastpath_token, "0", 0, LLONG_MAX, NULL,
+	  apply_access,
+	  "Token UDP requests must carry when `requirepass` is set; 0: derived from the "
+	  "password." },
 	INT("fastpath-admit-threshold", fastpath_admit_threshold, "2", 1, 255, 0,
 	    "Daemon-served GETs of a key before it enters the kernel cache."),
 	INT("udp-port", udp_port, "-1", -1, 65535, CFG_IMMUTABLE,

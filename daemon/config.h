@@ -49,6 +49,7 @@ struct config {
 	long long hash_max_listpack_entries, hash_max_listpack_value;
 	long long set_max_intset_entries, set_max_listpack_entries, set_max_listpack_value;
 	long long zset_max_listpack_entries, zset_max_listpack_value;
+	long long hll_sparse_max_bytes;
 	/* The kernel fast path (fastpath.c). */
 	long long fastpath;	   /* 0 no, 1 yes */
 	char *fastpath_interfaces; /* space-separated */

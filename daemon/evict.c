@@ -4,6 +4,7 @@
 
 #include "config.h"
 #include "evict.h"
+#include "fastpath.h"
 #include "mem.h"
 #include "pause.h"
 #include "store.h"
@@ -12,6 +13,8 @@
 /* Bounds one call's work, so one command never stalls for long. */
 #define MAX_EVICTIONS_PER_CALL 100000
 #define VOLATILE_TRIES_PER_SAMPLE 8
+/* Keys of one sample kept distinct (Redis caps maxmemory-samples at 64). */
+#define SAMPLE_DISTINCT 64
 
 static _Atomic uint64_t evicted;
 
@@ -24,6 +27,20 @@ bool evict_policy_is_lfu(void)
 {
 	return config.maxmemory_policy == POLICY_ALLKEYS_LFU ||
 	       config.maxmemory_policy == POLICY_VOLATILE_LFU;
+}
+
+/* Does the policy rank keys by their accesses (LRU clock, LFU counter)? */
+static bool access_policy(void)
+{
+	switch (config.maxmemory_policy) {
+	case POLICY_ALLKEYS_LRU:
+	case POLICY_VOLATILE_LRU:
+	case POLICY_ALLKEYS_LFU:
+	case POLICY_VOLATILE_LFU:
+		return true;
+	default:
+		return false;
+	}
 }
 
 static bool volatile_policy(void)
@@ -91,22 +108,42 @@ static uint64_t eviction_rank(const struct entry *e, uint32_t now)
 static bool evict_from(int db, unsigned shard)
 {
 	struct shard *s = store_shard(db, shard);
-	bool only_volatile = volatile_policy();
-	uint32_t now = store_clock();
+	bool only_volatile = volatile_policy(), by_access = access_policy();
+	uint32_t now;
 	struct entry *best = NULL;
 	uint64_t best_rank = 0;
 	long samples = config.maxmemory_samples;
+	/* The sample's keys so far: each counts once, as in Redis's sample. */
+	struct entry *seen[SAMPLE_DISTINCT];
+	unsigned nseen = 0;
 
 	store_shard_lock(db, shard);
-	for (long i = 0, tries = 0;
-	     i < samples && s->keys.count && tries < samples * VOLATILE_TRIES_PER_SAMPLE; tries++) {
+	now = store_clock();
+	/* No more distinct keys than the shard has candidates. */
+	if ((uint64_t)samples > (only_volatile ? s->nexpires : s->keys.count))
+		samples = (long)(only_volatile ? s->nexpires : s->keys.count);
+	for (long i = 0, tries = 0; i < samples && tries < samples * VOLATILE_TRIES_PER_SAMPLE;
+	     tries++) {
 		struct dict_node *n = dict_random(&s->keys, rand64());
 		struct entry *e = n ? entry_of(n) : NULL;
+		bool again = false;
 		uint64_t rank;
 
 		if (!e || (only_volatile && e->expire < 0))
 			continue;
+		/* dict_random() favours a key after a run of empty buckets: drawn
+		 * again and again, one hot key could make a whole sample, and lose. */
+		for (unsigned k = 0; k < nseen && !again; k++)
+			again = seen[k] == e;
+		if (again)
+			continue;
+		if (nseen < SAMPLE_DISTINCT)
+			seen[nseen++] = e;
 		i++;
+		/* A key the kernel serves has accesses no lookup saw: the hits
+		 * since the last collection count before it is ranked. */
+		if (by_access)
+			fastpath_collect(db, e);
 		rank = eviction_rank(e, now);
 		if (!best || rank < best_rank) {
 			best = e;
@@ -114,7 +151,7 @@ static bool evict_from(int db, unsigned shard)
 		}
 	}
 	if (best) {
-		db_delete(db, best);
+		db_remove(db, best, DB_CHANGE_EVICT);
 		atomic_fetch_add_explicit(&evicted, 1, memory_order_relaxed);
 	}
 	store_shard_unlock(db, shard);
@@ -148,6 +185,40 @@ static int pick_db(void)
 	return chosen;
 }
 
+/* A shard's candidates (racy, as a weight). */
+static uint64_t shard_candidates(int db, unsigned shard)
+{
+	struct shard *s = store_shard(db, shard);
+
+	return volatile_policy() ? __atomic_load_n(&s->nexpires, __ATOMIC_RELAXED)
+				 : __atomic_load_n(&s->keys.count, __ATOMIC_RELAXED);
+}
+
+/*
+ * A shard of db chosen with probability proportional to its candidates, as
+ * Redis picks among its per-slot tables, so every key is as likely to be
+ * sampled wherever it lives. Chosen uniformly, shards drift apart in size (each
+ * loses keys as often as any other) and a key in a drained one is compared
+ * with few, recent others: a hot key there went as if it were cold. -1 if db
+ * has none; each count is read once.
+ */
+static int pick_shard(int db)
+{
+	uint64_t counts[STORE_SHARDS], total = 0, r;
+
+	for (unsigned i = 0; i < STORE_SHARDS; i++)
+		total += counts[i] = shard_candidates(db, i);
+	if (!total)
+		return -1;
+	r = rand64() % total;
+	for (unsigned i = 0; i < STORE_SHARDS; i++) {
+		if (r < counts[i])
+			return (int)i;
+		r -= counts[i];
+	}
+	return -1;
+}
+
 bool evict_until_fits(void)
 {
 	size_t limit = (size_t)config.maxmemory;
@@ -160,19 +231,21 @@ bool evict_until_fits(void)
 	if (config.maxmemory_policy == POLICY_NOEVICTION)
 		return false;
 	for (int round = 0; round < MAX_EVICTIONS_PER_CALL && mem_used() > limit; round++) {
-		int db = pick_db();
+		int db = pick_db(), fair;
 		unsigned start = (unsigned)(rand64() % STORE_SHARDS);
 		bool done = false;
 
 		if (db < 0)
 			return false; /* nothing left that the policy may evict */
-		/* From a random shard of that database on, the first with candidates. */
+		fair = pick_shard(db);
+		if (fair >= 0)
+			done = evict_from(db, (unsigned)fair);
+		/* Emptied meanwhile by another worker: from a random shard of that
+		 * database on, the first with candidates. */
 		for (unsigned k = 0; k < STORE_SHARDS && !done; k++) {
 			unsigned shard = (start + k) % STORE_SHARDS;
-			struct shard *s = store_shard(db, shard);
 
-			if (!__atomic_load_n(&s->keys.count, __ATOMIC_RELAXED) ||
-			    (volatile_policy() && !__atomic_load_n(&s->nexpires, __ATOMIC_RELAXED)))
+			if (!shard_candidates(db, shard))
 				continue;
 			done = evict_from(db, shard);
 		}

@@ -14,12 +14,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "config.h"
 #include "fastpath.h"
+#include "fastpath_local.h"
 #include "loader.h"
 #include "log.h"
 #include "mem.h"
@@ -37,8 +39,23 @@ static struct {
 	uint32_t nfree;
 	uint32_t hand;	/* CLOCK position */
 	uint32_t epoch; /* bumped when db 0 is flushed or swapped */
+	/* CLOCK's reference bits, one per slot (atomic bytes): set by a read of
+	 * the slot's key, in the daemon or (through the slab's hits) in the
+	 * kernel; cleared by the hand. In the daemon's memory, so the slab's line
+	 * is written only by the program's bounded hit count. */
+	uint8_t *ref;
+	uint32_t collect_hand; /* where fastpath_collect_hits() resumes (worker 0 only) */
+	size_t slab_counted;   /* bytes of the mapped slab in used_memory (mem_mapped_add) */
 	/* Counters (atomic). */
 	uint64_t admissions, admission_failures, invalidations, updates, evictions;
+	uint64_t hits_collected; /* kernel hits taken into their keys' LRU/LFU */
+	/* The access rule (access.c), kept for a load that comes later;
+	 * written by fastpath_set_access() only, which access.c serializes. */
+	struct {
+		bool required, loopback_only;
+		uint64_t token;
+	} access;
+	uint64_t local_refreshed_ns; /* last kv_local refresh (worker 0) */
 } fp = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 bool fastpath_loaded(void)
@@ -94,6 +111,22 @@ uint64_t fastpath_index_key(const void *key, size_t len, uint64_t seed)
 	return xkv_key_hash(words, (uint32_t)len, seed);
 }
 
+/*
+ * The writer's half of the slot seqlock (the reader is copy_slot() in
+ * bpf/xkv_xdp.bpf.c), as the kernel's write_seqcount_begin/end: seq++,
+ * smp_wmb(), the slot's stores, smp_wmb(), seq++. A slot has one writer at a
+ * time (its key's shard lock, or fp.lock), so seq's plain read is its own
+ * last store.
+ *
+ * seq_begin: the release fence orders the odd seq before every later store
+ * (on arm64 it is a DMB ISH, on x86 TSO keeps stores in order anyway), so a
+ * reader that sees any new byte of the slot, and then (its smp_rmb) reads seq
+ * again, sees it odd or changed. seq_end: the store-release (STLR on arm64)
+ * orders every store of the slot before the even seq, so a reader that
+ * (after its first smp_rmb) finds the new even seq reads only new bytes.
+ * The slot's bytes are written plainly: a racing reader may see them torn,
+ * which is what the two seq reads catch.
+ */
 static void seq_begin(struct xkv_slot *s)
 {
 	__atomic_store_n(&s->seq, s->seq + 1, __ATOMIC_RELAXED);
@@ -152,6 +185,8 @@ static void slot_clear(struct xkv_slot *s)
 	s->key_len = 0;
 	s->reply_len = 0;
 	memset(s->key, 0, sizeof(s->key));
+	/* Hits of the key that leaves are not the next one's. */
+	__atomic_store_n(&s->hits, 0, __ATOMIC_RELAXED);
 	seq_end(s);
 }
 
@@ -168,7 +203,7 @@ static void slot_release(uint32_t idx)
 	fp.free_stack[fp.nfree++] = idx;
 }
 
-/* The entry of db 0 holding slot idx's key, or NULL. */
+/* The entry of db 0 holding slot idx's key, or NULL (the key's shard lock held). */
 static struct entry *slot_owner(uint32_t idx)
 {
 	const struct xkv_slot *s = &fp.slots[idx];
@@ -178,34 +213,152 @@ static struct entry *slot_owner(uint32_t idx)
 }
 
 /*
+ * A consistent copy of slot idx's key, read under its seqlock without any
+ * lock: its owner's shard may be rewriting it in place (the same key, but the
+ * bytes are cleared first). -EAGAIN while it is being written, -ENOENT if the
+ * slot is empty.
+ */
+static int slot_key(uint32_t idx, char *key, uint16_t *klen)
+{
+	const struct xkv_slot *s = &fp.slots[idx];
+
+	/* Bounded: a writer holds the slot for one copy of at most a slot. */
+	for (int tries = 0; tries < 8; tries++) {
+		uint32_t seq = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
+		uint16_t len, reply_len;
+
+		if (seq & 1)
+			continue;
+		len = __atomic_load_n(&s->key_len, __ATOMIC_RELAXED);
+		reply_len = __atomic_load_n(&s->reply_len, __ATOMIC_RELAXED);
+		if (len > XKV_MAX_KEY)
+			continue;
+		memcpy(key, s->key, len);
+		atomic_thread_fence(memory_order_acquire);
+		if (__atomic_load_n(&s->seq, __ATOMIC_RELAXED) != seq)
+			continue;
+		if (!reply_len)
+			return -ENOENT;
+		*klen = len;
+		return 0;
+	}
+	return -EAGAIN;
+}
+
+/*
+ * Takes slot idx's kernel hits since the last collection: they count as that
+ * many accesses of its owner e (LRU clock, LFU counter), and as a reference
+ * for CLOCK. The caller holds e's shard lock. Returns the hits taken.
+ */
+static uint32_t take_hits(uint32_t idx, struct entry *e)
+{
+	struct xkv_slot *s = &fp.slots[idx];
+	uint32_t n;
+
+	/* Read first: most slots have none, and their line stays clean. */
+	if (!__atomic_load_n(&s->hits, __ATOMIC_RELAXED))
+		return 0;
+	n = __atomic_exchange_n(&s->hits, 0, __ATOMIC_RELAXED);
+	if (!n)
+		return 0;
+	/* The program's check and increment are not one step: CPUs racing at
+	 * the cap may pass it by a few. */
+	if (n > XKV_SLOT_HITS_MAX)
+		n = XKV_SLOT_HITS_MAX;
+	__atomic_store_n(&fp.ref[idx], 1, __ATOMIC_RELAXED);
+	db_touch(e, n);
+	__atomic_fetch_add(&fp.hits_collected, n, __ATOMIC_RELAXED);
+	return n;
+}
+
+void fastpath_collect(int db, struct entry *e)
+{
+	if (db != 0 || e->fp_slot < 0 || !fastpath_loaded() || e->fp_epoch != fp.epoch)
+		return;
+	take_hits((uint32_t)e->fp_slot, e);
+}
+
+/* Slot idx's hits into its key, with no lock held: its shard is locked
+ * (blocking is allowed, as fp.lock is not held) and the slot is checked to be
+ * the key's still, which it stays while that lock is held. */
+static void collect_slot(uint32_t idx)
+{
+	char key[XKV_MAX_KEY];
+	uint16_t klen;
+	unsigned shard;
+	struct entry *e;
+
+	if (slot_key(idx, key, &klen) < 0)
+		return;
+	shard = key_shard(key, klen);
+	store_shard_lock(0, shard);
+	e = db_peek(0, key, klen);
+	if (e && e->fp_slot == (int32_t)idx && e->fp_epoch == fp.epoch)
+		take_hits(idx, e);
+	store_shard_unlock(0, shard);
+}
+
+void fastpath_collect_hits(void)
+{
+	uint32_t n, budget;
+
+	/* An empty cache has no hits (nfree read racily: a slot taken
+	 * meanwhile is visited next time round). */
+	if (!fastpath_loaded() || __atomic_load_n(&fp.nfree, __ATOMIC_RELAXED) == fp.ld.nslots)
+		return;
+	n = fp.ld.nslots;
+	/* Every slot about once a second at the cron's rate (hz). */
+	budget = n / (uint32_t)(config.hz > 0 ? config.hz : 1) + 1;
+	for (uint32_t i = 0; i < budget && i < n; i++) {
+		uint32_t idx = fp.collect_hand;
+
+		fp.collect_hand = (idx + 1) % n;
+		if (__atomic_load_n(&fp.slots[idx].hits, __ATOMIC_RELAXED))
+			collect_slot(idx);
+	}
+}
+
+/*
  * A free slot, or one taken from a cold key by CLOCK (fp.lock held; the
  * caller holds shard `mine` of db 0). A victim in another shard is taken only
- * if that shard's lock is free right now: never wait under fp.lock.
+ * if that shard's lock is free right now: never wait under fp.lock. Each slot
+ * the hand passes first has its kernel hits taken into its key, so a key the
+ * kernel serves keeps both its slot and its place in the keyspace's LRU/LFU.
  */
 static int64_t slot_alloc(unsigned mine)
 {
 	for (uint32_t step = 0; !fp.nfree && step < 2 * fp.ld.nslots; step++) {
 		uint32_t idx = fp.hand;
-		struct xkv_slot *s = &fp.slots[idx];
+		char key[XKV_MAX_KEY];
+		uint16_t klen;
 		unsigned shard;
 		struct shard *sh;
 		struct entry *e;
 
 		fp.hand = (fp.hand + 1) % fp.ld.nslots;
-		if (__atomic_exchange_n(&s->referenced, 0, __ATOMIC_RELAXED))
+		/* Giving a slot another key takes fp.lock, which is held: its
+		 * owner's shard can only rewrite it in place, so a consistent copy
+		 * of its key names the shard that owns it. */
+		if (slot_key(idx, key, &klen) < 0)
 			continue;
-		shard = key_shard((const char *)s->key, s->key_len);
+		shard = key_shard(key, klen);
 		sh = store_shard(0, shard);
 		if (shard != mine && pthread_mutex_trylock(&sh->lock) != 0)
 			continue;
 		e = slot_owner(idx);
-		if (e) {
-			/* Evicted for being cold: it must earn its way back. */
-			e->fp_slot = -1;
-			e->fp_reads = 0;
+		if (e)
+			take_hits(idx, e);
+		/* Read since the hand last passed (a slot nobody owns never is):
+		 * a second chance. */
+		if (!__atomic_exchange_n(&fp.ref[idx], 0, __ATOMIC_RELAXED) || !e) {
+			if (e) {
+				/* Evicted for being cold: it must earn its way back. */
+				e->fp_slot = -1;
+				e->fp_reads = 0;
+			}
+			slot_release(idx);
+			__atomic_fetch_add(&fp.evictions, 1, __ATOMIC_RELAXED);
 		}
-		slot_release(idx);
-		__atomic_fetch_add(&fp.evictions, 1, __ATOMIC_RELAXED);
 		if (shard != mine)
 			pthread_mutex_unlock(&sh->lock);
 	}
@@ -222,11 +375,12 @@ void fastpath_note_read(int db, struct entry *e)
 		return;
 	if (e->fp_slot >= 0 && e->fp_epoch == fp.epoch) {
 		/* A daemon-served read of a cached key (over TCP, or a UDP request
-		 * the kernel passed) counts for CLOCK like a kernel hit does. */
-		struct xkv_slot *s = &fp.slots[e->fp_slot];
+		 * the kernel passed) counts for CLOCK like a kernel hit does; the
+		 * lookup has touched its LRU/LFU already. */
+		uint8_t *ref = &fp.ref[e->fp_slot];
 
-		if (!__atomic_load_n(&s->referenced, __ATOMIC_RELAXED))
-			__atomic_store_n(&s->referenced, 1, __ATOMIC_RELAXED);
+		if (!__atomic_load_n(ref, __ATOMIC_RELAXED))
+			__atomic_store_n(ref, 1, __ATOMIC_RELAXED);
 		return;
 	}
 	if ((e->fp_flags & FP_UNCACHEABLE) || !cacheable(e))
@@ -243,6 +397,8 @@ void fastpath_note_read(int db, struct entry *e)
 		return;
 	}
 	slot = (uint32_t)idx;
+	/* Not referenced until read again: the next pass of the hand may take it. */
+	__atomic_store_n(&fp.ref[slot], 0, __ATOMIC_RELAXED);
 	slot_store(&fp.slots[slot], e);
 	k = fastpath_index_key(e->key, e->klen, fp.ld.hash_seed);
 	/* BPF_NOEXIST: an entry there belongs to a cached key with the same hash,
@@ -378,18 +534,70 @@ static int load_allowlist(char *why, size_t len)
 	return ret;
 }
 
+/*
+ * Writes the access rule into the program's mapped .bss (see xkv_access in
+ * bpf/xkv_xdp.bpf.c): a packet meets the old rule, the new one, or a
+ * refusal, never a mix looser than both. The full fence makes the rule
+ * visible before the caller goes on to answer the CONFIG SET.
+ */
+static void access_publish(void)
+{
+	struct xkv_xdp__bss *bss = fp.ld.skel->bss;
+	uint32_t flags = (fp.access.required ? XKV_ACCESS_TOKEN : 0) |
+			 (fp.access.loopback_only ? XKV_ACCESS_LOOPBACK_ONLY : 0);
+
+	/* The token before the flag that makes it count, cleared after it. */
+	if (fp.access.required)
+		__atomic_store_n(&bss->xkv_token, fp.access.token, __ATOMIC_RELEASE);
+	__atomic_store_n(&bss->xkv_access, flags, __ATOMIC_RELEASE);
+	if (!fp.access.required)
+		__atomic_store_n(&bss->xkv_token, 0, __ATOMIC_RELEASE);
+	atomic_thread_fence(memory_order_seq_cst);
+}
+
+void fastpath_set_access(bool required, uint64_t token, bool loopback_only)
+{
+	fp.access.required = required;
+	fp.access.token = token;
+	fp.access.loopback_only = loopback_only;
+	if (fastpath_loaded())
+		access_publish();
+}
+
+/* Refreshes kv_local from the attached interfaces (fp.lock held). */
+static void local_refresh_locked(void)
+{
+	int ifindexes[sizeof(fp.ld.links) / sizeof(fp.ld.links[0])];
+
+	for (int i = 0; i < fp.ld.nlinks; i++)
+		ifindexes[i] = fp.ld.links[i].ifindex;
+	if (fastpath_local_refresh(fp.ld.local_fd, ifindexes, fp.ld.nlinks) < 0)
+		log_warning("fastpath: cannot read the interfaces' addresses: %s", strerror(errno));
+}
+
 void fastpath_heartbeat(void)
 {
 	struct xkv_xdp__bss *bss;
+	uint64_t now = mono_ns();
 
 	if (!fastpath_loaded())
 		return;
 	bss = fp.ld.skel->bss;
-	/* requirepass and fastpath-token may change at run time (CONFIG SET):
-	 * the program follows within one heartbeat. */
-	bss->xkv_token_required = config.requirepass[0] != '\0';
-	bss->xkv_token = (uint64_t)config.fastpath_token;
-	__atomic_store_n(&bss->xkv_heartbeat_ns, mono_ns(), __ATOMIC_RELEASE);
+	__atomic_store_n(&bss->xkv_heartbeat_ns, now, __ATOMIC_RELEASE);
+	/* Addresses come and go (and a MAC may change): follow them within a
+	 * second. The interface list is copied under the lock, the netlink dump
+	 * is done outside it. */
+	if (now - fp.local_refreshed_ns >= 1000000000ULL) {
+		int ifindexes[sizeof(fp.ld.links) / sizeof(fp.ld.links[0])], n;
+
+		fp.local_refreshed_ns = now;
+		pthread_mutex_lock(&fp.lock);
+		n = fp.ld.nlinks;
+		for (int i = 0; i < n; i++)
+			ifindexes[i] = fp.ld.links[i].ifindex;
+		pthread_mutex_unlock(&fp.lock);
+		fastpath_local_refresh(fp.ld.local_fd, ifindexes, n);
+	}
 }
 
 int fastpath_attach(const char *ifaces, char *why, size_t len)
@@ -418,8 +626,13 @@ int fastpath_attach(const char *ifaces, char *why, size_t len)
 		}
 		log_notice("fastpath: XDP attached to %s (%s mode)", p,
 			   fp.ld.links[fp.ld.nlinks - 1].native ? "native" : "generic");
+		if (fp.ld.links[fp.ld.nlinks - 1].ifindex >= XKV_MAX_IFINDEX)
+			log_warning("fastpath: %s has ifindex %d, past the %d the kernel "
+				    "serves: its GETs are daemon-served",
+				    p, fp.ld.links[fp.ld.nlinks - 1].ifindex, XKV_MAX_IFINDEX);
 		attached++;
 	}
+	local_refresh_locked();
 	pthread_mutex_unlock(&fp.lock);
 	xfree(copy);
 	return attached || ret == 0 ? 0 : -1;
@@ -429,8 +642,30 @@ void fastpath_detach(void)
 {
 	pthread_mutex_lock(&fp.lock);
 	loader_detach_all(&fp.ld);
+	local_refresh_locked();
 	pthread_mutex_unlock(&fp.lock);
 	log_notice("fastpath: detached from every interface");
+}
+
+/*
+ * The slab is memory of this process like any allocation: the kernel
+ * allocates every page of the array when it creates the map, and mapping it
+ * makes all of them resident here. So the whole mapping counts in used_memory
+ * (and so toward maxmemory) from the start, not only the slots in use.
+ */
+static void count_slab(void)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t bytes = (fp.ld.slab_bytes + page - 1) / page * page;
+
+	__atomic_store_n(&fp.slab_counted, bytes, __ATOMIC_RELAXED);
+	mem_mapped_add((int64_t)bytes);
+	if (config.maxmemory > 0 && bytes >= (size_t)config.maxmemory / 2)
+		log_warning("fastpath: the value slab (%zu bytes for fastpath-slots %u) counts "
+			    "toward maxmemory (%lld bytes) and leaves %s for keys: lower "
+			    "fastpath-slots or raise maxmemory",
+			    bytes, fp.ld.nslots, config.maxmemory,
+			    bytes >= (size_t)config.maxmemory ? "no room" : "little room");
 }
 
 void fastpath_start(void)
@@ -453,6 +688,8 @@ void fastpath_start(void)
 	}
 	fp.slots = fp.ld.slab;
 	fp.free_stack = xmalloc(sizeof(*fp.free_stack) * fp.ld.nslots);
+	fp.ref = xcalloc(fp.ld.nslots, sizeof(*fp.ref));
+	fp.hand = fp.collect_hand = 0;
 	/* Hand out low slots first. */
 	for (uint32_t i = fp.ld.nslots; i-- > 0;)
 		fp.free_stack[fp.nfree++] = i;
@@ -460,10 +697,14 @@ void fastpath_start(void)
 		log_warning("fastpath: off: %s", why);
 		loader_destroy(&fp.ld);
 		xfree(fp.free_stack);
+		xfree(fp.ref);
 		fp.free_stack = NULL;
+		fp.ref = NULL;
 		fp.nfree = 0;
 		return;
 	}
+	count_slab();
+	access_publish();
 	__atomic_store_n(&fp.loaded, true, __ATOMIC_RELEASE);
 	fastpath_heartbeat();
 	if (fastpath_attach(config.fastpath_interfaces, why, sizeof(why)) < 0)
@@ -478,10 +719,19 @@ void fastpath_stop(void)
 	pthread_mutex_lock(&fp.lock);
 	loader_destroy(&fp.ld);
 	xfree(fp.free_stack);
+	xfree(fp.ref);
 	fp.free_stack = NULL;
+	fp.ref = NULL;
 	fp.slots = NULL;
 	fp.nfree = 0;
+	mem_mapped_add(-(int64_t)fp.slab_counted);
+	__atomic_store_n(&fp.slab_counted, 0, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&fp.lock);
+}
+
+size_t fastpath_slab_bytes(void)
+{
+	return __atomic_load_n(&fp.slab_counted, __ATOMIC_RELAXED);
 }
 
 static const char *const stat_names[XKV_STAT_COUNT] = {
@@ -496,6 +746,9 @@ static const char *const stat_names[XKV_STAT_COUNT] = {
 	[XKV_MISS_BAD_TOKEN] = "miss_bad_token",
 	[XKV_MISS_NO_ROOM] = "miss_no_room",
 	[XKV_MISS_STALE_DAEMON] = "miss_stale_daemon",
+	[XKV_MISS_NOT_LOCAL] = "miss_not_local",
+	[XKV_STAT_MGET_HIT] = "mget_hits",
+	[XKV_MISS_TOO_MANY_KEYS] = "miss_too_many_keys",
 };
 
 void fastpath_info(fastpath_emit_fn *emit, void *ctx)
@@ -548,5 +801,27 @@ void fastpath_info(fastpath_emit_fn *emit, void *ctx)
 	EMIT_COUNTER("fastpath_invalidations", invalidations);
 	EMIT_COUNTER("fastpath_inplace_updates", updates);
 	EMIT_COUNTER("fastpath_evictions", evictions);
+	EMIT_COUNTER("fastpath_hits_collected", hits_collected);
 #undef EMIT_COUNTER
+}
+
+void fastpath_on_change(const struct db_change *ch)
+{
+	switch (ch->reason) {
+	case DB_CHANGE_WRITE:
+	case DB_CHANGE_TTL:
+		fastpath_key_changed(ch->db, ch->e);
+		break;
+	case DB_CHANGE_FLUSH:
+		fastpath_db_reset(ch->db);
+		break;
+	case DB_CHANGE_SWAP:
+		fastpath_db_reset(ch->db);
+		fastpath_db_reset(ch->other_db);
+		break;
+	default:
+		/* Removed: the slot is cleared before its index entry goes. */
+		fastpath_key_removed(ch->db, ch->e);
+		break;
+	}
 }

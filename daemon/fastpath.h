@@ -4,14 +4,17 @@
  * its BPF maps. It admits hot small strings of db 0 into slots, keeps every
  * cached slot coherent with the store, and reports the program's counters.
  *
- * Coherence: the store calls fastpath_key_changed / fastpath_key_removed /
- * fastpath_db_reset from its choke point, under the key's shard lock, before
+ * Coherence: the store's choke point calls fastpath_on_change (its
+ * STORE_HOOK_FASTPATH), which calls fastpath_key_changed / fastpath_key_removed /
+ * fastpath_db_reset, under the key's shard lock, before
  * the writer is answered; a slot is rewritten in place (seqlock) or cleared
  * there, so no acknowledged write can be followed by a stale kernel hit.
  *
  * Locking: the fast-path lock protects the slot allocator (free stack, CLOCK
  * hand) and the attachments. It is taken under a shard lock; while holding it,
  * eviction only *tries* other shards' locks, so the store's lock order holds.
+ * Taking kernel hits into keys needs only the key's shard lock; the cron's
+ * walk takes it without holding the fast-path lock.
  */
 #ifndef XKV_FASTPATH_H
 #define XKV_FASTPATH_H
@@ -28,15 +31,39 @@ struct xkv_slot;
 void fastpath_start(void);
 void fastpath_stop(void);
 bool fastpath_loaded(void);
-/* Refreshes the dead-man heartbeat and the auth token (worker 0's cron). */
+/* Refreshes the dead-man heartbeat, and once a second the local addresses
+ * (worker 0's cron). */
 void fastpath_heartbeat(void);
+/* The UDP access rule (access.c): with required, only token is answered (0:
+ * nothing); with loopback_only, only 127.0.0.1 and ::1. Takes effect in the
+ * kernel before it returns; kept for a later load. */
+void fastpath_set_access(bool required, uint64_t token, bool loopback_only);
 
 /* The store's hooks; the caller holds e's shard lock. */
 void fastpath_note_read(int db, struct entry *e);
+/* The store's hook (STORE_HOOK_FASTPATH): keeps the kernel cache coherent
+ * with every change, under the changed key's shard lock. */
+struct db_change;
+void fastpath_on_change(const struct db_change *ch);
 void fastpath_key_changed(int db, struct entry *e);
 void fastpath_key_removed(int db, struct entry *e);
 /* db was emptied or swapped; the caller holds all of its shards. */
 void fastpath_db_reset(int db);
+
+/*
+ * Kernel hits reach the keyspace's LRU clock and LFU counter through the
+ * slab: the program counts hits per slot (xkv_slot.hits) and the daemon takes
+ * the counts into the keys as accesses. fastpath_collect does it for one key
+ * (the eviction sampler and OBJECT, before they read its access time or
+ * counter; the caller holds e's shard lock). fastpath_collect_hits walks a
+ * share of the slots (worker 0's cron, no lock held), so that every slot is
+ * taken about once a second and an idle time is never older than that.
+ */
+void fastpath_collect(int db, struct entry *e);
+void fastpath_collect_hits(void);
+
+/* Bytes of the mapped slab, counted in used_memory (0 without the fast path). */
+size_t fastpath_slab_bytes(void);
 
 /* FASTPATH ATTACH / DETACH: 0, or -1 with why. */
 int fastpath_attach(const char *ifaces, char *why, size_t len);

@@ -3,6 +3,7 @@
 #include <linux/if_link.h>
 #include <net/if.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/random.h>
@@ -16,12 +17,50 @@
 #include "xkv_abi.h"
 #include "xkv_xdp.skel.h"
 
+/*
+ * The verifier's reason for refusing the program: the last line of its log
+ * before the statistics, so the one log line of a refusal says why (a kernel
+ * older than the program, such as 6.1, fails there first). Written by
+ * libbpf_log during loader_load on the main thread.
+ */
+static char verifier_reason[160];
+
+static void note_verifier_reason(const char *log)
+{
+	const char *begin = strstr(log, "BEGIN PROG LOAD LOG"), *p, *nl;
+
+	if (!begin)
+		return;
+	for (p = strchr(begin, '\n'); p && *++p; p = nl) {
+		size_t n;
+
+		nl = strchr(p, '\n');
+		n = nl ? (size_t)(nl - p) : strlen(p);
+		if (!n || !strncmp(p, "processed ", 10) || !strncmp(p, "verification time", 17) ||
+		    !strncmp(p, "stack depth", 11) || !strncmp(p, "-- END", 6) ||
+		    !strncmp(p, "libbpf:", 7))
+			continue;
+		if (!strncmp(p, "-- ", 3))
+			break;
+		snprintf(verifier_reason, sizeof(verifier_reason), "%.*s", (int)n, p);
+		if (!nl)
+			break;
+	}
+}
+
 static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-	char line[512];
+	char line[512], *whole = NULL;
+	va_list ap2;
 
 	/* libbpf's debug output is the verifier log: keep it for loglevel debug. */
+	va_copy(ap2, ap);
 	vsnprintf(line, sizeof(line), fmt, ap);
+	if (strstr(line, "BEGIN PROG LOAD LOG") && vasprintf(&whole, fmt, ap2) >= 0) {
+		note_verifier_reason(whole);
+		free(whole);
+	}
+	va_end(ap2);
 	line[strcspn(line, "\n")] = '\0';
 	if (line[0])
 		log_msg(level == LIBBPF_WARN ? LOG_WARNING : LOG_DEBUG, "libbpf: %s", line);
@@ -56,9 +95,12 @@ int loader_load(struct loader *l, uint16_t port, uint32_t nslots, char *why, siz
 	skel->rodata->xkv_hash_seed = l->hash_seed;
 	bpf_map__set_max_entries(skel->maps.kv_index, nslots);
 	bpf_map__set_max_entries(skel->maps.kv_slots, nslots);
+	verifier_reason[0] = '\0';
 	err = xkv_xdp__load(skel);
 	if (err) {
-		snprintf(why, len, "the kernel refused the BPF program: %s", strerror(-err));
+		snprintf(why, len, "the kernel refused the BPF program: %s%s%s%s", strerror(-err),
+			 verifier_reason[0] ? " (verifier: " : "", verifier_reason,
+			 verifier_reason[0] ? ")" : "");
 		xkv_xdp__destroy(skel);
 		return err;
 	}
@@ -77,6 +119,7 @@ int loader_load(struct loader *l, uint16_t port, uint32_t nslots, char *why, siz
 	l->index_fd = bpf_map__fd(skel->maps.kv_index);
 	l->stats_fd = bpf_map__fd(skel->maps.kv_stats);
 	l->allow_fd = bpf_map__fd(skel->maps.kv_allow);
+	l->local_fd = bpf_map__fd(skel->maps.kv_local);
 	return 0;
 }
 

@@ -21,7 +21,7 @@ struct loader {
 	uint32_t nslots;
 	size_t slab_bytes;
 	uint64_t hash_seed; /* the program's xkv_hash_seed, for kv_index keys */
-	int index_fd, stats_fd, allow_fd;
+	int index_fd, stats_fd, allow_fd, local_fd;
 	/* One link per attached interface. */
 	struct {
 		int ifindex;

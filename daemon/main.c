@@ -9,11 +9,15 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "access.h"
+#include "blocking.h"
 #include "commands.h"
 #include "config.h"
 #include "fastpath.h"
 #include "log.h"
 #include "mem.h"
+#include "multi.h"
+#include "proplog.h"
 #include "store.h"
 #include "util.h"
 #include "worker.h"
@@ -108,13 +112,22 @@ int main(int argc, char **argv)
 
 	commands_init();
 	store_init((int)config.databases);
+	/* The store's change hooks, in the order they run (store.h). */
+	multi_init();
+	store_hook_set(STORE_HOOK_WATCH, multi_on_change);
+	store_hook_set(STORE_HOOK_BLOCKING, blocking_on_change);
+	store_hook_set(STORE_HOOK_FASTPATH, fastpath_on_change);
+	if (proplog_start_from_env() < 0)
+		return 1;
 	if (write_pidfile() < 0)
 		return 1;
+	access_update();
 	fastpath_start();
 	ret = server_run();
 	fastpath_stop();
 	if (config.pidfile[0])
 		unlink(config.pidfile);
+	proplog_stop();
 	log_notice("xkv is now ready to exit, bye bye...");
 	store_destroy();
 	config_free();

@@ -30,6 +30,8 @@ static struct {
 static _Atomic unsigned next_slot;
 static __thread int my_slot = -1;
 static size_t peak;
+/* Held outside the allocator (mem_mapped_add); rarely written. */
+static _Atomic int64_t mapped;
 
 static inline void account(int64_t delta)
 {
@@ -124,9 +126,21 @@ char *xstrndup(const char *p, size_t len)
 	return s;
 }
 
+void mem_mapped_add(int64_t delta)
+{
+	atomic_fetch_add_explicit(&mapped, delta, memory_order_relaxed);
+}
+
+size_t mem_mapped(void)
+{
+	int64_t n = atomic_load_explicit(&mapped, memory_order_relaxed);
+
+	return n > 0 ? (size_t)n : 0;
+}
+
 size_t mem_used(void)
 {
-	int64_t sum = 0;
+	int64_t sum = atomic_load_explicit(&mapped, memory_order_relaxed);
 
 	for (int i = 0; i < MEM_SLOTS; i++)
 		sum += atomic_load_explicit(&slots[i].bytes, memory_order_relaxed);

@@ -12,6 +12,7 @@
 #define XKV_MEM_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 void *xmalloc(size_t size);
 void *xcalloc(size_t nmemb, size_t size);
@@ -29,8 +30,14 @@ size_t xusable(void *ptr);
  * tell (libc malloc, in the sanitizer build). */
 size_t xgood_size(size_t size);
 
-/* Bytes currently allocated through the wrappers, over all threads. */
+/* Bytes currently allocated through the wrappers, over all threads, plus
+ * the memory held outside the allocator (mem_mapped()). */
 size_t mem_used(void);
+/* Memory the daemon holds outside the allocator but must answer for in
+ * used_memory and maxmemory: the fast path's mapped slab. Added when it is
+ * mapped, subtracted when it is unmapped (any thread). */
+void mem_mapped_add(int64_t delta);
+size_t mem_mapped(void);
 /* Peak of mem_used() as last sampled by mem_sample_peak(). */
 size_t mem_peak(void);
 void mem_sample_peak(void);

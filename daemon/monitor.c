@@ -9,6 +9,7 @@
 #include "blocking.h"
 #include "client.h"
 #include "commands.h"
+#include "exec_ctx.h"
 #include "mem.h"
 #include "monitor.h"
 #include "obuf.h"
@@ -209,11 +210,15 @@ static void deliver(struct worker *w, const struct monitor_line *line, const str
 	}
 }
 
+/* A line for another worker's monitors (defined at the end). */
+static const struct mail_ops line_mail;
+
 void monitor_feed(struct client *c, const struct command *cmd)
 {
 	struct monitor_line *line;
 
-	if ((cmd->flags & (CMD_ADMIN | CMD_SKIP_MONITOR)) || blocking_retrying || !c->worker)
+	if ((cmd->flags & (CMD_ADMIN | CMD_SKIP_MONITOR)) || (exec_ctx_flags() & EXEC_RETRY) ||
+	    !c->worker)
 		return;
 	line = format_line(c);
 	for (unsigned i = 0; i < server.nworkers; i++) {
@@ -222,7 +227,7 @@ void monitor_feed(struct client *c, const struct command *cmd)
 		if (w == c->worker || !__atomic_load_n(&w->nmonitors, __ATOMIC_RELAXED))
 			continue;
 		__atomic_fetch_add(&line->refs, 1, __ATOMIC_RELAXED);
-		worker_post_payload(w, MAIL_MONITOR, 0, line);
+		worker_post_payload(w, &line_mail, 0, line);
 	}
 	if (c->worker->nmonitors)
 		deliver(c->worker, line, c);
@@ -239,3 +244,11 @@ void monitor_mail_free(void *payload)
 {
 	line_put(payload);
 }
+
+static void line_deliver(struct worker *w, uint64_t client_id, void *payload)
+{
+	(void)client_id;
+	monitor_deliver(w, payload);
+}
+
+static const struct mail_ops line_mail = { .deliver = line_deliver, .drop = monitor_mail_free };

@@ -42,7 +42,7 @@ void monitor_feed(struct client *c, const struct command *cmd);
  * (AUTH, HELLO ... AUTH). */
 void monitor_redact(struct client *c, int i);
 
-/* MAIL_MONITOR on w: hands the line to w's monitors, then drops it. */
+/* A line mailed to w: hands the line to w's monitors, then drops it. */
 void monitor_deliver(struct worker *w, void *payload);
 void monitor_mail_free(void *payload);
 

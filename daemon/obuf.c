@@ -51,6 +51,6 @@ close:
 	/* Through the mailbox: the engine's close must not run under a reply
 	 * being built, and a client stuck in a send is closed from there. */
 	if (c->worker)
-		worker_post(c->worker, MAIL_KILL_CLIENT, c->id);
+		worker_post(c->worker, &worker_mail_kill, c->id);
 	return true;
 }

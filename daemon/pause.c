@@ -55,6 +55,17 @@ void pause_start(int64_t end_ms, enum pause_type type)
 	pthread_mutex_unlock(&lock);
 }
 
+/* On a worker holding clients: UNPAUSE lets them go. */
+static void wake_deliver(struct worker *w, uint64_t client_id, void *payload)
+{
+	(void)client_id;
+	(void)payload;
+	if (w->nheld)
+		pause_release(w);
+}
+
+static const struct mail_ops wake_mail = { .deliver = wake_deliver };
+
 void pause_stop(void)
 {
 	pthread_mutex_lock(&lock);
@@ -64,7 +75,7 @@ void pause_stop(void)
 	/* Held clients resume on their own workers. */
 	for (unsigned i = 0; i < server.nworkers; i++)
 		if (__atomic_load_n(&server.workers[i].nheld, __ATOMIC_RELAXED))
-			worker_post(&server.workers[i], MAIL_WAKE, 0);
+			worker_post(&server.workers[i], &wake_mail, 0);
 }
 
 /* Does cmd write, or may it propagate (PUBLISH)? EXEC by what it queued. */

@@ -31,6 +31,7 @@
 #include "client.h"
 #include "config.h"
 #include "dict.h"
+#include "exec_ctx.h"
 #include "log.h"
 #include "mem.h"
 #include "obuf.h"
@@ -74,7 +75,7 @@ struct ps_msg {
 	char data[];
 };
 
-/* One worker's share of a publication (a MAIL_PUBSUB payload). */
+/* One worker's share of a publication (the payload of a publication mail). */
 struct ps_mail {
 	struct ps_msg *msg;
 	size_t n;
@@ -393,9 +394,12 @@ static void push_message(struct ps_client *pc, enum pubsub_kind kind, const char
 	if (obuf_check(c))
 		return;
 	/* The publisher itself is flushed when its command ends. */
-	if (c != current_client)
+	if (c != exec_ctx_client())
 		c->worker->engine->wants_write(c);
 }
+
+/* A publication for another worker's receivers (defined at the end). */
+static const struct mail_ops publication_mail;
 
 long long pubsub_publish(struct client *c, enum pubsub_kind kind, const char *ch, size_t chlen,
 			 const char *msg, size_t msglen)
@@ -470,7 +474,7 @@ long long pubsub_publish(struct client *c, enum pubsub_kind kind, const char *ch
 	}
 	for (unsigned w = 0; remote && w < nw; w++)
 		if (mail[w])
-			worker_post_payload(&server.workers[w], MAIL_PUBSUB, 0, mail[w]);
+			worker_post_payload(&server.workers[w], &publication_mail, 0, mail[w]);
 	xfree(mail);
 	xfree(count);
 	xfree(l.v);
@@ -567,3 +571,12 @@ long pubsub_numpat(void)
 	pthread_mutex_unlock(&registry_mutex);
 	return n;
 }
+
+static void publication_deliver(struct worker *w, uint64_t client_id, void *payload)
+{
+	(void)client_id;
+	pubsub_deliver(w, payload);
+}
+
+static const struct mail_ops publication_mail = { .deliver = publication_deliver,
+						  .drop = pubsub_mail_free };

@@ -7,7 +7,7 @@
  * subscribers (one lock, see pubsub.c). A client's own subscriptions are kept
  * with it and touched only by its worker. PUBLISH collects the receivers under
  * the registry lock, then writes to those on its own worker directly and
- * posts one MAIL_PUBSUB per other worker that has receivers; that worker
+ * posts one publication mail per other worker that has receivers; that worker
  * delivers in mailbox order, so messages from one publisher arrive in the
  * order they were published.
  */
@@ -49,7 +49,7 @@ void pubsub_reply_channels(struct client *c, enum pubsub_kind kind, const char *
 long pubsub_numsub(enum pubsub_kind kind, const char *name, size_t len);
 long pubsub_numpat(void);
 
-/* Mailbox: delivers a MAIL_PUBSUB payload on w (its owner), or frees one
+/* Mailbox: delivers a publication payload on w (its owner), or frees one
  * that will never be delivered (shutdown). */
 void pubsub_deliver(struct worker *w, void *payload);
 void pubsub_mail_free(void *payload);

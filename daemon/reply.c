@@ -222,6 +222,20 @@ void reply_double(struct client *c, double v)
 	reply_bulk(c, buf, len);
 }
 
+void reply_double_shortest(struct client *c, double v)
+{
+	char buf[64];
+	int len = d_to_str_shortest(buf, sizeof(buf), v);
+
+	if (c->resp >= 3) {
+		reply_raw(c, ",", 1);
+		reply_raw(c, buf, (size_t)len);
+		reply_raw(c, "\r\n", 2);
+		return;
+	}
+	reply_bulk(c, buf, (size_t)len);
+}
+
 void reply_bool(struct client *c, int v)
 {
 	if (c->resp >= 3)

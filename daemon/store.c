@@ -9,9 +9,8 @@
 #include <string.h>
 #include <xxhash.h>
 
-#include "blocking.h"
-#include "client.h"
 #include "evict.h"
+#include "exec_ctx.h"
 #include "fastpath.h"
 #include "log.h"
 #include "mem.h"
@@ -24,13 +23,9 @@ struct store store;
 static struct store_reads unowned_reads;
 __thread struct store_reads *store_reads = &unowned_reads;
 static int64_t store_start_ms; /* the access clock's zero */
-__thread int64_t store_time_ms;
-__thread bool store_no_touch;
-__thread int64_t store_mono_ms;
-
 int64_t store_now(void)
 {
-	return store_time_ms ? store_time_ms : now_ms();
+	return exec_ctx_top ? exec_ctx_top->time_ms : now_ms();
 }
 
 static bool entry_key_equal(const struct dict_node *node, const void *key, size_t len)
@@ -160,66 +155,51 @@ static inline struct shard *entry_shard(int db, const struct entry *e)
 	return store_shard(db, e->slot % STORE_SHARDS);
 }
 
-/* Tells the watchers of key (in shard s) that it changed. */
-static void touch_watchers(struct shard *s, const char *key, size_t len)
+static store_hook_fn *hooks[STORE_HOOKS];
+
+void store_hook_set(enum store_hook h, store_hook_fn *fn)
 {
-	for (struct watcher *w = s->watchers; w; w = w->next)
-		if (w->klen == len && memcmp(w->key, key, len) == 0)
-			__atomic_store_n(&w->client->watch_dirty, true, __ATOMIC_RELEASE);
+	hooks[h] = fn;
 }
 
-struct watcher *db_watch(int db, struct client *c, const char *key, size_t len)
+/* The choke point: every change, whatever made it, ends here. */
+static void signal_change(int db, int other_db, struct entry *e, enum db_change_reason why)
 {
-	struct shard *s = shard_of(db, key, len);
-	struct watcher *w = xmalloc(sizeof(*w) + len);
+	struct db_change ch = { .reason = why, .db = db, .other_db = other_db, .e = e };
 
-	w->client = c;
-	w->klen = (uint32_t)len;
-	memcpy(w->key, key, len);
-	w->next = s->watchers;
-	s->watchers = w;
-	return w;
-}
-
-void db_unwatch(int db, struct watcher *w)
-{
-	struct shard *s = shard_of(db, w->key, w->klen);
-	struct watcher **pp = &s->watchers;
-
-	while (*pp && *pp != w)
-		pp = &(*pp)->next;
-	if (*pp)
-		*pp = w->next;
-	xfree(w);
+	for (unsigned i = 0; i < STORE_HOOKS; i++)
+		if (hooks[i])
+			hooks[i](&ch);
 }
 
 /* shard.field_ttls: none seen; seen in the last full scan; set since. */
 enum { FIELD_TTLS_NONE, FIELD_TTLS_SEEN, FIELD_TTLS_NEW };
 
-void db_changed(int db, struct entry *e)
+/* A key was written: its hash may now have field deadlines to expire. */
+static void written(int db, struct entry *e, enum db_change_reason why)
 {
 	struct shard *s = entry_shard(db, e);
 
 	if (e->val.type == OBJ_HASH && s->field_ttls != FIELD_TTLS_NEW && hash_has_expire(&e->val))
 		__atomic_store_n(&s->field_ttls, FIELD_TTLS_NEW, __ATOMIC_RELAXED);
+	signal_change(db, -1, e, why);
+}
 
-	fastpath_key_changed(db, e);
-	blocking_key_changed(db, e->key, e->klen);
-	if (s->watchers)
-		touch_watchers(s, e->key, e->klen);
-	s->version++;
+void db_changed(int db, struct entry *e)
+{
+	written(db, e, DB_CHANGE_WRITE);
 }
 
 /* Deletes e because its deadline passed (lazily or actively). */
 static void expire_entry(int db, struct shard *s, struct entry *e)
 {
 	s->expired++;
-	db_delete(db, e);
+	db_remove(db, e, DB_CHANGE_EXPIRE);
 }
 
 uint32_t store_clock(void)
 {
-	int64_t now = store_mono_ms ? store_mono_ms : mono_ms();
+	int64_t now = exec_ctx_top ? exec_ctx_top->mono_ms : mono_ms();
 
 	return (uint32_t)((now - store_start_ms) / (1000 / STORE_CLOCK_HZ));
 }
@@ -239,7 +219,7 @@ static struct entry *find_in(int db, struct shard *s, const char *key, size_t le
 			expire_entry(db, s, e);
 		return NULL;
 	}
-	if (store_no_touch)
+	if (exec_ctx_flags() & EXEC_NO_TOUCH)
 		return e;
 	now = store_clock();
 	if (evict_policy_is_lfu())
@@ -276,6 +256,20 @@ struct entry *db_peek(int db, const char *key, size_t len)
 	struct dict_node *n = dict_find(&s->keys, key, len, key_hash(key, len));
 
 	return n ? entry_of(n) : NULL;
+}
+
+void db_touch(struct entry *e, uint32_t accesses)
+{
+	uint32_t now = store_clock();
+
+	/* The access time is set after each touch: lfu_touch() decays the
+	 * counter by the time since the last access, once. */
+	if (evict_policy_is_lfu())
+		for (uint32_t i = 0; i < accesses; i++) {
+			lfu_touch(e, now);
+			e->atime = now;
+		}
+	e->atime = now;
 }
 
 void db_prefetch_start(struct db_prefetch *p, int db, const char *key, size_t len)
@@ -387,10 +381,14 @@ struct entry *db_set_string(int db, struct entry *e, const char *key, size_t len
 
 void db_delete(int db, struct entry *e)
 {
+	db_remove(db, e, DB_CHANGE_DELETE);
+}
+
+void db_remove(int db, struct entry *e, enum db_change_reason why)
+{
 	struct shard *s = entry_shard(db, e);
 
-	fastpath_key_removed(db, e);
-	db_changed(db, e);
+	signal_change(db, -1, e, why);
 	if (e->expire >= 0)
 		s->nexpires--;
 	dict_remove(&s->keys, &e->node);
@@ -407,7 +405,7 @@ void db_set_expire(int db, struct entry *e, int64_t when_ms)
 	else if (e->expire >= 0 && when_ms < 0)
 		s->nexpires--;
 	e->expire = when_ms;
-	db_changed(db, e);
+	written(db, e, DB_CHANGE_TTL);
 }
 
 uint64_t db_size(int db)
@@ -447,17 +445,11 @@ uint64_t db_flush(int db)
 {
 	uint64_t removed = 0;
 
-	fastpath_db_reset(db);
+	signal_change(db, -1, NULL, DB_CHANGE_FLUSH);
 	for (unsigned i = 0; i < STORE_SHARDS; i++) {
 		struct shard *s = store_shard(db, i);
 
 		removed += s->keys.count;
-		if (s->keys.count)
-			s->version++;
-		/* A watched key that existed is gone. */
-		for (struct watcher *w = s->watchers; w; w = w->next)
-			if (dict_find(&s->keys, w->key, w->klen, key_hash(w->key, w->klen)))
-				__atomic_store_n(&w->client->watch_dirty, true, __ATOMIC_RELEASE);
 		dict_clear(&s->keys, entry_free_node);
 		s->nexpires = 0;
 		s->expire_cursor = 0;
@@ -467,25 +459,10 @@ uint64_t db_flush(int db)
 
 void db_swap(int a, int b)
 {
-	fastpath_db_reset(a);
-	fastpath_db_reset(b);
+	signal_change(a, b, NULL, DB_CHANGE_SWAP);
 	for (unsigned i = 0; i < STORE_SHARDS; i++) {
 		struct shard *x = store_shard(a, i), *y = store_shard(b, i);
 		struct dict keys = x->keys;
-
-		/* A watched key that exists on either side changes. */
-		for (int side = 0; side < 2; side++) {
-			struct shard *w_s = side ? y : x;
-
-			for (struct watcher *w = w_s->watchers; w; w = w->next) {
-				uint64_t h = key_hash(w->key, w->klen);
-
-				if (dict_find(&x->keys, w->key, w->klen, h) ||
-				    dict_find(&y->keys, w->key, w->klen, h))
-					__atomic_store_n(&w->client->watch_dirty, true,
-							 __ATOMIC_RELEASE);
-			}
-		}
 		uint64_t nexpires = x->nexpires;
 
 		x->keys = y->keys;
@@ -497,8 +474,6 @@ void db_swap(int a, int b)
 		x->field_ttls_seen = y->field_ttls_seen = 0;
 		if (x->field_ttls || y->field_ttls)
 			x->field_ttls = y->field_ttls = FIELD_TTLS_NEW;
-		x->version++;
-		y->version++;
 	}
 }
 
@@ -514,8 +489,7 @@ struct expire_ctx {
  * under dict_scan, so the scan shrinks it once the bucket is done. */
 static void expire_unlink(struct expire_ctx *ctx, struct entry *e)
 {
-	fastpath_key_removed(ctx->db, e);
-	db_changed(ctx->db, e);
+	signal_change(ctx->db, -1, e, DB_CHANGE_EXPIRE);
 	if (e->expire >= 0)
 		ctx->shard->nexpires--;
 	dict_remove(&ctx->shard->keys, &e->node);
@@ -620,43 +594,85 @@ void store_active_expire(unsigned self, unsigned n, int64_t budget_us)
 void lockset_init(struct lockset *ls)
 {
 	slot_memo.key = NULL;
-	ls->n = 0;
+	ls->ndbs = 0;
+	ls->all = false;
 	ls->held = false;
 }
 
-static void lockset_add_id(struct lockset *ls, uint32_t id)
+/* The mask of db's shards in ls, or NULL when ls must take everything. */
+static uint64_t *lockset_mask(struct lockset *ls, int db)
 {
-	for (unsigned i = 0; i < ls->n; i++)
-		if (ls->ids[i] == id)
-			return;
-	xkv_assert(ls->n < LOCKSET_MAX);
-	ls->ids[ls->n++] = id;
+	if (ls->all)
+		return NULL;
+	for (unsigned i = 0; i < ls->ndbs; i++)
+		if (ls->dbs[i].db == db)
+			return &ls->dbs[i].mask;
+	if (ls->ndbs == LOCKSET_DBS) {
+		ls->all = true;
+		return NULL;
+	}
+	ls->dbs[ls->ndbs].db = db;
+	ls->dbs[ls->ndbs].mask = 0;
+	return &ls->dbs[ls->ndbs++].mask;
 }
 
 void lockset_add_key(struct lockset *ls, int db, const char *key, size_t len)
 {
 	unsigned slot = key_slot_hash(key, len);
+	uint64_t *mask = lockset_mask(ls, db);
 
 	slot_memo.key = key;
 	slot_memo.len = len;
 	slot_memo.slot = slot;
-	lockset_add_id(ls, (uint32_t)db * STORE_SHARDS + slot % STORE_SHARDS);
+	if (mask)
+		*mask |= 1ull << (slot % STORE_SHARDS);
 }
 
 void lockset_add_db(struct lockset *ls, int db)
 {
-	for (unsigned i = 0; i < STORE_SHARDS; i++)
-		lockset_add_id(ls, (uint32_t)db * STORE_SHARDS + i);
+	uint64_t *mask = lockset_mask(ls, db);
+
+	if (mask)
+		*mask = ~0ull;
 }
 
-static int id_cmp(const void *a, const void *b)
+void lockset_add_all(struct lockset *ls)
 {
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	ls->all = true;
+}
 
-	return (x > y) - (x < y);
+unsigned lockset_count(const struct lockset *ls)
+{
+	unsigned n = 0;
+
+	if (ls->all)
+		return (unsigned)store.ndbs * STORE_SHARDS;
+	for (unsigned i = 0; i < ls->ndbs; i++)
+		n += (unsigned)__builtin_popcountll(ls->dbs[i].mask);
+	return n;
 }
 
 __thread unsigned store_locks_held;
+
+bool lockset_covers(const struct lockset *held, const struct lockset *ls)
+{
+	if (store_locks_held)
+		return true;
+	if (!held->held || ls->all)
+		return held->held && held->all;
+	if (held->all)
+		return true;
+	for (unsigned i = 0; i < ls->ndbs; i++) {
+		uint64_t have = 0;
+
+		for (unsigned j = 0; j < held->ndbs; j++)
+			if (held->dbs[j].db == ls->dbs[i].db)
+				have = held->dbs[j].mask;
+		if (ls->dbs[i].mask & ~have)
+			return false;
+	}
+	return true;
+}
 
 void store_shard_lock(int db, unsigned shard)
 {
@@ -672,16 +688,27 @@ void store_shard_unlock(int db, unsigned shard)
 
 void lockset_acquire(struct lockset *ls)
 {
-	if (store_locks_held) {
-		ls->held = false;
+	ls->held = false;
+	if (store_locks_held)
+		return;
+	if (ls->all) {
+		store_lock_all();
+		ls->held = true;
 		return;
 	}
-	if (ls->n > 1)
-		qsort(ls->ids, ls->n, sizeof(ls->ids[0]), id_cmp);
-	for (unsigned i = 0; i < ls->n; i++)
-		pthread_mutex_lock(
-			&store_shard((int)(ls->ids[i] / STORE_SHARDS), ls->ids[i] % STORE_SHARDS)
-				 ->lock);
+	/* Databases in ascending order (at most LOCKSET_DBS: an insertion sort),
+	 * then each one's shards from the lowest bit up. */
+	for (unsigned i = 1; i < ls->ndbs; i++)
+		for (unsigned j = i; j > 0 && ls->dbs[j - 1].db > ls->dbs[j].db; j--) {
+			__typeof__(ls->dbs[0]) t = ls->dbs[j];
+
+			ls->dbs[j] = ls->dbs[j - 1];
+			ls->dbs[j - 1] = t;
+		}
+	for (unsigned i = 0; i < ls->ndbs; i++)
+		for (uint64_t m = ls->dbs[i].mask; m; m &= m - 1)
+			pthread_mutex_lock(
+				&store_shard(ls->dbs[i].db, (unsigned)__builtin_ctzll(m))->lock);
 	ls->held = true;
 }
 
@@ -690,11 +717,15 @@ void lockset_release(struct lockset *ls)
 	slot_memo.key = NULL;
 	if (!ls->held)
 		return;
-	for (unsigned i = ls->n; i-- > 0;)
-		pthread_mutex_unlock(
-			&store_shard((int)(ls->ids[i] / STORE_SHARDS), ls->ids[i] % STORE_SHARDS)
-				 ->lock);
 	ls->held = false;
+	if (ls->all) {
+		store_unlock_all();
+		return;
+	}
+	for (unsigned i = ls->ndbs; i-- > 0;)
+		for (uint64_t m = ls->dbs[i].mask; m; m &= m - 1)
+			pthread_mutex_unlock(
+				&store_shard(ls->dbs[i].db, (unsigned)__builtin_ctzll(m))->lock);
 }
 
 void store_lock_all(void)

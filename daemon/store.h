@@ -9,8 +9,9 @@
  * {hash tag}), so keys sharing a tag share a shard. A command locks the shards
  * it touches through a lockset, which always acquires in ascending order of
  * (db, shard): that order is the only lock order in the store, so no deadlock
- * can form. Commands over a whole database lock its shards one at a time in
- * that order (KEYS, SCAN, RANDOMKEY) or all together (FLUSHDB, SWAPDB).
+ * can form. Commands never lock for themselves: the dispatcher locks what a
+ * command's key specs and lock scope name (commands.h), a whole database for
+ * KEYS or FLUSHDB, the whole store for FLUSHALL.
  *
  * Every db_* function below expects the caller to hold the key's shard lock.
  */
@@ -48,17 +49,8 @@ struct entry {
 
 #define entry_of(n) ((struct entry *)((char *)(n) - __builtin_offsetof(struct entry, node)))
 
-/* A client watching a key of this shard (WATCH); see multi.c. */
-struct watcher {
-	struct watcher *next;
-	struct client *client;
-	uint32_t klen;
-	char key[];
-};
-
 struct shard {
 	pthread_mutex_t lock;
-	struct watcher *watchers; /* WATCHed keys of this shard */
 	struct dict keys;
 	uint64_t nexpires;	/* entries with a deadline */
 	uint64_t expire_cursor; /* where active expiry resumes its scan */
@@ -66,7 +58,6 @@ struct shard {
 	 * shard's hashes too (FIELD_TTLS_*; see store_active_expire). */
 	uint8_t field_ttls;
 	uint32_t field_ttls_seen; /* such hashes met since the scan last wrapped */
-	uint64_t version;	  /* bumped by every change (WATCH) */
 	/* Summed by INFO; written under the lock. */
 	uint64_t expired;
 	uint64_t avg_ttl; /* ms, a running estimate from active expiry samples */
@@ -96,16 +87,11 @@ struct store_reads {
  * starts; other threads (unit tests) share a fallback that INFO never reads. */
 extern __thread struct store_reads *store_reads;
 
-/* The clock a command runs at (Unix ms), fixed by the dispatcher for the whole
- * command as in Redis, so a key cannot expire half-way through it; 0 outside
- * commands (the store then reads the clock). */
-extern __thread int64_t store_time_ms;
-/* Set while a CLIENT NO-TOUCH client's command runs: lookups do not update
- * the keys' access time or LFU counter. */
-extern __thread bool store_no_touch;
-/* The same instant on the monotonic clock (ms), for store_clock(); 0 outside
- * commands. One clock read per command instead of one per key touched. */
-extern __thread int64_t store_mono_ms;
+/* The clock the running command runs at (Unix ms): its execution context's
+ * snapshot (exec_ctx.h), fixed for the whole command as in Redis, so a key
+ * cannot expire half-way through it; outside commands, the clock. The access
+ * clock (store_clock) reads the context's monotonic snapshot likewise, and a
+ * context flagged EXEC_NO_TOUCH leaves access times and LFU counters alone. */
 int64_t store_now(void);
 
 void store_init(int ndbs);
@@ -130,6 +116,10 @@ struct entry *db_find_read(int db, const char *key, size_t len);
 struct entry *db_find_get(int db, const char *key, size_t len);
 /* The entry for key even if past its deadline, with no side effect. */
 struct entry *db_peek(int db, const char *key, size_t len);
+/* `accesses` reads of e that no lookup saw (the kernel cache's hits): its
+ * access time becomes now and, under an LFU policy, its counter takes that
+ * many touches, as that many lookups would. */
+void db_touch(struct entry *e, uint32_t accesses);
 
 /*
  * Cache warming for a batch of pipelined lookups: called in stages over all
@@ -159,13 +149,58 @@ struct entry *db_set(int db, const char *key, size_t len, struct obj val, bool k
  * old string's buffer. */
 struct entry *db_set_string(int db, struct entry *e, const char *key, size_t len, const void *p,
 			    size_t vlen, bool keep_ttl);
-/* Removes e and frees it. */
+/*
+ * Every change to the keyspace passes one choke point, which tells a fixed
+ * list of hooks, in this order, why and what changed: WATCH (multi.c),
+ * blocking wake-ups (blocking.c), the kernel cache (fastpath.c), the places
+ * keyspace notifications and client tracking will plug into, and the
+ * propagation point (propagate.c, set only while a consumer exists). Hooks
+ * run on the writer's thread under the shard locks of what changed (all of
+ * the database's for FLUSH and SWAP), before the writer is answered; they
+ * take no shard lock and must not change the keyspace.
+ */
+enum db_change_reason {
+	DB_CHANGE_WRITE,  /* a key added, or its value set or edited in place */
+	DB_CHANGE_TTL,	  /* its deadline set or removed */
+	DB_CHANGE_DELETE, /* removed by a command (DEL, a pop that empties it) */
+	DB_CHANGE_RENAME, /* removed as the source of RENAME or MOVE (the
+			   * destination then comes as a WRITE) */
+	DB_CHANGE_EXPIRE, /* removed because its deadline passed */
+	DB_CHANGE_EVICT,  /* removed by maxmemory eviction */
+	DB_CHANGE_FLUSH,  /* db is about to be emptied (e NULL) */
+	DB_CHANGE_SWAP,	  /* db and other_db are about to be exchanged (e NULL) */
+};
+
+struct db_change {
+	enum db_change_reason reason;
+	int db, other_db;
+	struct entry *e; /* the key, still in place for removals; NULL for FLUSH, SWAP */
+};
+
+enum store_hook {
+	STORE_HOOK_WATCH,
+	STORE_HOOK_BLOCKING,
+	STORE_HOOK_FASTPATH,
+	STORE_HOOK_NOTIFY,
+	STORE_HOOK_TRACKING,
+	STORE_HOOK_PROPAGATE, /* expiry and eviction as DEL; "it wrote" (propagate.c) */
+	STORE_HOOKS
+};
+
+typedef void store_hook_fn(const struct db_change *ch);
+/* Fills hook slot h (NULL empties it). At start-up only, before any worker
+ * runs: the list is read without a lock. */
+void store_hook_set(enum store_hook h, store_hook_fn *fn);
+
+/* Removes e and frees it (DB_CHANGE_DELETE). */
 void db_delete(int db, struct entry *e);
+/* As db_delete, for another reason (DB_CHANGE_RENAME, EXPIRE, EVICT). */
+void db_remove(int db, struct entry *e, enum db_change_reason why);
 /* Sets e's deadline (absolute ms) or removes it with -1. */
 void db_set_expire(int db, struct entry *e, int64_t when_ms);
-/* The choke point: every change to a key's value, type or deadline passes
- * here before the writer is answered (db_add, db_set_value, db_delete and
- * db_set_expire call it; code that edits a value in place calls it after). */
+/* A key's value was edited in place (APPEND, SETRANGE, a push): signals a
+ * DB_CHANGE_WRITE. db_add, db_set_value, db_set, db_set_string, db_delete,
+ * db_remove and db_set_expire signal their own changes. */
 void db_changed(int db, struct entry *e);
 /* The access clock: ticks of 10 ms since the store started (idle times, LRU
  * and LFU decay); 32 bits last 497 days. */
@@ -189,34 +224,45 @@ void db_swap(int a, int b);
  * for at most budget_us microseconds. Takes the shard locks itself. */
 void store_active_expire(unsigned self, unsigned n, int64_t budget_us);
 
-/* A set of shards to lock together, always in ascending (db, shard) order. */
-#define LOCKSET_MAX (2 * STORE_SHARDS) /* every shard of two databases */
+/*
+ * A set of shards to lock together, always in ascending (db, shard) order: a
+ * 64-bit mask of shards per database named. A set that would name more than
+ * LOCKSET_DBS databases, or was asked for everything (lockset_add_all), takes
+ * every shard of the store instead, so adding never fails.
+ */
+#define LOCKSET_DBS 4
 struct lockset {
-	unsigned n;
-	bool held;
-	uint32_t ids[LOCKSET_MAX]; /* db * STORE_SHARDS + shard, sorted once acquired */
+	uint8_t ndbs;
+	bool all;  /* every shard of every database */
+	bool held; /* acquired by this set (not by an enclosing holder) */
+	struct {
+		int db;
+		uint64_t mask; /* bit i: shard i of db */
+	} dbs[LOCKSET_DBS];
 };
 
 void lockset_init(struct lockset *ls);
 void lockset_add_key(struct lockset *ls, int db, const char *key, size_t len);
 /* Adds every shard of db. */
 void lockset_add_db(struct lockset *ls, int db);
+/* Adds every shard of the store (FLUSHALL, SWAPDB). */
+void lockset_add_all(struct lockset *ls);
+/* The number of shards the set names. */
+unsigned lockset_count(const struct lockset *ls);
+/* True if every shard of ls is one of held's (held acquired), or this thread
+ * holds the whole store. */
+bool lockset_covers(const struct lockset *held, const struct lockset *ls);
 void lockset_acquire(struct lockset *ls);
 void lockset_release(struct lockset *ls);
-/* Locks or unlocks every shard of every database (FLUSHALL, EXEC). While this
- * thread holds them all, the lock functions here are no-ops for it, so the
- * commands of a transaction run with the locks EXEC took. */
+/* Locks or unlocks every shard of every database (a lockset naming them all).
+ * While this thread holds them all, the lock functions here are no-ops for
+ * it. */
 void store_lock_all(void);
 void store_unlock_all(void);
-/* One shard (KEYS, SCAN walk them in order). */
+/* One shard, for work outside commands (eviction). */
 void store_shard_lock(int db, unsigned shard);
 void store_shard_unlock(int db, unsigned shard);
-/* True while this thread runs a transaction's commands under EXEC's locks. */
+/* Non-zero while this thread holds every shard (store_lock_all). */
 extern __thread unsigned store_locks_held;
-
-/* WATCH: the watchers of key in db are told of every change (their client's
- * watch_dirty is set). The caller holds the key's shard lock. */
-struct watcher *db_watch(int db, struct client *c, const char *key, size_t len);
-void db_unwatch(int db, struct watcher *w);
 
 #endif

@@ -9,8 +9,10 @@
 #include <unistd.h>
 #include <linux/types.h>
 
+#include "access.h"
 #include "client.h"
 #include "config.h"
+#include "exec_ctx.h"
 #include "log.h"
 #include "mem.h"
 #include "reply.h"
@@ -112,13 +114,14 @@ static void out_str(struct out *o, const char *s)
 static void serve_get(const struct arg *key, struct out *o)
 {
 	struct lockset ls;
+	struct exec_ctx x;
 	struct entry *e;
 	char tmp[LL_STR_SIZE + 1], head[32];
 
 	lockset_init(&ls);
 	lockset_add_key(&ls, 0, key->p, key->len);
 	lockset_acquire(&ls);
-	store_time_ms = now_ms();
+	exec_ctx_push(&x, NULL, NULL, 0, 0, 0);
 	e = db_find_get(0, key->p, key->len);
 	if (!e) {
 		out_str(o, "$-1\r\n");
@@ -134,7 +137,47 @@ static void serve_get(const struct arg *key, struct out *o)
 		out_str(o, "\r\n");
 		o->value_len = vlen;
 	}
-	store_time_ms = 0;
+	exec_ctx_pop(&x);
+	lockset_release(&ls);
+}
+
+/*
+ * MGET key...: Redis's array reply, nil for a missing key or one of another
+ * type. The keys' shards are locked together, so the reply is one snapshot,
+ * as over TCP. Each read counts toward admission, as a GET's does, so keys
+ * read only by MGET become kernel-served too. o->value_len stays 0: with
+ * XKV_F_TRUNCATED the client is told the whole reply's size.
+ */
+static void serve_mget(const struct arg *keys, int nkeys, struct out *o)
+{
+	struct lockset ls;
+	struct exec_ctx x;
+	char tmp[LL_STR_SIZE + 1], head[32];
+
+	lockset_init(&ls);
+	for (int i = 0; i < nkeys; i++)
+		lockset_add_key(&ls, 0, keys[i].p, keys[i].len);
+	lockset_acquire(&ls);
+	/* One time snapshot for every key, as a command's. */
+	exec_ctx_push(&x, NULL, NULL, 0, 0, 0);
+	snprintf(head, sizeof(head), "*%d\r\n", nkeys);
+	out_str(o, head);
+	for (int i = 0; i < nkeys; i++) {
+		struct entry *e = db_find_get(0, keys[i].p, keys[i].len);
+		size_t vlen;
+		const char *v;
+
+		if (!e || e->val.type != OBJ_STRING) {
+			out_str(o, "$-1\r\n");
+			continue;
+		}
+		v = obj_str(&e->val, tmp, &vlen);
+		snprintf(head, sizeof(head), "$%zu\r\n", vlen);
+		out_str(o, head);
+		out_add(o, v, vlen);
+		out_str(o, "\r\n");
+	}
+	exec_ctx_pop(&x);
 	lockset_release(&ls);
 }
 
@@ -161,6 +204,8 @@ static void serve_command(char *cmd, size_t len, struct out *o)
 		out_str(o, "-ERR Protocol error: one command per datagram\r\n");
 	} else if (str_eq_nocase(pc.argv[0].p, pc.argv[0].len, "GET") && pc.argc == 2) {
 		serve_get(&pc.argv[1], o);
+	} else if (str_eq_nocase(pc.argv[0].p, pc.argv[0].len, "MGET") && pc.argc >= 2) {
+		serve_mget(&pc.argv[1], pc.argc - 1, o);
 	} else if (str_eq_nocase(pc.argv[0].p, pc.argv[0].len, "PING") && pc.argc <= 2) {
 		if (pc.argc == 1) {
 			out_str(o, "+PONG\r\n");
@@ -173,11 +218,12 @@ static void serve_command(char *cmd, size_t len, struct out *o)
 			out_str(o, "\r\n");
 		}
 	} else if (str_eq_nocase(pc.argv[0].p, pc.argv[0].len, "GET") ||
+		   str_eq_nocase(pc.argv[0].p, pc.argv[0].len, "MGET") ||
 		   str_eq_nocase(pc.argv[0].p, pc.argv[0].len, "PING")) {
 		out_str(o, "-ERR wrong number of arguments for this command over UDP\r\n");
 	} else {
-		out_str(o,
-			"-ERR only GET and PING are served over UDP: use TCP for this command\r\n");
+		out_str(o, "-ERR only GET, MGET and PING are served over UDP: use TCP for this "
+			   "command\r\n");
 	}
 	xfree(pc.argv);
 	xfree(pc.arg_off);
@@ -203,8 +249,7 @@ static size_t answer(const char *req, size_t len, char *reply)
 	h->value_len = 0;
 	if (cmd_len > len - sizeof(*in)) {
 		out_str(&o, "-ERR Protocol error: cmd_len exceeds the datagram\r\n");
-	} else if (config.requirepass[0] &&
-		   (!config.fastpath_token || in->token != (uint64_t)config.fastpath_token)) {
+	} else if (!access_udp_token_ok(in->token)) {
 		out_str(&o, "-NOAUTH Authentication required.\r\n");
 	} else {
 		char cmd[cmd_len + 1];

@@ -2,7 +2,7 @@
 /*
  * udp: the daemon's end of the UDP protocol (docs/udp-protocol.md). Each
  * worker has its own SO_REUSEPORT socket per bind address and answers what
- * the kernel fast path passed on: GET (from db 0) and PING; anything else gets
+ * the kernel fast path passed on: GET and MGET (from db 0) and PING; anything else gets
  * an error telling the client to use TCP. A reply is never larger than its
  * request: a value that does not fit is announced with XKV_F_TRUNCATED and
  * its length, so the client can retry padded or over TCP.

@@ -165,6 +165,87 @@ int d_to_str(char *buf, size_t size, double v)
 	return snprintf(buf, size, "%.17g", v);
 }
 
+/* The shortest significant digits of v (1 to 17, no trailing zeros) into
+ * digits, and the power of ten of the last one: v = digits * 10^*k. */
+static int shortest_digits(double v, char *digits, int *k)
+{
+	char tmp[40];
+	int n = 0, exp10;
+
+	/* The fewest digits that read back as v: tried from 15, as any shorter
+	 * form is this one with trailing zeros. */
+	for (int prec = 15; prec <= 17; prec++) {
+		snprintf(tmp, sizeof(tmp), "%.*e", prec - 1, v);
+		if (strtod(tmp, NULL) == v)
+			break;
+	}
+	/* tmp is "[-]d.ddde[+-]x" */
+	const char *p = tmp + (tmp[0] == '-');
+
+	for (; *p != 'e'; p++)
+		if (*p != '.')
+			digits[n++] = *p;
+	exp10 = atoi(p + 1);
+	while (n > 1 && digits[n - 1] == '0')
+		n--;
+	*k = exp10 - (n - 1);
+	return n;
+}
+
+int d_to_str_shortest(char *buf, size_t size, double v)
+{
+	char digits[20];
+	int k, n, exp, len = 0;
+
+	if (isnan(v) || isinf(v) || v == 0)
+		return d_to_str(buf, size, v);
+	/* Integral values as integers, below Redis 8's LLONG_MAX / 2 bound. */
+	if (v > -4611686018427387903.0 && v < 4611686018427387903.0 && v == (double)(long long)v) {
+		if (size <= LL_STR_SIZE)
+			return 0;
+		return ll_to_str(buf, (long long)v);
+	}
+	if (size < 32)
+		return 0;
+	n = shortest_digits(v, digits, &k);
+	exp = abs(k + n - 1);
+	if (v < 0)
+		buf[len++] = '-';
+	if (k >= 0 && exp < n + 7) {
+		/* an integer: the digits, then k zeros */
+		memcpy(buf + len, digits, (size_t)n);
+		memset(buf + len + n, '0', (size_t)k);
+		len += n + k;
+	} else if (k < 0 && (k > -7 || exp < 4)) {
+		/* plain decimal notation */
+		int point = n + k;
+
+		if (point <= 0) {
+			memcpy(buf + len, "0.", 2);
+			memset(buf + len + 2, '0', (size_t)-point);
+			memcpy(buf + len + 2 - point, digits, (size_t)n);
+			len += 2 - point + n;
+		} else {
+			memcpy(buf + len, digits, (size_t)point);
+			buf[len + point] = '.';
+			memcpy(buf + len + point + 1, digits + point, (size_t)(n - point));
+			len += n + 1;
+		}
+	} else {
+		/* scientific, with an unpadded exponent: "2.5e-7", "1e+21" */
+		buf[len++] = digits[0];
+		if (n > 1) {
+			buf[len++] = '.';
+			memcpy(buf + len, digits + 1, (size_t)(n - 1));
+			len += n - 1;
+		}
+		len += snprintf(buf + len, size - (size_t)len, "e%c%d", k + n - 1 < 0 ? '-' : '+',
+				exp);
+	}
+	buf[len] = '\0';
+	return len;
+}
+
 static int64_t clock_ns(clockid_t clock)
 {
 	struct timespec ts;

@@ -40,6 +40,10 @@ int ll_to_str(char *buf, long long v);
 int ld_to_str(char *buf, size_t size, long double v);
 /* Formats a double as Redis replies with scores ("%.17g", "inf", "-inf"). */
 int d_to_str(char *buf, size_t size, double v);
+/* As Redis 8 formats doubles (its d2string): integral values as integers,
+ * others with the fewest digits that read back as v, in plain notation for
+ * moderate exponents and as "2.5e-7" otherwise. size must be 32 or more. */
+int d_to_str_shortest(char *buf, size_t size, double v);
 
 /* Milliseconds and microseconds since the Unix epoch (CLOCK_REALTIME). */
 int64_t now_ms(void);

@@ -51,18 +51,32 @@ void server_request_shutdown(void)
 	}
 }
 
-void worker_post(struct worker *w, enum mail_kind kind, uint64_t client_id)
+static void kill_deliver(struct worker *w, uint64_t client_id, void *payload)
 {
-	worker_post_payload(w, kind, client_id, NULL);
+	(void)payload;
+	for (struct client *c = w->clients; c; c = c->next_in_worker) {
+		if (c->id == client_id) {
+			w->engine->close_client(c);
+			break;
+		}
+	}
 }
 
-void worker_post_payload(struct worker *w, enum mail_kind kind, uint64_t client_id, void *payload)
+const struct mail_ops worker_mail_kill = { .deliver = kill_deliver };
+
+void worker_post(struct worker *w, const struct mail_ops *ops, uint64_t client_id)
+{
+	worker_post_payload(w, ops, client_id, NULL);
+}
+
+void worker_post_payload(struct worker *w, const struct mail_ops *ops, uint64_t client_id,
+			 void *payload)
 {
 	struct mail *m = xmalloc(sizeof(*m));
 	uint64_t one = 1;
 
 	m->next = NULL;
-	m->kind = kind;
+	m->ops = ops;
 	m->client_id = client_id;
 	m->payload = payload;
 	pthread_mutex_lock(&w->mail_lock);
@@ -90,24 +104,7 @@ void worker_drain_mail(struct worker *w)
 	while (m) {
 		struct mail *next = m->next;
 
-		if (m->kind == MAIL_KILL_CLIENT) {
-			for (struct client *c = w->clients; c; c = c->next_in_worker) {
-				if (c->id == m->client_id) {
-					w->engine->close_client(c);
-					break;
-				}
-			}
-		} else if (m->kind == MAIL_PUBSUB) {
-			pubsub_deliver(w, m->payload);
-		} else if (m->kind == MAIL_SERVED) {
-			blocking_deliver(w, m->payload);
-		} else if (m->kind == MAIL_MONITOR) {
-			monitor_deliver(w, m->payload);
-		} else if (m->kind == MAIL_WAKE) {
-			/* CLIENT UNPAUSE. */
-			if (w->nheld)
-				pause_release(w);
-		}
+		m->ops->deliver(w, m->client_id, m->payload);
 		xfree(m);
 		m = next;
 	}
@@ -354,6 +351,7 @@ void worker_cron(struct worker *w)
 		mem_sample_peak();
 		sample_ops(now);
 		fastpath_heartbeat();
+		fastpath_collect_hits();
 	}
 }
 
@@ -566,12 +564,8 @@ static void close_listeners(void)
 			struct mail *m = w->mail_head;
 
 			w->mail_head = m->next;
-			if (m->kind == MAIL_PUBSUB)
-				pubsub_mail_free(m->payload);
-			else if (m->kind == MAIL_SERVED)
-				blocking_deliver(w, m->payload); /* frees: no clients remain */
-			else if (m->kind == MAIL_MONITOR)
-				monitor_mail_free(m->payload);
+			if (m->ops->drop)
+				m->ops->drop(m->payload);
 			xfree(m);
 		}
 		w->mail_tail = NULL;

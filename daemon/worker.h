@@ -53,20 +53,28 @@ struct net_engine {
 extern const struct net_engine net_engine_uring;
 extern const struct net_engine net_engine_epoll;
 
-enum mail_kind {
-	MAIL_KILL_CLIENT,
-	MAIL_WAKE,
-	MAIL_PUBSUB,
-	MAIL_SERVED,  /* a blocked client's answer (blocking.c), owned by the mail */
-	MAIL_MONITOR, /* a MONITOR line for this worker's monitors (monitor.c) */
+/*
+ * A cross-worker message carries its own handling, defined by the module
+ * that posts it (a publication, a served waiter's answer, a MONITOR line, a
+ * CLIENT KILL, an UNPAUSE): deliver runs on the target worker's thread when
+ * it drains its mailbox; drop frees the payload of a message that is never
+ * delivered (the worker stopped first), or is NULL if there is nothing to
+ * free. The mailbox knows no kinds.
+ */
+struct mail_ops {
+	void (*deliver)(struct worker *w, uint64_t client_id, void *payload);
+	void (*drop)(void *payload);
 };
 
 struct mail {
 	struct mail *next;
-	enum mail_kind kind;
+	const struct mail_ops *ops;
 	uint64_t client_id;
-	void *payload; /* MAIL_PUBSUB, MAIL_SERVED: owned by the mail */
+	void *payload; /* owned by the mail until delivered or dropped */
 };
+
+/* Closes client_id on the worker that owns it (CLIENT KILL, output limits). */
+extern const struct mail_ops worker_mail_kill;
 
 /* A worker's INFO stats counters: this worker adds to them (stat_add), INFO
  * reads them with relaxed loads, through server_stat(). */
@@ -182,9 +190,9 @@ void worker_drain_mail(struct worker *w);
 /* Posts a message to w and wakes it. */
 /* Protected mode (no password set) refuses this peer: not loopback or a Unix socket. */
 bool worker_protected_refuses(const struct sockaddr_storage *peer);
-void worker_post(struct worker *w, enum mail_kind kind, uint64_t client_id);
-/* The same with a payload that w's drain hands to its owner module (and
- * that is freed with the mail if never delivered). */
-void worker_post_payload(struct worker *w, enum mail_kind kind, uint64_t client_id, void *payload);
+void worker_post(struct worker *w, const struct mail_ops *ops, uint64_t client_id);
+/* The same with a payload for ops->deliver (or ops->drop if never delivered). */
+void worker_post_payload(struct worker *w, const struct mail_ops *ops, uint64_t client_id,
+			 void *payload);
 
 #endif

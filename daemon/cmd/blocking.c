@@ -9,7 +9,9 @@
 
 #include "blocking.h"
 #include "commands.h"
+#include "exec_ctx.h"
 #include "mem.h"
+#include "propagate.h"
 #include "t_list.h"
 #include "t_zset.h"
 #include "util.h"
@@ -40,7 +42,7 @@ static void wait_or_give_up(struct client *c, int first, int last, int64_t ms, b
 	int keys[256], n = 0;
 
 	if (!blocking_allowed(c)) {
-		if (!blocking_retrying) {
+		if (!(exec_ctx_flags() & EXEC_RETRY)) {
 			if (null_bulk)
 				reply_null(c);
 			else
@@ -85,6 +87,8 @@ static void bpop_list(struct client *c, enum list_where where)
 		reply_bulk(c, c->argv[i].p, c->argv[i].len);
 		list_pop(&e->val, where, 1, reply_list_elem, c);
 		shrunk(c, e, list_len(&e->val));
+		/* Served at once or later, it is a plain pop in the stream. */
+		propagate_pop(where == LIST_HEAD ? "LPOP" : "RPOP", &c->argv[i], 0);
 		return;
 	}
 	wait_or_give_up(c, 1, c->argc - 2, ms, false);
@@ -160,6 +164,9 @@ static void bmove(struct client *c, enum list_where from, enum list_where to, in
 		return;
 	if (!move_one(c, from, to, &failed))
 		wait_or_give_up(c, 1, 1, ms, true);
+	else if (!failed)
+		propagate_renamed(c->argc, c->argv, timeout_arg == 3 ? "RPOPLPUSH" : "LMOVE",
+				  timeout_arg);
 }
 
 void cmd_brpoplpush(struct client *c)
@@ -229,24 +236,6 @@ static bool parse_mpop(struct client *c, bool zset, struct mpop_args *a)
 	return true;
 }
 
-/* Runs fn with the shards of argv[first..last] locked (the keys come from
- * numkeys, so the dispatcher could not lock them). */
-static void with_keys_locked(struct client *c, int first, int last,
-			     void (*fn)(struct client *c, const struct mpop_args *a),
-			     const struct mpop_args *a)
-{
-	struct lockset ls;
-
-	lockset_init(&ls);
-	for (int j = first; j <= last && ls.n < LOCKSET_MAX - STORE_SHARDS; j++)
-		lockset_add_key(&ls, c->db, c->argv[j].p, c->argv[j].len);
-	if (ls.n >= LOCKSET_MAX - STORE_SHARDS)
-		lockset_add_db(&ls, c->db);
-	lockset_acquire(&ls);
-	fn(c, a);
-	lockset_release(&ls);
-}
-
 static void lmpop_locked(struct client *c, const struct mpop_args *a)
 {
 	for (int j = a->first; j <= a->last; j++) {
@@ -265,6 +254,7 @@ static void lmpop_locked(struct client *c, const struct mpop_args *a)
 		reply_array(c, (long)n);
 		list_pop(&e->val, a->max ? LIST_TAIL : LIST_HEAD, n, reply_list_elem, c);
 		shrunk(c, e, list_len(&e->val));
+		propagate_pop(a->max ? "RPOP" : "LPOP", &c->argv[j], (long long)n);
 		return;
 	}
 	wait_or_give_up(c, a->first, a->last, a->ms, false);
@@ -275,7 +265,7 @@ void cmd_blmpop(struct client *c)
 	struct mpop_args a;
 
 	if (parse_mpop(c, false, &a))
-		with_keys_locked(c, a.first, a.last, lmpop_locked, &a);
+		lmpop_locked(c, &a);
 }
 
 /* Pops k members of a sorted set from one end, replying with each as
@@ -313,6 +303,7 @@ static void bzpop(struct client *c, bool max)
 		reply_array(c, 3);
 		reply_bulk(c, c->argv[i].p, c->argv[i].len);
 		zpop_members(c, e, max, 1, false);
+		propagate_pop(max ? "ZPOPMAX" : "ZPOPMIN", &c->argv[i], 0);
 		return;
 	}
 	wait_or_give_up(c, 1, c->argc - 2, ms, false);
@@ -345,6 +336,7 @@ static void zmpop_locked(struct client *c, const struct mpop_args *a)
 		reply_bulk(c, c->argv[j].p, c->argv[j].len);
 		reply_array(c, (long)n);
 		zpop_members(c, e, a->max, n, true);
+		propagate_pop(a->max ? "ZPOPMAX" : "ZPOPMIN", &c->argv[j], (long long)n);
 		return;
 	}
 	wait_or_give_up(c, a->first, a->last, a->ms, false);
@@ -355,5 +347,5 @@ void cmd_bzmpop(struct client *c)
 	struct mpop_args a;
 
 	if (parse_mpop(c, true, &a))
-		with_keys_locked(c, a.first, a.last, zmpop_locked, &a);
+		zmpop_locked(c, &a);
 }

@@ -209,7 +209,7 @@ void cmd_reset(struct client *c)
 	static const struct arg none = { NULL, 0 };
 
 	multi_reset(c);
-	multi_unwatch(c);
+	do_multi_unwatch(c);
 	monitor_stop(c);
 	for (int k = 0; k < PUBSUB_KINDS; k++)
 		pubsub_unsubscribe_all(c, k, false);
@@ -457,7 +457,7 @@ void cmd_client_kill(struct client *c)
 		if (victims[i].id == c->id)
 			c->flags |= CLIENT_CLOSE_AFTER_REPLY;
 		else
-			worker_post(victims[i].w, MAIL_KILL_CLIENT, victims[i].id);
+			worker_post(victims[i].w, &worker_mail_kill, victims[i].id);
 	}
 	xfree(victims);
 	if (old_form) {

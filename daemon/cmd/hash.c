@@ -21,6 +21,7 @@
 
 #include "commands.h"
 #include "mem.h"
+#include "propagate.h"
 #include "t_hash.h"
 #include "util.h"
 
@@ -315,6 +316,14 @@ void cmd_hincrbyfloat(struct client *c)
 	}
 	len = ld_to_str(buf, sizeof(buf), v);
 	set_counter(c, e, buf, (size_t)len);
+	/* The result, not the float arithmetic, and the field's deadline kept. */
+	if (propagate_enabled()) {
+		struct arg set[7] = { PROP_STR("HSETEX"),  c->argv[1],	  PROP_STR("KEEPTTL"),
+				      PROP_STR("FIELDS"),  PROP_STR("1"), c->argv[2],
+				      { buf, (size_t)len } };
+
+		propagate_rewrite(7, set);
+	}
 	reply_bulk(c, buf, (size_t)len);
 }
 
@@ -710,8 +719,10 @@ static void hexpire_generic(struct client *c, bool relative, bool seconds, const
 			reply_int(c, HFE_SET);
 		}
 	}
-	if (dirty)
+	if (dirty) {
 		changed(c, e);
+		propagate_deadline(c->argc, c->argv, "HPEXPIREAT", 2, false, when);
+	}
 }
 
 void cmd_hexpire(struct client *c)
@@ -922,8 +933,11 @@ void cmd_hgetex(struct client *c)
 			dirty = true;
 		}
 	}
-	if (dirty)
+	if (dirty) {
 		changed(c, e);
+		if (opt & OPT_DEADLINE)
+			propagate_deadline(c->argc, c->argv, NULL, 3, true, when);
+	}
 }
 
 /*
@@ -931,7 +945,8 @@ void cmd_hgetex(struct client *c)
  * each option is checked (and its deadline read) as it comes. On success
  * *first is the index of the first field.
  */
-static bool hsetex_options(struct client *c, unsigned *opts, int64_t *when, int *first)
+static bool hsetex_options(struct client *c, unsigned *opts, int64_t *when, int *first,
+			   int *when_at)
 {
 	*opts = 0;
 	for (int i = 2; i < c->argc; i++) {
@@ -966,6 +981,7 @@ static bool hsetex_options(struct client *c, unsigned *opts, int64_t *when, int 
 			}
 			if (!option_deadline(c, ++i, opt, "hsetex", when))
 				return false;
+			*when_at = i;
 			*opts |= opt;
 		} else if (arg_is(c, i, "fnx") || arg_is(c, i, "fxx")) {
 			if (*opts & (OPT_FNX | OPT_FXX)) {
@@ -989,9 +1005,9 @@ void cmd_hsetex(struct client *c)
 	unsigned opts;
 	int64_t when = 0;
 	struct entry *e;
-	int first;
+	int first, when_at = 0;
 
-	if (!hsetex_options(c, &opts, &when, &first) || !lookup(c, false, &e))
+	if (!hsetex_options(c, &opts, &when, &first, &when_at) || !lookup(c, false, &e))
 		return;
 	if (!e && (opts & OPT_FXX)) {
 		reply_int(c, 0);
@@ -1020,4 +1036,6 @@ void cmd_hsetex(struct client *c)
 	}
 	reply_int(c, 1);
 	changed(c, e);
+	if (opts & OPT_DEADLINE)
+		propagate_deadline(c->argc, c->argv, NULL, when_at, true, when);
 }

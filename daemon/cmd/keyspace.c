@@ -5,20 +5,17 @@
  * iterating (KEYS, SCAN, RANDOMKEY) and whole-database operations (DBSIZE,
  * FLUSHDB, FLUSHALL, SWAPDB). Redis 7.0 is the reference for every reply.
  *
- * Locking. Rows without CMD_LOCKS_SELF run with the shards of their key
- * arguments (in c->db) already locked by the dispatcher. The others lock for
- * themselves, and never hold one shard lock while taking another except
- * through a lockset, so the store's single (db, shard) order is kept:
- *  - MOVE and COPY lock the source and destination shards, which may live in
- *    different databases, with one lockset;
- *  - KEYS, SCAN and RANDOMKEY lock one shard of c->db at a time, so a long
- *    walk never stalls the whole database;
- *  - FLUSHDB and SWAPDB lock every shard of their databases with a lockset,
- *    FLUSHALL every shard of the store;
- *  - DBSIZE takes no lock: db_size() is a racy sum, as good as any snapshot
- *    a client could observe.
- * Every change goes through db_add, db_set_value, db_delete and
- * db_set_expire, which signal the change choke point (db_changed).
+ * Locking. No handler here locks: the dispatcher holds what each row's lock
+ * scope names (commands.h):
+ *  - the shards of the key arguments in c->db, and for MOVE and COPY ... DB
+ *    the same keys' shards in the other database (CMD_KEYS_OTHER_DB);
+ *  - every shard of c->db for KEYS, SCAN, RANDOMKEY and FLUSHDB
+ *    (CMD_LOCK_DB), so each sees one consistent database, as in Redis;
+ *  - every shard of the store for FLUSHALL and SWAPDB (CMD_LOCK_ALL);
+ *  - none for DBSIZE: db_size() is a racy sum, as good as any snapshot a
+ *    client could observe.
+ * Every change goes through db_add, db_set_value, db_delete (db_remove) and
+ * db_set_expire, which signal the store's change choke point with a reason.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -29,7 +26,9 @@
 
 #include "commands.h"
 #include "evict.h"
+#include "fastpath.h"
 #include "mem.h"
+#include "propagate.h"
 #include "util.h"
 
 #define ERR_SAME_OBJECT "source and destination objects are the same"
@@ -79,16 +78,6 @@ static void expire_collected(int db, struct keyvec *kv)
 	keyvec_free(kv);
 }
 
-static void shard_lock(int db, unsigned i)
-{
-	store_shard_lock(db, i);
-}
-
-static void shard_unlock(int db, unsigned i)
-{
-	store_shard_unlock(db, i);
-}
-
 static bool same_arg(const struct client *c, int i, int j)
 {
 	return c->argv[i].len == c->argv[j].len &&
@@ -119,18 +108,6 @@ static bool db_index_ok(int db)
 	return db >= 0 && db < store.ndbs;
 }
 
-/* Locks the shards of two keys in possibly different databases, once each:
- * a shard's mutex is not recursive. */
-static void lock_two_keys(struct lockset *ls, int db1, const struct arg *k1, int db2,
-			  const struct arg *k2)
-{
-	lockset_init(ls);
-	lockset_add_key(ls, db1, k1->p, k1->len);
-	if (db1 != db2 || key_shard(k1->p, k1->len) != key_shard(k2->p, k2->len))
-		lockset_add_key(ls, db2, k2->p, k2->len);
-	lockset_acquire(ls);
-}
-
 /*
  * Moves e's value and deadline to key (dst, dlen) in database ddb, which must
  * be absent, and deletes e. O(1) whatever the value's size, as in Redis: the
@@ -144,7 +121,7 @@ static void move_entry(int sdb, struct entry *e, int ddb, const char *dst, size_
 	struct entry *ne;
 
 	e->val = obj_string_ll(0);
-	db_delete(sdb, e);
+	db_remove(sdb, e, DB_CHANGE_RENAME);
 	ne = db_add(ddb, dst, dlen, val);
 	if (expire != -1)
 		db_set_expire(ddb, ne, expire);
@@ -298,10 +275,19 @@ static void expire_generic(struct client *c, const char *name, int64_t base, int
 	}
 	/* A deadline already reached deletes the key now rather than leaving a
 	 * dead key for lazy expiry to find. */
-	if (when <= store_now())
+	if (when <= store_now()) {
+		struct arg del[2] = { PROP_STR("DEL"), c->argv[1] };
+
 		db_delete(c->db, e);
-	else
+		propagate_rewrite(2, del);
+	} else {
+		char buf[LL_STR_SIZE + 1];
+		struct arg at[3] = { PROP_STR("PEXPIREAT"), c->argv[1], prop_ll(buf, when) };
+
+		/* The condition held here; the stream carries the result. */
 		db_set_expire(c->db, e, when);
+		propagate_rewrite(3, at);
+	}
 	reply_int(c, 1);
 	return;
 
@@ -429,13 +415,11 @@ void cmd_keys(struct client *c)
 		struct shard *sh = store_shard(c->db, i);
 		uint64_t cur = 0;
 
-		shard_lock(c->db, i);
 		if (sh->keys.count) {
 			do
 				cur = dict_scan(&sh->keys, cur, walk_node, &w);
 			while (cur);
 		}
-		shard_unlock(c->db, i);
 	}
 	reply_keyvec(c, &w.keys);
 	keyvec_free(&w.keys);
@@ -501,7 +485,6 @@ void cmd_scan(struct client *c)
 	while (shard < STORE_SHARDS) {
 		struct shard *sh = store_shard(c->db, shard);
 
-		shard_lock(c->db, shard);
 		if (!sh->keys.count) {
 			inner = 0;
 		} else {
@@ -511,7 +494,6 @@ void cmd_scan(struct client *c)
 			} while (inner && w.seen < (uint64_t)count && budget);
 		}
 		expire_collected(c->db, &dead);
-		shard_unlock(c->db, shard);
 		if (inner)
 			break;
 		shard++;
@@ -557,11 +539,9 @@ void cmd_randomkey(struct client *c)
 		while (r >= counts[i])
 			r -= counts[i++];
 		sh = store_shard(db, i);
-		shard_lock(db, i);
 		if (sh->keys.count)
 			node = dict_random(&sh->keys, rand64());
 		if (!node) {
-			shard_unlock(db, i);
 			total -= counts[i];
 			counts[i] = 0;
 			continue;
@@ -569,7 +549,6 @@ void cmd_randomkey(struct client *c)
 		e = entry_of(node);
 		if (!entry_expired(e, now)) {
 			reply_bulk(c, e->key, e->klen);
-			shard_unlock(db, i);
 			return;
 		}
 		{
@@ -578,7 +557,6 @@ void cmd_randomkey(struct client *c)
 			keyvec_push(&dead, e->key, e->klen);
 			expire_collected(db, &dead);
 		}
-		shard_unlock(db, i);
 		counts[i]--;
 		total--;
 	}
@@ -589,14 +567,12 @@ void cmd_randomkey(struct client *c)
 		struct walk w = { .now = now, .dead = &dead };
 		uint64_t cur = 0;
 
-		shard_lock(db, i);
 		if (sh->keys.count) {
 			do
 				cur = dict_scan(&sh->keys, cur, walk_node, &w);
 			while (cur && !w.keys.n);
 		}
 		expire_collected(db, &dead);
-		shard_unlock(db, i);
 		if (w.keys.n) {
 			reply_bulk(c, w.keys.v[0].p, w.keys.v[0].len);
 			keyvec_free(&w.keys);
@@ -654,7 +630,6 @@ void cmd_renamenx(struct client *c)
 void cmd_copy(struct client *c)
 {
 	struct entry *e, *d;
-	struct lockset ls;
 	bool replace = false;
 	int ddb = c->db;
 	long long ret = 0;
@@ -681,7 +656,6 @@ void cmd_copy(struct client *c)
 		return;
 	}
 
-	lock_two_keys(&ls, c->db, &c->argv[1], ddb, &c->argv[2]);
 	e = key_find_read(c, 1);
 	if (!e)
 		goto out;
@@ -696,14 +670,12 @@ void cmd_copy(struct client *c)
 		db_set_expire(ddb, d, e->expire);
 	ret = 1;
 out:
-	lockset_release(&ls);
 	reply_int(c, ret);
 }
 
 void cmd_move(struct client *c)
 {
 	const struct arg *key = &c->argv[1];
-	struct lockset ls;
 	struct entry *e;
 	long long ret = 0;
 	int ddb;
@@ -719,13 +691,11 @@ void cmd_move(struct client *c)
 		return;
 	}
 
-	lock_two_keys(&ls, c->db, key, ddb, key);
 	e = key_find(c, 1);
 	if (e && !db_find(ddb, key->p, key->len)) {
 		move_entry(c->db, e, ddb, key->p, key->len);
 		ret = 1;
 	}
-	lockset_release(&ls);
 	reply_int(c, ret);
 }
 
@@ -751,15 +721,9 @@ static bool flush_args_ok(struct client *c)
 
 void cmd_flushdb(struct client *c)
 {
-	struct lockset ls;
-
 	if (!flush_args_ok(c))
 		return;
-	lockset_init(&ls);
-	lockset_add_db(&ls, c->db);
-	lockset_acquire(&ls);
 	db_flush(c->db);
-	lockset_release(&ls);
 	reply_ok(c);
 }
 
@@ -767,10 +731,8 @@ void cmd_flushall(struct client *c)
 {
 	if (!flush_args_ok(c))
 		return;
-	store_lock_all();
 	for (int db = 0; db < store.ndbs; db++)
 		db_flush(db);
-	store_unlock_all();
 	reply_ok(c);
 }
 
@@ -789,7 +751,6 @@ static bool swapdb_index(struct client *c, int i, int *out, const char *err)
 
 void cmd_swapdb(struct client *c)
 {
-	struct lockset ls;
 	int a, b;
 
 	if (!swapdb_index(c, 1, &a, "invalid first DB index") ||
@@ -799,14 +760,8 @@ void cmd_swapdb(struct client *c)
 		reply_error(c, ERR_DB_INDEX);
 		return;
 	}
-	if (a != b) {
-		lockset_init(&ls);
-		lockset_add_db(&ls, a);
-		lockset_add_db(&ls, b);
-		lockset_acquire(&ls);
+	if (a != b)
 		db_swap(a, b);
-		lockset_release(&ls);
-	}
 	reply_ok(c);
 }
 
@@ -854,6 +809,7 @@ void cmd_object_idletime(struct client *c)
 		reply_null(c);
 		return;
 	}
+	fastpath_collect(c->db, e); /* the kernel's hits are accesses too */
 	/* Under LFU the access time keeps the counter's decay, not idle time. */
 	if (evict_policy_is_lfu()) {
 		reply_error(c, "An LFU maxmemory policy is selected, idle time not tracked. Please "
@@ -879,6 +835,7 @@ void cmd_object_freq(struct client *c)
 			    "LRU and LFU data will take some time to adjust.");
 		return;
 	}
+	fastpath_collect(c->db, e);
 	reply_int(c, lfu_value(e, store_clock()));
 }
 

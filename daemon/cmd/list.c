@@ -10,9 +10,8 @@
  * looking the key up, but LINDEX and LSET look the key up first. Reads count
  * keyspace hits and misses (key_find_read) where Redis's lookupKeyRead does.
  *
- * Locking. Every row but LMPOP names its keys, so the dispatcher holds their
- * shards (both of them for LMOVE and RPOPLPUSH). LMPOP's keys are counted by
- * an argument: it parses first and then locks them all with one lockset.
+ * Locking. The dispatcher holds the shards of every key the rows' key specs
+ * find (both of them for LMOVE and RPOPLPUSH, LMPOP's numkeys keys).
  * A list that loses its last element is deleted, as in Redis; every other
  * change in place is signalled with db_changed().
  */
@@ -21,6 +20,7 @@
 
 #include "commands.h"
 #include "mem.h"
+#include "propagate.h"
 #include "t_list.h"
 #include "util.h"
 
@@ -502,7 +502,6 @@ void cmd_lmpop(struct client *c)
 {
 	long long numkeys, count = -1;
 	enum list_where where;
-	struct lockset ls;
 	int where_arg, j;
 
 	if (!arg_min(c, 1, 1, "numkeys should be greater than 0", &numkeys))
@@ -526,10 +525,6 @@ void cmd_lmpop(struct client *c)
 	if (count == -1)
 		count = 1;
 
-	lockset_init(&ls);
-	for (j = 2; j < where_arg; j++)
-		lockset_add_key(&ls, c->db, c->argv[j].p, c->argv[j].len);
-	lockset_acquire(&ls);
 	for (j = 2; j < where_arg; j++) {
 		struct entry *e = key_find(c, j);
 		size_t n;
@@ -537,7 +532,7 @@ void cmd_lmpop(struct client *c)
 		if (!e)
 			continue;
 		if (!entry_is(c, e, OBJ_LIST))
-			goto out;
+			return;
 		n = list_len(&e->val);
 		if ((unsigned long long)count < n)
 			n = (size_t)count;
@@ -546,9 +541,8 @@ void cmd_lmpop(struct client *c)
 		reply_array(c, (long)n);
 		list_pop(&e->val, where, n, reply_elem, c);
 		list_shrunk(c, e);
-		goto out;
+		propagate_pop(where == LIST_HEAD ? "LPOP" : "RPOP", &c->argv[j], (long long)n);
+		return;
 	}
 	reply_null_array(c);
-out:
-	lockset_release(&ls);
 }

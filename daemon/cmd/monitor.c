@@ -2,12 +2,12 @@
 /* MONITOR (the feed itself is monitor.c). */
 #include "commands.h"
 #include "monitor.h"
-#include "multi.h"
+#include "exec_ctx.h"
 
 void cmd_monitor(struct client *c)
 {
 	/* EXEC wants one reply per command: a stream cannot be one. */
-	if (multi_executing) {
+	if (exec_ctx_flags() & EXEC_IN_EXEC) {
 		reply_error(c, "MONITOR isn't allowed for DENY BLOCKING client");
 		return;
 	}

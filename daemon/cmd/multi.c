@@ -1,12 +1,97 @@
 // SPDX-License-Identifier: BSD-3-Clause
-/* MULTI EXEC DISCARD WATCH UNWATCH. */
+/*
+ * MULTI EXEC DISCARD WATCH UNWATCH.
+ *
+ * Watchers live here, not in the store: one list per (db, shard), each
+ * protected by that shard's mutex, which every path that reads or changes it
+ * holds (WATCH's key is locked by the dispatcher; EXEC, DISCARD, UNWATCH and
+ * RESET lock their client's watched keys through multi_add_locks; a closing
+ * client takes them in multi_unwatch; the store's hook runs under the lock of
+ * what changed). A change marks each watching client dirty with a release
+ * store; EXEC reads that under the same locks.
+ */
 #include <string.h>
 
 #include "commands.h"
+#include "exec_ctx.h"
 #include "mem.h"
 #include "multi.h"
+#include "store.h"
 
-__thread bool multi_executing;
+/* A client watching a key. */
+struct watcher {
+	struct watcher *next;
+	struct client *client;
+	uint32_t klen;
+	char key[];
+};
+
+/* store.ndbs * STORE_SHARDS lists, by db * STORE_SHARDS + shard. */
+static struct watcher **watch_lists;
+
+static struct watcher **list_of(int db, unsigned shard)
+{
+	return &watch_lists[(unsigned)db * STORE_SHARDS + shard];
+}
+
+static struct watcher *watch_add(int db, struct client *c, const char *key, size_t len)
+{
+	struct watcher **head = list_of(db, key_shard(key, len));
+	struct watcher *w = xmalloc(sizeof(*w) + len);
+
+	w->client = c;
+	w->klen = (uint32_t)len;
+	memcpy(w->key, key, len);
+	w->next = *head;
+	*head = w;
+	return w;
+}
+
+static void watch_remove(int db, struct watcher *w)
+{
+	struct watcher **pp = list_of(db, key_shard(w->key, w->klen));
+
+	while (*pp && *pp != w)
+		pp = &(*pp)->next;
+	if (*pp)
+		*pp = w->next;
+	xfree(w);
+}
+
+static void mark_dirty(struct watcher *w)
+{
+	__atomic_store_n(&w->client->watch_dirty, true, __ATOMIC_RELEASE);
+}
+
+/* Marks the watchers of db's shard whose key exists in db or (if >= 0) odb. */
+static void touch_existing(int db, unsigned shard, int odb)
+{
+	for (struct watcher *w = *list_of(db, shard); w; w = w->next)
+		if (db_peek(db, w->key, w->klen) || (odb >= 0 && db_peek(odb, w->key, w->klen)))
+			mark_dirty(w);
+}
+
+void multi_on_change(const struct db_change *ch)
+{
+	if (ch->reason == DB_CHANGE_FLUSH || ch->reason == DB_CHANGE_SWAP) {
+		int odb = ch->reason == DB_CHANGE_SWAP ? ch->other_db : -1;
+
+		for (unsigned i = 0; i < STORE_SHARDS; i++) {
+			touch_existing(ch->db, i, odb);
+			if (odb >= 0)
+				touch_existing(odb, i, ch->db);
+		}
+		return;
+	}
+	for (struct watcher *w = *list_of(ch->db, ch->e->slot % STORE_SHARDS); w; w = w->next)
+		if (w->klen == ch->e->klen && memcmp(w->key, ch->e->key, w->klen) == 0)
+			mark_dirty(w);
+}
+
+void multi_init(void)
+{
+	watch_lists = xcalloc((size_t)store.ndbs * STORE_SHARDS, sizeof(*watch_lists));
+}
 
 void multi_queue(struct client *c, struct command *cmd)
 {
@@ -33,22 +118,44 @@ void multi_queue(struct client *c, struct command *cmd)
 	reply_status(c, "QUEUED");
 }
 
-void multi_unwatch(struct client *c)
+void multi_add_locks(struct client *c, struct lockset *ls, bool queue)
 {
-	for (int i = 0; i < c->nwatched; i++) {
-		struct watched_key *wk = &c->watched[i];
-		struct lockset ls;
+	int db = c->db;
 
-		lockset_init(&ls);
-		lockset_add_key(&ls, wk->db, wk->watcher->key, wk->watcher->klen);
-		lockset_acquire(&ls);
-		db_unwatch(wk->db, wk->watcher);
-		lockset_release(&ls);
+	for (int i = 0; i < c->nwatched; i++)
+		lockset_add_key(ls, c->watched[i].db, c->watched[i].watcher->key,
+				c->watched[i].watcher->klen);
+	if (!queue || !c->in_multi || c->multi_error)
+		return;
+	/* Each command in the database the SELECTs before it leave. */
+	for (int i = 0; i < c->nqueued; i++) {
+		struct queued_command *q = &c->queue[i];
+
+		db = command_add_locks(q->cmd, NULL, db, q->argc, q->argv, ls);
 	}
+}
+
+void do_multi_unwatch(struct client *c)
+{
+	for (int i = 0; i < c->nwatched; i++)
+		watch_remove(c->watched[i].db, c->watched[i].watcher);
 	xfree(c->watched);
 	c->watched = NULL;
 	c->nwatched = 0;
 	__atomic_store_n(&c->watch_dirty, false, __ATOMIC_RELAXED);
+}
+
+void multi_unwatch(struct client *c)
+{
+	struct lockset ls;
+
+	lockset_init(&ls);
+	for (int i = 0; i < c->nwatched; i++)
+		lockset_add_key(&ls, c->watched[i].db, c->watched[i].watcher->key,
+				c->watched[i].watcher->klen);
+	lockset_acquire(&ls);
+	do_multi_unwatch(c);
+	lockset_release(&ls);
 }
 
 void multi_reset(struct client *c)
@@ -82,7 +189,7 @@ void cmd_discard(struct client *c)
 		return;
 	}
 	multi_reset(c);
-	multi_unwatch(c);
+	do_multi_unwatch(c);
 	reply_ok(c);
 }
 
@@ -99,7 +206,7 @@ void cmd_watch(struct client *c)
 
 		wk->db = c->db;
 		wk->existed = key_find(c, i) != NULL;
-		wk->watcher = db_watch(c->db, c, c->argv[i].p, c->argv[i].len);
+		wk->watcher = watch_add(c->db, c, c->argv[i].p, c->argv[i].len);
 	}
 	reply_ok(c);
 }
@@ -108,8 +215,8 @@ void cmd_unwatch(struct client *c)
 {
 	/* Queued in a transaction: EXEC holds the watched keys' shards and
 	 * unwatches everything once the queue has run. */
-	if (!multi_executing)
-		multi_unwatch(c);
+	if (!(exec_ctx_flags() & EXEC_IN_EXEC))
+		do_multi_unwatch(c);
 	reply_ok(c);
 }
 
@@ -131,13 +238,10 @@ static bool watch_broken(struct client *c)
 	return false;
 }
 
+/* The dispatcher holds every shard the queue and the watched keys need
+ * (multi_add_locks): the whole transaction is one critical section. */
 void cmd_exec(struct client *c)
 {
-	struct arg *argv = c->argv;
-	int argc = c->argc;
-	struct lockset ls;
-	bool all = false;
-
 	if (!c->in_multi) {
 		reply_error(c, "EXEC without MULTI");
 		return;
@@ -145,53 +249,17 @@ void cmd_exec(struct client *c)
 	if (c->multi_error) {
 		reply_error(c, "-EXECABORT Transaction discarded because of previous errors.");
 		multi_reset(c);
-		multi_unwatch(c);
+		do_multi_unwatch(c);
 		return;
 	}
-	/* Every shard the queue touches, plus the watched keys', at once and in
-	 * order: the whole transaction is one critical section. */
-	lockset_init(&ls);
-	for (int i = 0; i < c->nwatched && !all; i++) {
-		if (ls.n >= LOCKSET_MAX - 1)
-			all = true;
-		else
-			lockset_add_key(&ls, c->watched[i].db, c->watched[i].watcher->key,
-					c->watched[i].watcher->klen);
-	}
-	for (int i = 0; i < c->nqueued && !all; i++) {
-		struct queued_command *q = &c->queue[i];
-
-		/* A command in another database (SELECT inside MULTI) or one
-		 * that locks for itself: take everything. */
-		if (q->cmd->fn == cmd_select ||
-		    !command_add_key_locks(q->cmd, c->db, q->argc, q->argv, &ls) ||
-		    ls.n >= LOCKSET_MAX - STORE_SHARDS)
-			all = true;
-	}
-	if (all)
-		store_lock_all();
-	else
-		lockset_acquire(&ls);
-
 	if (watch_broken(c)) {
 		reply_null_array(c);
 	} else {
 		reply_array(c, c->nqueued);
-		multi_executing = true;
-		for (int i = 0; i < c->nqueued; i++) {
-			c->argv = c->queue[i].argv;
-			c->argc = c->queue[i].argc;
-			command_call(c, c->queue[i].cmd, false);
-		}
-		multi_executing = false;
-		c->argv = argv;
-		c->argc = argc;
-		current_client = c;
+		for (int i = 0; i < c->nqueued; i++)
+			command_call_as(c, c->queue[i].cmd, c->queue[i].argc, c->queue[i].argv,
+					EXEC_IN_EXEC);
 	}
-	if (all)
-		store_unlock_all();
-	else
-		lockset_release(&ls);
 	multi_reset(c);
-	multi_unwatch(c);
+	do_multi_unwatch(c);
 }

@@ -191,32 +191,20 @@ static void reply_key_spec(struct client *c, const struct key_spec *s)
 
 static void reply_key_specs(struct client *c, const struct command *cmd)
 {
-	struct key_spec range = {
-		.flags = cmd->flags & CMD_WRITE ? "RW update" : "RO access",
-		.begin = KEY_BEGIN_INDEX,
-		.index = cmd->first_key,
-		.find = KEY_FIND_RANGE,
-		.a = cmd->last_key < 0 ? cmd->last_key : cmd->last_key - cmd->first_key,
-		.b = cmd->key_step,
-	};
+	int n = 0;
 
-	if (cmd->meta) {
-		reply_set(c, command_meta_nspecs(cmd->meta));
-		for (const struct key_spec *s = cmd->meta->specs; s->flags; s++)
-			reply_key_spec(c, s);
-	} else if (cmd->first_key > 0) {
-		reply_set(c, 1);
-		reply_key_spec(c, &range);
-	} else {
-		reply_set(c, 0);
-	}
+	while (cmd->specs[n].flags)
+		n++;
+	reply_set(c, n);
+	for (const struct key_spec *s = cmd->specs; s->flags; s++)
+		reply_key_spec(c, s);
 }
 
 static void reply_command_info(struct client *c, const struct command *cmd)
 {
 	char buf[160];
 	const char *cats = acl_categories(cmd, buf, sizeof(buf));
-	bool movable = cmd->meta && command_meta_movable(cmd->meta);
+	bool movable = cmd->movable;
 	/* A container's own flags only steer dispatch; Redis shows none. */
 	uint32_t flags = cmd->fn ? cmd->flags : 0;
 	int nflags = movable;
@@ -348,15 +336,22 @@ void cmd_command_docs(struct client *c)
 	}
 }
 
-void cmd_command_getkeys(struct client *c)
+/* COMMAND GETKEYS and GETKEYSANDFLAGS: argv[2..] is the command. */
+static void getkeys_generic(struct client *c, bool with_flags)
 {
 	struct command *cmd = command_lookup(c->argv[2].p, c->argv[2].len);
+	const struct arg *argv = c->argv + 2;
+	const struct key_spec *which[1024];
 	int argc = c->argc - 2, keys[1024], n;
 
+	/* A container needs a subcommand it has, as Redis's lookupCommand. */
 	if (cmd && cmd->subs && argc >= 2) {
+		struct command *sub = NULL;
+
 		for (unsigned i = 0; i < cmd->nsubs; i++)
 			if (str_eq_nocase(c->argv[3].p, c->argv[3].len, cmd->subs[i]->sub_name))
-				cmd = cmd->subs[i];
+				sub = cmd->subs[i];
+		cmd = sub;
 	}
 	if (!cmd) {
 		reply_error(c, "Invalid command specified");
@@ -370,14 +365,35 @@ void cmd_command_getkeys(struct client *c)
 		reply_error(c, "Invalid number of arguments specified for command");
 		return;
 	}
-	n = command_key_indexes(cmd, argc, c->argv + 2, keys, 1024);
+	n = command_key_indexes(cmd, argc, argv, keys, which, 1024);
 	if (n <= 0) {
 		reply_error(c, "Invalid arguments specified for command");
 		return;
 	}
 	reply_array(c, n);
-	for (int i = 0; i < n; i++)
-		reply_bulk(c, c->argv[2 + keys[i]].p, c->argv[2 + keys[i]].len);
+	for (int i = 0; i < n; i++) {
+		const char *flags;
+
+		if (!with_flags) {
+			reply_bulk(c, argv[keys[i]].p, argv[keys[i]].len);
+			continue;
+		}
+		flags = command_meta_key_flags(cmd->name, which[i], argc, argv);
+		reply_array(c, 2);
+		reply_bulk(c, argv[keys[i]].p, argv[keys[i]].len);
+		reply_set(c, count_words(flags));
+		reply_words(c, flags, false);
+	}
+}
+
+void cmd_command_getkeys(struct client *c)
+{
+	getkeys_generic(c, false);
+}
+
+void cmd_command_getkeysandflags(struct client *c)
+{
+	getkeys_generic(c, true);
 }
 
 static bool list_filter(const struct client *c, const struct command *cmd)
@@ -553,16 +569,19 @@ static const char *policy_name(void)
 
 static void info_memory(struct text *t)
 {
-	size_t used = mem_used(), rss = mem_rss(), peak = mem_peak();
+	/* used_memory includes the fast path's mapped slab (fastpath.c), as
+	 * maxmemory does: it is resident memory of this process. */
+	size_t used = mem_used(), rss = mem_rss(), peak = mem_peak(), slab = fastpath_slab_bytes();
 	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
 	size_t total = pages > 0 && psize > 0 ? (size_t)pages * (size_t)psize : 0;
-	char h_used[32], h_rss[32], h_peak[32], h_total[32], h_max[32];
+	char h_used[32], h_rss[32], h_peak[32], h_total[32], h_max[32], h_slab[32];
 
 	human_bytes(h_used, sizeof(h_used), (double)used);
 	human_bytes(h_rss, sizeof(h_rss), (double)rss);
 	human_bytes(h_peak, sizeof(h_peak), (double)peak);
 	human_bytes(h_total, sizeof(h_total), (double)total);
 	human_bytes(h_max, sizeof(h_max), (double)config.maxmemory);
+	human_bytes(h_slab, sizeof(h_slab), (double)slab);
 	text_printf(t,
 		    "# Memory\r\n"
 		    "used_memory:%zu\r\n"
@@ -572,6 +591,8 @@ static void info_memory(struct text *t)
 		    "used_memory_peak:%zu\r\n"
 		    "used_memory_peak_human:%s\r\n"
 		    "used_memory_peak_perc:%.2f%%\r\n"
+		    "fastpath_slab_bytes:%zu\r\n"
+		    "fastpath_slab_bytes_human:%s\r\n"
 		    "total_system_memory:%zu\r\n"
 		    "total_system_memory_human:%s\r\n"
 		    "maxmemory:%lld\r\n"
@@ -580,7 +601,7 @@ static void info_memory(struct text *t)
 		    "mem_fragmentation_ratio:%.2f\r\n"
 		    "mem_allocator:%s\r\n",
 		    used, h_used, rss, h_rss, peak, h_peak,
-		    peak ? 100.0 * (double)used / (double)peak : 0, total, h_total,
+		    peak ? 100.0 * (double)used / (double)peak : 0, slab, h_slab, total, h_total,
 		    config.maxmemory, h_max, policy_name(), used ? (double)rss / (double)used : 0,
 		    mem_allocator());
 }

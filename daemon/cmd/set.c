@@ -8,11 +8,8 @@
  * Redis 7.0. A set left empty is deleted; an in-place change is signalled
  * with db_changed(). Members come out in no particular order, as in Redis.
  *
- * Locking. Every row but SINTERCARD runs with the shards of its keys locked
- * by the dispatcher. SINTERCARD's keys are known only from its numkeys
- * argument: it checks its arguments first, then locks the keys' shards with
- * one lockset (the store's single lock order) and releases them before it
- * returns.
+ * Locking. Every row runs with the shards of its keys locked by the
+ * dispatcher, SINTERCARD's numkeys keys included (its key specs find them).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -23,6 +20,7 @@
 
 #include "commands.h"
 #include "mem.h"
+#include "propagate.h"
 #include "t_set.h"
 #include "util.h"
 
@@ -342,7 +340,6 @@ void cmd_sintercard(struct client *c)
 {
 	long long numkeys, limit = 0;
 	const struct obj **sets;
-	struct lockset ls;
 
 	if (!str_to_ll(c->argv[1].p, c->argv[1].len, &numkeys) || numkeys < 1) {
 		reply_error(c, "numkeys should be greater than 0");
@@ -365,16 +362,10 @@ void cmd_sintercard(struct client *c)
 		}
 	}
 
-	/* At most one database's 64 shards: the lockset cannot overflow. */
-	lockset_init(&ls);
-	for (int i = 2; i < 2 + numkeys; i++)
-		lockset_add_key(&ls, c->db, c->argv[i].p, c->argv[i].len);
-	lockset_acquire(&ls);
 	sets = xmalloc((size_t)numkeys * sizeof(*sets));
 	if (lookup_sets(c, 2, (int)numkeys, false, sets))
 		reply_int(c, (long long)set_inter(sets, (int)numkeys, NULL, (uint64_t)limit));
 	xfree(sets);
-	lockset_release(&ls);
 }
 
 /* ---- SMOVE, SPOP, SRANDMEMBER -------------------------------------------------------------- */
@@ -411,6 +402,45 @@ void cmd_smove(struct client *c)
 	reply_int(c, 1);
 }
 
+/* Popped members are replied, and noted for the stream: SPOP's choice is
+ * random, so it propagates as SREM of what it took. */
+struct popped {
+	struct client *c;
+	int n;
+	struct arg *v; /* SREM key member...; NULL when nobody consumes the stream */
+};
+
+static void reply_popped(void *ctx, const char *p, size_t len)
+{
+	struct popped *pp = ctx;
+
+	reply_bulk(pp->c, p, len);
+	if (pp->v) {
+		pp->v[pp->n].p = xstrndup(p, len);
+		pp->v[pp->n++].len = len;
+	}
+}
+
+static void pop_members(struct client *c, struct entry *e, uint64_t n)
+{
+	struct popped pp = { .c = c };
+
+	if (propagate_enabled()) {
+		pp.v = xmalloc(sizeof(*pp.v) * (size_t)(n + 2));
+		pp.v[0] = PROP_STR("SREM");
+		pp.v[1] = c->argv[1];
+		pp.n = 2;
+	}
+	set_pop_random(&e->val, n, reply_popped, &pp);
+	set_shrunk(c, e);
+	if (!pp.v)
+		return;
+	propagate_rewrite(pp.n, pp.v);
+	for (int i = 2; i < pp.n; i++)
+		xfree(pp.v[i].p);
+	xfree(pp.v);
+}
+
 /* SPOP key count: the popped members as a set. */
 static void spop_count(struct client *c)
 {
@@ -433,8 +463,7 @@ static void spop_count(struct client *c)
 	if ((uint64_t)count < n)
 		n = (uint64_t)count;
 	reply_set(c, (long)n);
-	set_pop_random(&e->val, n, reply_member, c);
-	set_shrunk(c, e);
+	pop_members(c, e, n);
 }
 
 void cmd_spop(struct client *c)
@@ -456,8 +485,7 @@ void cmd_spop(struct client *c)
 	}
 	if (!entry_is(c, e, OBJ_SET))
 		return;
-	set_pop_random(&e->val, 1, reply_member, c);
-	set_shrunk(c, e);
+	pop_members(c, e, 1);
 }
 
 /* SRANDMEMBER key count: distinct members for a positive count, count

@@ -30,10 +30,9 @@
  * replies nil for it and STORE stores "" in its place. Lookups count
  * keyspace hits and misses and expire keys lazily, as Redis's lookupKeyRead.
  *
- * Locking. The rows are CMD_LOCKS_SELF: SORT parses its options first. When
- * it will read other keys (a BY or GET pattern with a '*') or write one
- * (STORE), it locks every shard of the client's database with one lockset;
- * otherwise only the sorted key's shard.
+ * Locking. The dispatcher holds the sorted key's shard and STORE's (the key
+ * specs find them), or every shard of the client's database when a BY or GET
+ * pattern with a '*' names other keys (command_meta_keys_from_values).
  */
 #include <errno.h>
 #include <limits.h>
@@ -305,19 +304,6 @@ static bool parse_opts(struct client *c, bool ro, struct sort_opts *o)
 	return true;
 }
 
-/* Does the command read or write keys other than the sorted one? */
-static bool touches_other_keys(const struct sort_opts *o)
-{
-	if (o->store)
-		return true;
-	if (o->by && !o->dontsort)
-		return true;
-	for (int i = 0; i < o->ngets; i++)
-		if (!o->gets[i].self && o->gets[i].star)
-			return true;
-	return false;
-}
-
 /* Redis 7.0 sorts a sorted set in its skiplist form and leaves it so. */
 static void zset_to_skiplist(struct obj *o)
 {
@@ -545,7 +531,6 @@ static void sort_generic(struct client *c, bool ro)
 	struct sort_run r = { 0 };
 	struct pattern by_pat, *by = NULL;
 	struct sort_opts o;
-	struct lockset ls;
 	struct entry *e;
 	const struct obj *val = NULL;
 	long long vlen = 0, start, end;
@@ -555,13 +540,6 @@ static void sort_generic(struct client *c, bool ro)
 		xfree(o.gets);
 		return;
 	}
-
-	lockset_init(&ls);
-	if (touches_other_keys(&o))
-		lockset_add_db(&ls, c->db);
-	else
-		lockset_add_key(&ls, c->db, c->argv[1].p, c->argv[1].len);
-	lockset_acquire(&ls);
 
 	e = key_find_read(c, 1);
 	if (e && e->val.type != OBJ_LIST && e->val.type != OBJ_SET && e->val.type != OBJ_ZSET) {
@@ -628,7 +606,6 @@ static void sort_generic(struct client *c, bool ro)
 	else
 		reply_items(c, &r, &o, start, end);
 out:
-	lockset_release(&ls);
 	sort_free(&r, &o);
 }
 

@@ -12,6 +12,7 @@
  * commands.h; MSETEX locks its own), so an entry found here stays valid until
  * the handler returns, unless the handler itself deletes or replaces it.
  */
+#include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <string.h>
@@ -22,6 +23,7 @@
 #include "fastpath.h"
 #include "mem.h"
 #include "object.h"
+#include "propagate.h"
 #include "util.h"
 
 /* Options of SET and GETEX, parsed by parse_set_options(). */
@@ -321,8 +323,17 @@ static void set_generic(struct client *c, unsigned flags, int val_arg, int expir
 	e = db_set_string(c->db, e, key->p, key->len, val->p, val->len, flags & SET_KEEPTTL);
 	/* A deadline already past (EXAT/PXAT) is kept like any other, as Redis
 	 * 7.0 does: the key expires at its next lookup or expiry cycle. */
-	if (when != -1)
+	if (when != -1) {
 		db_set_expire(c->db, e, when);
+		/* Propagated with its absolute deadline: SET key value PXAT ms. */
+		if (propagate_enabled()) {
+			char buf[LL_STR_SIZE + 1];
+			struct arg set[5] = { PROP_STR("SET"), *key, *val, PROP_STR("PXAT"),
+					      prop_ll(buf, when) };
+
+			propagate_rewrite(5, set);
+		}
+	}
 	if (flags & SET_GET)
 		return;
 	if (rtype == REPLY_ONE_ZERO)
@@ -397,12 +408,20 @@ void cmd_getex(struct client *c)
 		return;
 	reply_string(c, &e->val);
 
-	if ((flags & (SET_EXAT | SET_PXAT)) && when <= store_now())
+	if ((flags & (SET_EXAT | SET_PXAT)) && when <= store_now()) {
 		db_delete(c->db, e);
-	else if (expire_arg)
+	} else if (expire_arg) {
+		char buf[LL_STR_SIZE + 1];
+		struct arg at[3] = { PROP_STR("PEXPIREAT"), c->argv[1], prop_ll(buf, when) };
+
 		db_set_expire(c->db, e, when);
-	else if ((flags & SET_PERSIST) && e->expire != -1)
+		propagate_rewrite(3, at);
+	} else if ((flags & SET_PERSIST) && e->expire != -1) {
+		struct arg persist[2] = { PROP_STR("PERSIST"), c->argv[1] };
+
 		db_set_expire(c->db, e, -1);
+		propagate_rewrite(2, persist);
+	}
 }
 
 void cmd_mget(struct client *c)
@@ -464,7 +483,7 @@ void cmd_msetnx(struct client *c)
  * MSETEX numkeys key value [key value ...] [NX | XX] [EX s | PX ms | EXAT s |
  * PXAT ms | KEEPTTL], Redis 8.4: MSET with MSETNX's all-or-nothing condition
  * (or its opposite, XX) and one expiry for every key. The keys come from
- * numkeys, so the row cannot name them and the handler locks them itself.
+ * numkeys: the row cannot name them, its key specs find them.
  * The 8.4 docs give no error wording; the numkeys errors are xkv's.
  */
 void cmd_msetex(struct client *c)
@@ -472,7 +491,6 @@ void cmd_msetex(struct client *c)
 	int expire_arg, cmp_arg, end;
 	int64_t when = -1;
 	long long numkeys;
-	struct lockset ls;
 	unsigned flags;
 	bool pass = true;
 
@@ -491,11 +509,6 @@ void cmd_msetex(struct client *c)
 	if (expire_arg && !expire_deadline(c, expire_arg, flags, "msetex", &when))
 		return;
 
-	/* A lockset holds every shard of a database, so any number of keys fits. */
-	lockset_init(&ls);
-	for (int i = 2; i < end; i += 2)
-		lockset_add_key(&ls, c->db, c->argv[i].p, c->argv[i].len);
-	lockset_acquire(&ls);
 	if (flags & (SET_NX | SET_XX)) {
 		for (int i = 2; i < end && pass; i += 2) {
 			bool exists = key_find(c, i) != NULL;
@@ -512,8 +525,18 @@ void cmd_msetex(struct client *c)
 		if (when != -1)
 			db_set_expire(c->db, e, when);
 	}
+	/* A relative deadline goes out absolute, in a command of its own. */
+	if (pass && when != -1 && propagate_enabled()) {
+		char buf[LL_STR_SIZE + 1];
+		struct arg *v = xmalloc(sizeof(*v) * (size_t)(end + 2));
+
+		memcpy(v, c->argv, sizeof(*v) * (size_t)end);
+		v[end] = PROP_STR("PXAT");
+		v[end + 1] = prop_ll(buf, when);
+		propagate_rewrite(end + 2, v);
+		xfree(v);
+	}
 	reply_int(c, pass);
-	lockset_release(&ls);
 }
 
 /*
@@ -740,7 +763,293 @@ void cmd_incrbyfloat(struct client *c)
 		db_set_value(c->db, e, string_no_int(buf, len));
 	else
 		db_add(c->db, key->p, key->len, string_no_int(buf, len));
+	/* Float formatting is no part of the stream: the result is. */
+	if (propagate_enabled()) {
+		struct arg set[4] = {
+			PROP_STR("SET"), *key, { buf, (size_t)len }, PROP_STR("KEEPTTL")
+		};
+
+		propagate_rewrite(4, set);
+	}
 	reply_bulk(c, buf, len);
+}
+
+/* ---- INCREX (Redis 8.8) ------------------------------------------------------- */
+
+enum increx_flag {
+	INCREX_BYFLOAT = 1 << 0,
+	INCREX_BYINT = 1 << 1,
+	INCREX_LBOUND = 1 << 2,
+	INCREX_UBOUND = 1 << 3,
+	INCREX_SATURATE = 1 << 4,
+	INCREX_ENX = 1 << 5, /* a new deadline only for a key without one */
+	INCREX_PERSIST = 1 << 6,
+	INCREX_EXPIRE = 1 << 7, /* one of EX, PX, EXAT, PXAT */
+};
+
+struct increx_args {
+	unsigned flags;
+	int64_t when; /* the new deadline (ms), or 0 */
+	long long by, lb, ub;
+	long double by_ld, lb_ld, ub_ld;
+};
+
+/* A long long or long double argument with INCREX's own error messages. */
+static bool increx_ll(struct client *c, int i, long long *v, const char *err)
+{
+	if (str_to_ll(c->argv[i].p, c->argv[i].len, v))
+		return true;
+	reply_error(c, err);
+	return false;
+}
+
+static bool increx_ld(struct client *c, int i, long double *v, const char *err)
+{
+	if (!memchr(c->argv[i].p, '\0', c->argv[i].len) &&
+	    str_to_ld(c->argv[i].p, c->argv[i].len, v))
+		return true;
+	reply_error(c, err);
+	return false;
+}
+
+static bool increx_parse(struct client *c, struct increx_args *a)
+{
+	const unsigned expire_flags = INCREX_EXPIRE | INCREX_PERSIST;
+	int lb = 0, ub = 0, expire = 0;
+	unsigned expire_kind = 0;
+
+	*a = (struct increx_args){
+		.by = 1, .lb = LLONG_MIN, .ub = LLONG_MAX, .lb_ld = -LDBL_MAX, .ub_ld = LDBL_MAX
+	};
+	for (int j = 2; j < c->argc; j++) {
+		bool next = j + 1 < c->argc;
+		static const struct {
+			const char *word;
+			unsigned set;
+		} expiries[] = { { "ex", SET_EX },
+				 { "px", SET_PX },
+				 { "exat", SET_EXAT },
+				 { "pxat", SET_PXAT } };
+		size_t k;
+
+		if (arg_is(c, j, "byint") && next &&
+		    !(a->flags & (INCREX_BYINT | INCREX_BYFLOAT))) {
+			if (!increx_ll(c, ++j, &a->by,
+				       "Increment is not an integer or out of range"))
+				return false;
+			a->flags |= INCREX_BYINT;
+			continue;
+		}
+		if (arg_is(c, j, "byfloat") && next &&
+		    !(a->flags & (INCREX_BYINT | INCREX_BYFLOAT))) {
+			if (!increx_ld(c, ++j, &a->by_ld, "Increment is not a valid float"))
+				return false;
+			if (isinf(a->by_ld)) {
+				reply_error(c, "BYFLOAT increment cannot be Infinity");
+				return false;
+			}
+			a->flags |= INCREX_BYFLOAT;
+			continue;
+		}
+		if (arg_is(c, j, "lbound") && next && !(a->flags & INCREX_LBOUND)) {
+			a->flags |= INCREX_LBOUND;
+			lb = ++j;
+			continue;
+		}
+		if (arg_is(c, j, "ubound") && next && !(a->flags & INCREX_UBOUND)) {
+			a->flags |= INCREX_UBOUND;
+			ub = ++j;
+			continue;
+		}
+		if (arg_is(c, j, "saturate") && !(a->flags & INCREX_SATURATE)) {
+			a->flags |= INCREX_SATURATE;
+			continue;
+		}
+		if (arg_is(c, j, "enx") && !(a->flags & (INCREX_ENX | INCREX_PERSIST))) {
+			a->flags |= INCREX_ENX;
+			continue;
+		}
+		if (arg_is(c, j, "persist") && !(a->flags & (expire_flags | INCREX_ENX))) {
+			a->flags |= INCREX_PERSIST;
+			continue;
+		}
+		for (k = 0; k < sizeof(expiries) / sizeof(expiries[0]); k++)
+			if (arg_is(c, j, expiries[k].word))
+				break;
+		if (k < sizeof(expiries) / sizeof(expiries[0]) && !(a->flags & expire_flags) &&
+		    next) {
+			a->flags |= INCREX_EXPIRE;
+			expire_kind = expiries[k].set;
+			expire = ++j;
+			continue;
+		}
+		reply_error(c, ERR_SYNTAX);
+		return false;
+	}
+	/* The bounds' type follows the increment's, which may come after them. */
+	if (a->flags & INCREX_BYFLOAT) {
+		if ((lb && !increx_ld(c, lb, &a->lb_ld, "LBOUND is not a valid float")) ||
+		    (ub && !increx_ld(c, ub, &a->ub_ld, "UBOUND is not a valid float")))
+			return false;
+		if (a->lb_ld > a->ub_ld) {
+			reply_error(c, "LBOUND can't be greater than UBOUND");
+			return false;
+		}
+	} else {
+		if ((lb && !increx_ll(c, lb, &a->lb, "LBOUND is not an integer or out of range")) ||
+		    (ub && !increx_ll(c, ub, &a->ub, "UBOUND is not an integer or out of range")))
+			return false;
+		if (a->lb > a->ub) {
+			reply_error(c, "LBOUND can't be greater than UBOUND");
+			return false;
+		}
+	}
+	if ((a->flags & INCREX_ENX) && !(a->flags & expire_flags)) {
+		reply_error(c, "ENX flag requires an expiration");
+		return false;
+	}
+	return !expire || expire_deadline(c, expire, expire_kind, "increx", &a->when);
+}
+
+static void reply_human_ld(struct client *c, long double v)
+{
+	char buf[LD_STR_SIZE];
+	int len = ld_to_str(buf, sizeof(buf), v);
+
+	if (c->resp >= 3) {
+		reply_raw(c, ",", 1);
+		reply_raw(c, buf, (size_t)len);
+		reply_raw(c, "\r\n", 2);
+	} else {
+		reply_bulk(c, buf, (size_t)len);
+	}
+}
+
+/* INCREX by a float: replies, and makes *out the new value; false when
+ * nothing is to change (rejected, or an error). */
+static bool increx_float(struct client *c, const struct entry *e, const struct increx_args *a,
+			 struct obj *out)
+{
+	long double v = 0, old, delta;
+	char buf[LD_STR_SIZE];
+	int len;
+
+	if (e) {
+		char tmp[LL_STR_SIZE + 1];
+		size_t slen;
+		const char *s = obj_str(&e->val, tmp, &slen);
+
+		if (!str_to_ld(s, slen, &v)) {
+			reply_error(c, ERR_NOT_FLOAT);
+			return false;
+		}
+	}
+	if (isinf(v)) {
+		reply_error(c, "value cannot be Infinity");
+		return false;
+	}
+	old = v;
+	v += a->by_ld;
+	if (isinf(v) || v > a->ub_ld || v < a->lb_ld) {
+		/* Out of bounds: rejected, or clamped with SATURATE. */
+		if (!(a->flags & INCREX_SATURATE)) {
+			reply_array(c, 2);
+			reply_human_ld(c, old);
+			reply_human_ld(c, 0);
+			return false;
+		}
+		if (isinf(v))
+			v = a->by_ld >= 0 ? a->ub_ld : a->lb_ld;
+		else
+			v = v > a->ub_ld ? a->ub_ld : a->lb_ld;
+	}
+	delta = v - old;
+	if (isinf(delta)) {
+		reply_error(c, "applied increment would be Infinity");
+		return false;
+	}
+	reply_array(c, 2);
+	reply_human_ld(c, v);
+	reply_human_ld(c, delta);
+	len = ld_to_str(buf, sizeof(buf), v);
+	*out = string_no_int(buf, (size_t)len);
+	return true;
+}
+
+static bool increx_int(struct client *c, const struct entry *e, const struct increx_args *a,
+		       struct obj *out)
+{
+	long long v = 0, old, delta;
+	bool overflow;
+
+	if (e && !obj_string_ll_value(&e->val, &v)) {
+		reply_error(c, ERR_NOT_INT);
+		return false;
+	}
+	old = v;
+	overflow = __builtin_add_overflow(old, a->by, &v);
+	if (overflow || v > a->ub || v < a->lb) {
+		if (!(a->flags & INCREX_SATURATE)) {
+			reply_array(c, 2);
+			reply_int(c, old);
+			reply_int(c, 0);
+			return false;
+		}
+		if (overflow)
+			v = a->by >= 0 ? a->ub : a->lb;
+		else
+			v = v > a->ub ? a->ub : a->lb;
+	}
+	if (__builtin_sub_overflow(v, old, &delta)) {
+		reply_error(c, "applied increment would overflow");
+		return false;
+	}
+	reply_array(c, 2);
+	reply_int(c, v);
+	reply_int(c, delta);
+	*out = obj_string_ll(v);
+	return true;
+}
+
+/*
+ * INCREX key [BYINT n | BYFLOAT x] [LBOUND l] [UBOUND u] [SATURATE]
+ *        [EX s | PX ms | EXAT ts | PXAT ms-ts | PERSIST] [ENX]
+ * Replies [new value, applied increment] before the change, as Redis does;
+ * an out-of-bounds result without SATURATE changes nothing.
+ */
+void cmd_increx(struct client *c)
+{
+	struct increx_args a;
+	struct entry *e;
+	struct obj val;
+	bool set_deadline;
+
+	if (!increx_parse(c, &a))
+		return;
+	e = key_find(c, 1);
+	if (e && !entry_is(c, e, OBJ_STRING))
+		return;
+	if (!((a.flags & INCREX_BYFLOAT) ? increx_float(c, e, &a, &val)
+					 : increx_int(c, e, &a, &val)))
+		return;
+	set_deadline = a.when && (!(a.flags & INCREX_ENX) || !e || e->expire == -1);
+	/* A deadline already past deletes the key (Redis propagates a DEL). */
+	if (set_deadline && a.when <= store_now()) {
+		obj_free(&val);
+		if (e)
+			db_delete(c->db, e);
+		return;
+	}
+	if (e)
+		db_set_value(c->db, e, val);
+	else
+		e = db_add(c->db, c->argv[1].p, c->argv[1].len, val);
+	if (a.flags & INCREX_PERSIST) {
+		if (e->expire != -1)
+			db_set_expire(c->db, e, -1);
+	} else if (set_deadline) {
+		db_set_expire(c->db, e, a.when);
+	}
 }
 
 void cmd_getrange(struct client *c)

@@ -11,11 +11,10 @@
  * WITHSCORES replies are flat in RESP2 and arrays of [member, score] pairs in
  * RESP3, as Redis 7.0 sends them.
  *
- * Locking. Rows with fixed key positions run with their shards locked by the
- * dispatcher. The commands whose keys follow a numkeys argument (ZUNION,
- * ZINTER, ZDIFF, their STORE forms, ZINTERCARD, ZMPOP) are CMD_LOCKS_SELF:
- * they parse numkeys first, then lock every key's shard with one lockset
- * (ascending order, the store's only lock order) for the rest of the command.
+ * Locking. Every row runs with the shards of its keys locked by the
+ * dispatcher, as its key specs find them: the commands whose keys follow a
+ * numkeys argument (ZUNION, ZINTER, ZDIFF, their STORE forms, ZINTERCARD,
+ * ZMPOP) included.
  * A set emptied by a command is deleted, as Redis never keeps an empty one.
  */
 #include <errno.h>
@@ -28,6 +27,7 @@
 
 #include "commands.h"
 #include "mem.h"
+#include "propagate.h"
 #include "t_set.h"
 #include "t_zset.h"
 #include "util.h"
@@ -748,24 +748,12 @@ void cmd_zpopmax(struct client *c)
 	zpop_generic(c, true);
 }
 
-/* Locks the shards of argv[dst] (if not 0) and argv[first..first+n). */
-static void lock_args(struct client *c, struct lockset *ls, int dst, int first, int n)
-{
-	lockset_init(ls);
-	if (dst)
-		lockset_add_key(ls, c->db, c->argv[dst].p, c->argv[dst].len);
-	for (int i = first; i < first + n; i++)
-		lockset_add_key(ls, c->db, c->argv[i].p, c->argv[i].len);
-	lockset_acquire(ls);
-}
-
 /* ZMPOP numkeys key ... MIN|MAX [COUNT count]: pops from the first key that
  * exists; the first existing key of another type is an error. */
 void cmd_zmpop(struct client *c)
 {
 	long long numkeys, count = -1;
 	struct entry *e = NULL;
-	struct lockset ls;
 	int where, key;
 	bool max;
 
@@ -792,7 +780,6 @@ void cmd_zmpop(struct client *c)
 		}
 	}
 
-	lock_args(c, &ls, 0, 2, (int)numkeys);
 	for (key = 2; key < where; key++) {
 		e = key_find(c, key);
 		if (e)
@@ -800,9 +787,10 @@ void cmd_zmpop(struct client *c)
 	}
 	if (!e)
 		reply_null_array(c);
-	else if (entry_is(c, e, OBJ_ZSET))
+	else if (entry_is(c, e, OBJ_ZSET)) {
 		zpop_reply(c, e, key, max, count == -1 ? 1 : (size_t)count, false, true);
-	lockset_release(&ls);
+		propagate_pop(max ? "ZPOPMAX" : "ZPOPMIN", &c->argv[key], count == -1 ? 1 : count);
+	}
 }
 
 /* ---- ZUNION, ZINTER, ZDIFF, their STORE forms, ZINTERCARD ------------------------------------- */
@@ -1201,7 +1189,6 @@ out:
 static void setop_generic(struct client *c, int dst, int nk, enum setop op, bool card,
 			  const char *name)
 {
-	struct lockset ls;
 	long long n;
 
 	if (!arg_ll(c, nk, &n))
@@ -1214,9 +1201,7 @@ static void setop_generic(struct client *c, int dst, int nk, enum setop op, bool
 		reply_error(c, ERR_SYNTAX);
 		return;
 	}
-	lock_args(c, &ls, dst, nk + 1, (int)n);
 	setop_run(c, dst, nk + 1, (int)n, op, card);
-	lockset_release(&ls);
 }
 
 void cmd_zunion(struct client *c)

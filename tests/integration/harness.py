@@ -49,8 +49,9 @@ class Server:
     first on the command line, as with redis-server."""
 
     def __init__(self, kind, binary=None, engine='io_uring', directives=None,
-                 config_file=None, label=None):
+                 config_file=None, label=None, redis_binary=None):
         self.kind, self.binary, self.engine = kind, binary, engine
+        self.redis_binary = redis_binary   # another redis-server than Debian's
         self.directives = dict(directives or {})
         self.config_file = config_file
         self.label = label or kind
@@ -63,7 +64,7 @@ class Server:
             # DEBUG is disabled by default in 7.0; xkvd allows DEBUG SLEEP.
             args += ['--save', '', '--appendonly', 'no', '--daemonize', 'no',
                      '--enable-debug-command', 'yes']
-            exe = REDIS_SERVER
+            exe = self.redis_binary or REDIS_SERVER
         else:
             # The kernel fast path has its own tests, in namespaces of their own.
             args += ['--threads', '2', '--io-engine', self.engine, '--fastpath', 'no']

@@ -110,10 +110,54 @@ def udp_command(t):
     assert ctl(t, t.sut.port, '-v', 'udp', 'GET', 'k') == (0, b'v\n', 'via daemon udp\n')
     assert ctl(t, t.sut.port, 'udp', 'GET', 'nokey')[:2] == (1, b'(nil)\n')
     rc, out, err = ctl(t, t.sut.port, 'udp', 'SET', 'k', 'other')
-    assert rc == 2 and out == b'' and 'only GET and PING are served over UDP' in err, (rc, err)
+    assert rc == 2 and out == b'' and 'only GET, MGET and PING are served over UDP' in err, (
+        rc, err)
+    assert ctl(t, t.sut.port, 'udp', 'MGET', 'k', 'nokey') == (
+        0, b'*2\r\n$1\r\nv\r\n$-1\r\n', '')
+    rc, out, err = ctl(t, t.sut.port, 'udp', 'MGET')
+    assert rc == 2 and 'wrong number of arguments' in err, (rc, err)
     rc, out, err = ctl(t, t.sut.port, 'udp', 'GET', 'a', 'b')
     assert rc == 2 and 'wrong number of arguments' in err, (rc, err)
     assert t.sut.call('GET', 'k') == b'v'
+
+
+def mget(t, srv, *keys, opts=(), **kw):
+    """xkvctl -v mget KEY...: (status, output lines, how or None, stderr)."""
+    rc, out, err = ctl(t, srv.port, '-v', *opts, 'mget', *keys, **kw)
+    how = [line[4:] for line in err.splitlines() if line.startswith('via ')]
+    return rc, out.split(b'\n')[:-1], (how[0] if how else None), err
+
+
+@test
+@xkv_only
+def mget_over_udp(t):
+    """MGET over the daemon's UDP socket: nil for missing keys and other types,
+    as Redis; a reply past the padding is asked again padded, one past the
+    largest datagram over TCP; the daemon serves any number of keys."""
+    t.sut.call('SET', 'a', 'alpha')
+    t.sut.call('SET', 'b', '')
+    t.sut.call('RPUSH', 'list', 'x')
+    assert mget(t, t.sut, 'a', 'nokey', 'b', 'list', 'a')[:3] == (
+        1, [b'alpha', b'(nil)', b'', b'(nil)', b'alpha'], 'daemon udp')
+    assert mget(t, t.sut, 'a', 'b')[:3] == (0, [b'alpha', b''], 'daemon udp')
+    assert ctl(t, t.sut.port, 'mget', 'a') == (0, b'alpha\n', '')
+    keys = ['key:%d' % i for i in range(200)]
+    for k in keys[::2]:
+        t.sut.call('SET', k, k.upper())
+    rc, lines, how, err = mget(t, t.sut, *keys)
+    assert (rc, how) == (1, 'daemon udp'), (rc, how, err)
+    assert lines == [k.upper().encode() if i % 2 == 0 else b'(nil)' for i, k in enumerate(keys)]
+    # Three values of 2000 bytes: TRUNCATED at 1200 bytes, then padded to fit.
+    for k in ('x', 'y', 'z'):
+        t.sut.call('SET', k, k * 2000)
+    before = commands_processed(t.sut)
+    assert mget(t, t.sut, 'x', 'y', 'z')[:3] == (0, [b'x' * 2000, b'y' * 2000, b'z' * 2000],
+                                                'daemon udp')
+    assert commands_processed(t.sut) - before == 3    # INFO, the first MGET, the padded one
+    t.sut.call('SET', 'huge', b'h' * 40000)
+    assert mget(t, t.sut, 'huge', 'huge', 'a')[:3] == (0, [b'h' * 40000] * 2 + [b'alpha'], 'tcp')
+    rc, _, _, err = mget(t, t.sut)
+    assert rc == 2 and 'usage' in err, (rc, err)
 
 
 @test
@@ -145,6 +189,18 @@ def udp_wire_format(t):
         t.sut.call('DEL', 'k')
         assert ask(10, 0)[1] == b'$-1\r\n'
         assert ask(11, 0, b'*1\r\n$4\r\nPING\r\n')[1] == b'+PONG\r\n'
+        # MGET: Redis's array; TRUNCATED says how large the whole reply is.
+        t.sut.call('SET', 'k', 'hello')
+        mget = b'*4\r\n$4\r\nMGET\r\n$1\r\nk\r\n$4\r\nnope\r\n$1\r\nk\r\n'
+        want = b'*3\r\n$5\r\nhello\r\n$-1\r\n$5\r\nhello\r\n'
+        (_, _, flags, _, clen, _, vlen, _), body = ask(15, 0, mget)
+        assert (flags, clen, vlen, body) == (F_REPLY, len(want), 0, want)
+        t.sut.call('SET', 'k', 'x' * 100)
+        (_, _, flags, _, clen, _, vlen, _), body = ask(16, 0, mget)
+        full = 4 + 2 * (6 + 100 + 2) + 5
+        assert (flags, clen, vlen, body) == (F_REPLY | F_TRUNCATED, 0, full, b'')
+        assert ask(17, 24 + full, mget)[1].startswith(b'*3\r\n$100\r\n')
+        assert ask(18, 24 + full - 1, mget)[0][2] == F_REPLY | F_TRUNCATED
         # Not ours (bad magic, or a reply): no answer at all.
         s.send(HDR.pack(0x1234, VERSION, 0, 12, len(cmd), 0, 0, 0) + cmd + bytes(1000))
         s.send(HDR.pack(MAGIC, VERSION, F_REPLY, 13, len(cmd), 0, 0, 0) + cmd + bytes(1000))
@@ -181,17 +237,53 @@ def requirepass_and_token(t):
     assert get(t, srv, 'k', '-P', 's3cret')[:3] == (0, b'secret value', 'tcp')
     assert get(t, srv, 'k', env={'XKV_PASSWORD': 's3cret'})[:3] == (0, b'secret value', 'tcp')
     # The token is what UDP needs.
-    assert get(t, srv, 'k', '-a', token)[:3] == (0, b'secret value', 'daemon udp')
-    assert get(t, srv, 'nokey', '-a', token)[:3] == (1, b'', 'daemon udp')
-    assert get(t, srv, 'k', '-a', token + 1, '-P', 's3cret')[:3] == (0, b'secret value', 'tcp')
+    assert get(t, srv, 'k', '--token', token)[:3] == (0, b'secret value', 'daemon udp')
+    assert get(t, srv, 'nokey', '--token', token)[:3] == (1, b'', 'daemon udp')
+    assert get(t, srv, 'k', '--token', token + 1, '-P', 's3cret')[:3] == \
+        (0, b'secret value', 'tcp')
+    # With fastpath-token set, the token derived from the password is not it.
+    assert get(t, srv, 'k', '-a', 's3cret')[:3] == (0, b'secret value', 'tcp')
+    # MGET: NOAUTH over UDP goes to TCP with the password; the token serves it over UDP.
+    assert mget(t, srv, 'k', 'nokey', opts=('-P', 's3cret'))[:3] == (
+        1, [b'secret value', b'(nil)'], 'tcp')
+    assert mget(t, srv, 'k', opts=('--token', token))[:3] == (0, [b'secret value'], 'daemon udp')
     rc, _, how, err = get(t, srv, 'k', '-P', 'wrong')
     assert rc == 2 and 'WRONGPASS' in err, (rc, err)
     rc, out, err = ctl(t, srv.port, 'udp', 'PING')
     assert rc == 2 and 'NOAUTH' in err, (rc, err)
-    assert ctl(t, srv.port, '-a', token, 'udp', 'PING')[:2] == (0, b'PONG\n')
+    assert ctl(t, srv.port, '--token', token, 'udp', 'PING')[:2] == (0, b'PONG\n')
     rc, out, err = ctl(t, srv.port, 'stats')
     assert rc == 2 and 'NOAUTH' in err, (rc, err)
     assert ctl(t, srv.port, '-P', 's3cret', 'stats')[:2] == (0, b'fastpath_enabled: 0\n')
+
+
+@test
+@xkv_only
+def password_derives_the_udp_token(t):
+    """requirepass without fastpath-token: -a PASSWORD (like redis-cli) is all UDP
+    needs, at once and after CONFIG SET changes the password."""
+    srv = t.spawn('sut', requirepass='s3cret')
+    with srv.client() as c:
+        assert c.cmd('AUTH', 's3cret') == b'+OK\r\n'
+        assert c.cmd('SET', 'k', 'v') == b'+OK\r\n'
+    assert get(t, srv, 'k', '-a', 's3cret')[:3] == (0, b'v', 'daemon udp')
+    assert get(t, srv, 'k', env={'XKV_PASSWORD': 's3cret'})[:3] == (0, b'v', 'daemon udp')
+    rc, _, how, err = get(t, srv, 'k')
+    assert (rc, how) == (2, 'tcp') and 'NOAUTH' in err, (rc, how, err)
+    # A token field of 0 never passes, nor a fastpath-token-style number.
+    assert ctl(t, srv.port, '--token', 1, 'udp', 'PING')[0] == 2
+    with srv.client() as c:
+        assert c.cmd('AUTH', 's3cret') == b'+OK\r\n'
+        assert c.cmd('CONFIG', 'SET', 'requirepass', 'n3w') == b'+OK\r\n'
+    # The next datagram meets the new rule.
+    rc, out, err = ctl(t, srv.port, '-a', 's3cret', 'udp', 'PING')
+    assert rc == 2 and 'NOAUTH' in err, (rc, err)
+    assert ctl(t, srv.port, '-a', 'n3w', 'udp', 'PING')[:2] == (0, b'PONG\n')
+    with srv.client() as c:
+        assert c.cmd('AUTH', 'n3w') == b'+OK\r\n'
+        assert c.cmd('CONFIG', 'SET', 'fastpath-token', '77') == b'+OK\r\n'
+    assert ctl(t, srv.port, '-a', 'n3w', 'udp', 'PING')[0] == 2
+    assert ctl(t, srv.port, '--token', 77, 'udp', 'PING')[:2] == (0, b'PONG\n')
 
 
 @test
@@ -295,7 +387,7 @@ def retries_and_stale_replies(t):
     # Whatever the token, a client without one sends zeros; with one, its 8 bytes.
     fake = FakeUdp(srv.port, lambda n, h, command: [reply(h[3], b'$-1\r\n')])
     try:
-        assert get(t, srv, 'k', '-a', 0x0102030405060708)[:3] == (1, b'', 'daemon udp')
+        assert get(t, srv, 'k', '--token', 0x0102030405060708)[:3] == (1, b'', 'daemon udp')
     finally:
         fake.close()
     assert struct.unpack('=Q', fake.requests[0][16:24])[0] == 0x0102030405060708

@@ -11,6 +11,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "config.h"
+#include "evict.h"
+#include "exec_ctx.h"
 #include "mem.h"
 #include "object.h"
 #include "store.h"
@@ -19,6 +22,25 @@
 #include "kselftest_harness.h"
 
 #define NDBS 16
+
+/* What the store's choke point reported, through a hook in the slot
+ * keyspace notifications will take. */
+static struct {
+	unsigned n;
+	enum db_change_reason last;
+	int db;
+	char key[64];
+} changes;
+
+static void record_change(const struct db_change *ch)
+{
+	changes.n++;
+	changes.last = ch->reason;
+	changes.db = ch->db;
+	changes.key[0] = '\0';
+	if (ch->e)
+		snprintf(changes.key, sizeof(changes.key), "%s", ch->e->key);
+}
 
 static struct shard *shard_of_key(int db, const char *key, size_t len)
 {
@@ -102,8 +124,8 @@ FIXTURE_SETUP(store)
 {
 	self->mem_before = mem_used();
 	store_reads = &self->reads;
-	store_time_ms = 0; /* the real clock */
 	store_init(NDBS);
+	store_hook_set(STORE_HOOK_NOTIFY, record_change);
 }
 
 FIXTURE_TEARDOWN(store)
@@ -189,8 +211,7 @@ TEST_F(store, add_find_delete)
 {
 	const char *k = "greeting";
 	size_t klen = strlen(k);
-	struct shard *s = shard_of_key(0, k, klen);
-	uint64_t version = s->version;
+	unsigned seen = changes.n;
 	struct entry *e;
 
 	lock_key(0, k);
@@ -202,7 +223,9 @@ TEST_F(store, add_find_delete)
 	ASSERT_EQ('\0', e->key[klen]);
 	ASSERT_EQ(-1, e->expire);
 	ASSERT_EQ(e, db_find(0, k, klen));
-	ASSERT_LT(version, s->version);
+	ASSERT_EQ(seen + 1, changes.n);
+	ASSERT_EQ(DB_CHANGE_WRITE, changes.last);
+	ASSERT_STREQ(k, changes.key);
 	unlock_key(0, k);
 
 	ASSERT_EQ(1, key_is(0, k, "hello"));
@@ -212,9 +235,15 @@ TEST_F(store, add_find_delete)
 	ASSERT_EQ(0, db_expires(0));
 
 	lock_key(0, k);
-	version = s->version;
+	db_set_expire(0, db_find(0, k, klen), now_ms() + 10000);
+	ASSERT_EQ(DB_CHANGE_TTL, changes.last);
+	seen = changes.n;
 	db_delete(0, db_find(0, k, klen));
-	ASSERT_LT(version, s->version);
+	ASSERT_EQ(seen + 1, changes.n);
+	ASSERT_EQ(DB_CHANGE_DELETE, changes.last);
+	db_add(0, k, klen, obj_string("x", 1));
+	db_remove(0, db_find(0, k, klen), DB_CHANGE_EVICT);
+	ASSERT_EQ(DB_CHANGE_EVICT, changes.last);
 	ASSERT_EQ(NULL, db_find(0, k, klen));
 	unlock_key(0, k);
 	ASSERT_EQ(0, db_size(0));
@@ -359,7 +388,7 @@ TEST_F(store, lazy_expiry)
 {
 	const char *k = "gone", *live = "stays";
 	struct shard *s = shard_of_key(0, k, strlen(k));
-	uint64_t version;
+	unsigned seen;
 
 	set_key(0, k, "v", now_ms() - 1000);
 	set_key(0, live, "v", now_ms() + 3600 * 1000);
@@ -368,11 +397,13 @@ TEST_F(store, lazy_expiry)
 	ASSERT_EQ(0, s->expired);
 
 	lock_key(0, k);
-	version = s->version;
+	seen = changes.n;
 	ASSERT_EQ(NULL, db_find(0, k, strlen(k)));
-	/* Deleted on the way (a change), and counted. */
+	/* Deleted on the way (a change, for its deadline), and counted. */
 	ASSERT_EQ(1, s->expired);
-	ASSERT_LT(version, s->version);
+	ASSERT_EQ(seen + 1, changes.n);
+	ASSERT_EQ(DB_CHANGE_EXPIRE, changes.last);
+	ASSERT_STREQ(k, changes.key);
 	ASSERT_EQ(NULL, db_find(0, k, strlen(k)));
 	ASSERT_EQ(1, s->expired);
 	unlock_key(0, k);
@@ -395,22 +426,69 @@ TEST_F(store, lazy_expiry)
 	ASSERT_EQ(1, db_expires(0));
 }
 
-/* Inside a command the clock is frozen at store_time_ms. */
+/* Inside a command the clock is frozen at its context's snapshot, which a
+ * nested call inherits and does not change. */
 TEST_F(store, command_clock)
 {
 	const char *k = "tick";
 	const int64_t t = 1700000000000LL;
+	struct exec_ctx outer, inner;
 
 	set_key(0, k, "v", t);
-	store_time_ms = t - 5000;
+	exec_ctx_push(&outer, NULL, NULL, 0, 0, 0);
+	outer.time_ms = t - 5000;
 	ASSERT_EQ(t - 5000, store_now());
 	ASSERT_TRUE(key_exists(0, k));
-	store_time_ms = t;
+	exec_ctx_push(&inner, NULL, NULL, 0, EXEC_IN_EXEC, 0);
+	ASSERT_EQ(t - 5000, store_now());
+	ASSERT_EQ(EXEC_IN_EXEC, exec_ctx_flags());
+	exec_ctx_pop(&inner);
+	ASSERT_EQ(t - 5000, store_now());
+	ASSERT_EQ(0, exec_ctx_flags());
+	outer.time_ms = t;
 	ASSERT_TRUE(key_exists(0, k));
-	store_time_ms = t + 1;
+	outer.time_ms = t + 1;
 	ASSERT_FALSE(key_exists(0, k));
-	store_time_ms = 0;
+	exec_ctx_pop(&outer);
+	ASSERT_EQ(NULL, exec_ctx_top);
 	ASSERT_LE(now_ms() - 1000, store_now());
+}
+
+/*
+ * Accesses no lookup saw (the kernel cache's hits, fastpath.c): the access
+ * time becomes now and, under an LFU policy only, the counter takes one touch
+ * per access (each counts with lfu-log-factor 0).
+ */
+TEST_F(store, touch_counts_accesses)
+{
+	const char *k = "touched";
+	long long policy = config.maxmemory_policy, factor = config.lfu_log_factor;
+	struct exec_ctx x;
+	struct entry *e;
+
+	set_key(0, k, "v", -1);
+	lock_key(0, k);
+	e = db_peek(0, k, strlen(k));
+	ASSERT_NE(NULL, e);
+	exec_ctx_push(&x, NULL, NULL, 0, 0, 0); /* a frozen access clock */
+	config.maxmemory_policy = POLICY_ALLKEYS_LFU;
+	config.lfu_log_factor = 0;
+	ASSERT_EQ(LFU_INIT_VAL, lfu_value(e, store_clock()));
+	db_touch(e, 7);
+	EXPECT_EQ(LFU_INIT_VAL + 7, lfu_value(e, store_clock()));
+	EXPECT_EQ(store_clock(), e->atime);
+	db_touch(e, 1000);
+	EXPECT_EQ(255, lfu_value(e, store_clock()));
+	config.maxmemory_policy = POLICY_ALLKEYS_LRU;
+	e->lfu = LFU_INIT_VAL;
+	x.mono_ms += 5000;
+	db_touch(e, 3);
+	EXPECT_EQ(store_clock(), e->atime);
+	EXPECT_EQ(LFU_INIT_VAL, e->lfu);
+	exec_ctx_pop(&x);
+	config.maxmemory_policy = policy;
+	config.lfu_log_factor = factor;
+	unlock_key(0, k);
 }
 
 /*
@@ -604,20 +682,20 @@ TEST_F(store, lockset_orders_and_dedups)
 	/* The same shard through a hash tag, twice. */
 	lockset_add_key(&ls, 9, "{t}a", 4);
 	lockset_add_key(&ls, 9, "{t}b", 4);
-	ASSERT_EQ(1, ls.n);
+	ASSERT_EQ(1, lockset_count(&ls));
 	for (int i = 0; i < 40; i++) {
 		keyname(key, sizeof(key), "l", i);
 		lockset_add_key(&ls, i % 2 ? 9 : 2, key, strlen(key));
 	}
 	lockset_acquire(&ls);
 	ASSERT_TRUE(ls.held);
-	for (unsigned i = 1; i < ls.n; i++)
-		ASSERT_LT(ls.ids[i - 1], ls.ids[i]);
+	ASSERT_EQ(2, ls.ndbs);
+	ASSERT_LT(ls.dbs[0].db, ls.dbs[1].db);
 	for (int db = 0; db < NDBS; db++)
 		for (unsigned s = 0; s < STORE_SHARDS; s++)
 			if (shard_locked(db, s))
 				nlocked++;
-	ASSERT_EQ(ls.n, nlocked);
+	ASSERT_EQ(lockset_count(&ls), nlocked);
 	ASSERT_TRUE(shard_locked(9, key_shard("{t}b", 4)));
 	lockset_release(&ls);
 	ASSERT_FALSE(ls.held);

@@ -620,4 +620,36 @@ TEST(rank_range_as_redis)
 	ASSERT_FALSE(rank_range(0, 0, 0, &first, &last));
 }
 
+/* Redis 8's d2string, as redis-server 8.8.0 printed these ZSCOREs. */
+TEST(d_to_str_shortest_matches_redis_8)
+{
+	static const struct {
+		double v;
+		const char *want;
+	} cases[] = {
+		{ 13.361389338970184, "13.361389338970184" },
+		{ 38.1155563954963, "38.1155563954963" },
+		{ 2.682209014892578e-06, "2.682209014892578e-6" },
+		{ 1.0012148579363611e-04, "1.0012148579363611e-4" },
+		{ 0.027054346294200116, "0.027054346294200116" },
+		{ -179.99999731779099, "-179.99999731779099" },
+		{ 85.05112878, "85.05112878" },
+		{ 180, "180" },
+		{ 0.5, "0.5" },
+		{ 1e-6, "0.000001" },
+		{ 1e-7, "1e-7" },
+		{ 1e21, "1e+21" },
+		{ 1.5, "1.5" },
+		{ -0.0, "-0" },
+	};
+	char buf[64];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int len = d_to_str_shortest(buf, sizeof(buf), cases[i].v);
+
+		ASSERT_STREQ(cases[i].want, buf);
+		ASSERT_EQ((int)strlen(cases[i].want), len);
+	}
+}
+
 TEST_HARNESS_MAIN

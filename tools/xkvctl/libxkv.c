@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
- * libxkv: the UDP GET client with its TCP fallback (the API is in libxkv.h,
+ * libxkv: the UDP GET and MGET client with its TCP fallback (the API is in libxkv.h,
  * the protocol in docs/udp-protocol.md).
  *
  * UDP: one connected socket, so that only the server's address can answer
@@ -32,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/types.h>
+#include <openssl/evp.h>
 
 #include "libxkv.h"
 #include "xkv_abi.h"
@@ -48,6 +49,7 @@
 struct xkv {
 	struct addrinfo *addrs; /* owned: every address of host:port */
 	uint64_t token;		/* fastpath-token, host order (as the server compares it) */
+	uint64_t derived_token; /* from the password, sent when token is 0 */
 	char *password;		/* owned, or NULL */
 	size_t padding;
 	int timeout_ms, retries, tcp_timeout_ms;
@@ -229,14 +231,37 @@ int xkv__set_tcp_timeout_ms(struct xkv *x, int ms)
 	return 0;
 }
 
+int xkv__derive_token(const char *password, size_t len, uint64_t *token)
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int mdlen = 0;
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	int ok;
+
+	ok = ctx && EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) &&
+	     EVP_DigestUpdate(ctx, XKV_TOKEN_CONTEXT, strlen(XKV_TOKEN_CONTEXT)) &&
+	     EVP_DigestUpdate(ctx, password, len) && EVP_DigestFinal_ex(ctx, md, &mdlen) &&
+	     mdlen >= sizeof(*token);
+	EVP_MD_CTX_free(ctx);
+	if (!ok)
+		return -EIO;
+	/* Raw bytes, no byte order: the server compares the same 8 bytes. */
+	memcpy(token, md, sizeof(*token));
+	return 0;
+}
+
 int xkv__set_password(struct xkv *x, const char *password)
 {
+	uint64_t derived = 0;
 	char *copy = NULL;
 
+	if (password && xkv__derive_token(password, strlen(password), &derived) < 0)
+		return -EIO;
 	if (password && !(copy = strdup(password)))
 		return -ENOMEM;
 	free(x->password);
 	x->password = copy;
+	x->derived_token = derived;
 	/* A connection authenticated otherwise is not the one asked for. */
 	if (x->tcp_fd >= 0) {
 		close(x->tcp_fd);
@@ -494,7 +519,8 @@ static ssize_t udp_exchange(struct xkv *x, const char *cmd, size_t cmd_len, size
 	h->magic = htons(XKV_UDP_MAGIC);
 	h->version = XKV_UDP_VERSION;
 	h->cmd_len = htons((uint16_t)cmd_len);
-	h->token = x->token;
+	/* An explicit fastpath-token wins; else the password's, else none. */
+	h->token = x->token ? x->token : x->derived_token;
 	memcpy(x->out + HDR_LEN, cmd, cmd_len);
 	if (!x->udp_ai && x->udp_fd < 0)
 		x->udp_ai = x->addrs;
@@ -849,5 +875,120 @@ int xkv__get(struct xkv *x, const char *key, size_t klen, char **value, size_t *
 	}
 out:
 	free(cmd);
+	return r;
+}
+
+/* ---- MGET ----------------------------------------------------------------------- */
+
+static void free_values(int n, char **values)
+{
+	for (int i = 0; i < n; i++) {
+		free(values[i]);
+		values[i] = NULL;
+	}
+}
+
+/*
+ * The reply to MGET of nkeys keys: 0 with the values copied out (NULL for
+ * nil), -EREMOTEIO for an error reply, -EPROTO for anything but the array, or
+ * -ENOMEM; on failure every values[i] is NULL.
+ */
+static int mget_reply(struct xkv *x, const char *p, size_t len, int nkeys, char **values,
+		      size_t *vlens)
+{
+	const char *end = p + len, *nl = memchr(p, '\n', len);
+	long long n;
+	int r = -EPROTO;
+
+	for (int i = 0; i < nkeys; i++)
+		values[i] = NULL;
+	if (len && (p[0] == '-' || p[0] == '!')) {
+		seterr_reply(x, p, len);
+		return -EREMOTEIO;
+	}
+	if (!nl || p[0] != '*' || parse_ll(p + 1, nl - 1, &n) < 0 || n != nkeys)
+		goto bad;
+	p = nl + 1;
+	for (int i = 0; i < nkeys; i++) {
+		nl = p < end ? memchr(p, '\n', (size_t)(end - p)) : NULL;
+		if (nl && p[0] == '_' && nl == p + 2) {
+			p = nl + 1; /* RESP3's null */
+			continue;
+		}
+		if (!nl || p[0] != '$' || parse_ll(p + 1, nl - 1, &n) < 0 || n < -1)
+			goto bad;
+		p = nl + 1;
+		if (n == -1)
+			continue;
+		if (n > end - p - 2) /* resp_reply_len() checked the CRLF */
+			goto bad;
+		r = dup_bytes(p, (size_t)n, &values[i], &vlens[i]);
+		if (r < 0)
+			goto err;
+		p += n + 2;
+	}
+	return 0;
+
+bad:
+	r = -EPROTO;
+	seterr(x, "unexpected reply to MGET");
+err:
+	free_values(nkeys, values);
+	return r;
+}
+
+int xkv__mget(struct xkv *x, int nkeys, const char *const *keys, const size_t *klens, char **values,
+	      size_t *vlens, unsigned *how)
+{
+	const char **argv;
+	size_t *lens, cmd_len, resp_len;
+	const char *resp;
+	unsigned flags;
+	char *cmd = NULL;
+	int r;
+
+	x->err[0] = '\0';
+	if (nkeys < 1)
+		return -EINVAL;
+	argv = calloc((size_t)nkeys + 1, sizeof(*argv));
+	lens = calloc((size_t)nkeys + 1, sizeof(*lens));
+	r = -ENOMEM;
+	if (!argv || !lens)
+		goto out;
+	argv[0] = "MGET";
+	lens[0] = 4;
+	for (int i = 0; i < nkeys; i++) {
+		argv[i + 1] = keys[i];
+		lens[i + 1] = klens ? klens[i] : strlen(keys[i]);
+	}
+	r = resp_encode(nkeys + 1, argv, lens, &cmd, &cmd_len);
+	if (r < 0)
+		goto out;
+	/* Any error over UDP goes to TCP: MGET itself answers none, so it is
+	 * about UDP (NOAUTH, or a server that does not serve MGET there). */
+	r = udp_request(x, cmd, cmd_len, &resp, &resp_len, &flags);
+	if (r == 0) {
+		r = mget_reply(x, resp, resp_len, nkeys, values, vlens);
+		if (r == 0 && how)
+			*how = via(flags);
+		if (r == 0 || r == -ENOMEM)
+			goto out;
+	}
+	if (r == -ENOMEM)
+		goto out;
+	x->err[0] = '\0';
+	r = tcp_roundtrip(x, cmd, cmd_len, &resp, &resp_len);
+	if (r == 0) {
+		r = mget_reply(x, resp, resp_len, nkeys, values, vlens);
+		if (how && r != -ENOMEM && r != -EPROTO)
+			*how = XKV_VIA_TCP;
+	}
+out:
+	if (r < 0)
+		for (int i = 0; i < nkeys; i++)
+			values[i] = NULL;
+	free(cmd);
+	free(argv);
+	free(lens);
 	return r;
 }

@@ -162,6 +162,60 @@ static int cmd_get(struct ctl *ctl)
 	return fflush(stdout) == 0 ? 0 : EXIT_ERROR;
 }
 
+/* Prints each value on a line of its own, "(nil)" for a missing key. */
+static int cmd_mget(struct ctl *ctl)
+{
+	struct xkv *x = ctl->x;
+	struct opts *o = ctl->o;
+	int argc = ctl->argc, nkeys, c, r;
+	char **argv = ctl->argv, **values;
+	static const struct option longopts[] = { { "verbose", no_argument, NULL, 'v' }, {} };
+	unsigned how = 0;
+	size_t *vlens;
+
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "+v", longopts, NULL)) != -1) {
+		if (c != 'v')
+			return EXIT_ERROR;
+		o->verbose = true;
+	}
+	nkeys = argc - optind;
+	if (nkeys < 1) {
+		fprintf(stderr, "usage: xkvctl mget [-v] KEY...\n");
+		return EXIT_ERROR;
+	}
+	values = calloc((size_t)nkeys, sizeof(*values));
+	vlens = calloc((size_t)nkeys, sizeof(*vlens));
+	if (!values || !vlens) {
+		free(values);
+		free(vlens);
+		return fail(NULL, "mget", -ENOMEM);
+	}
+	r = xkv__mget(x, nkeys, (const char *const *)argv + optind, NULL, values, vlens, &how);
+	if (o->verbose && how)
+		fprintf(stderr, "via %s\n", xkv__via_name(how));
+	if (r < 0) {
+		r = fail(x, "mget", r);
+		goto out;
+	}
+	for (int i = 0; i < nkeys; i++) {
+		if (values[i])
+			fwrite(values[i], 1, vlens[i], stdout);
+		else
+			fputs("(nil)", stdout);
+		putchar('\n');
+		if (!values[i])
+			r = EXIT_NEGATIVE;
+		free(values[i]);
+	}
+	if (fflush(stdout) != 0)
+		r = EXIT_ERROR;
+out:
+	free(values);
+	free(vlens);
+	return r;
+}
+
 /* Sends argv over TCP; 0 with the reply, or the exit status after saying why. */
 static int tcp_call(struct xkv *x, const char *what, int argc, const char **argv, char **reply,
 		    size_t *len)
@@ -351,11 +405,13 @@ static int cmd_help(struct ctl *ctl)
 
 static const struct command commands[] = {
 	{ "get", cmd_get, "[-v] KEY", "print KEY's value, over UDP with the TCP fallback" },
+	{ "mget", cmd_mget, "[-v] KEY...", "print each KEY's value on a line, (nil) if missing" },
 	{ "stats", cmd_stats, "", "print the fast path's counters (FASTPATH STATS)" },
 	{ "status", cmd_status, "", "is the fast path loaded and attached, and where" },
 	{ "attach", cmd_attach, "[IFACE...]", "attach the fast path (default: as configured)" },
 	{ "detach", cmd_detach, "", "detach the fast path from every interface" },
-	{ "udp", cmd_udp, "COMMAND [ARG...]", "send one command in one datagram (GET, PING)" },
+	{ "udp", cmd_udp, "COMMAND [ARG...]",
+	  "send one command in one datagram (GET, MGET, PING)" },
 	{ "help", cmd_help, "", "this text" },
 	{}
 };
@@ -368,11 +424,13 @@ static void usage(FILE *f)
 		"Options:\n"
 		"  -h, --host HOST        server name or address (default 127.0.0.1)\n"
 		"  -p, --port PORT        TCP and UDP port (default 6379)\n"
-		"  -a, --token TOKEN      the server's fastpath-token (needed with requirepass)\n"
-		"  -P, --password PASS    requirepass password for TCP (default: $XKV_PASSWORD)\n"
+		"  -a, --password PASS    the requirepass password: AUTH over TCP, and the UDP\n"
+		"                         token derived from it (default: $XKV_PASSWORD)\n"
+		"  -P PASS                the same as -a\n"
+		"      --token TOKEN      the server's fastpath-token, when it sets one\n"
 		"  -t, --timeout MS       wait per UDP attempt (default %d)\n"
 		"      --retries N        UDP attempts after the first (default %d)\n"
-		"      --pad BYTES        size of a GET request datagram (default %d)\n"
+		"      --pad BYTES        size of a GET or MGET request datagram (default %d)\n"
 		"  -v, --verbose          say how each reply came (kernel, daemon udp, tcp)\n"
 		"      --help             this text\n"
 		"\n"
@@ -384,7 +442,8 @@ static void usage(FILE *f)
 		snprintf(head, sizeof(head), "%s %s", c->name, c->args);
 		fprintf(f, "  %-22s %s\n", head, c->help);
 	}
-	fprintf(f, "\nExit status: 0 success, 1 no such key / not attached, 2 error.\n");
+	fprintf(f, "\nExit status: 0 success, 1 no such key (any, for mget) / not attached, "
+		   "2 error.\n");
 }
 
 /* Parses a decimal option value in [lo, hi] into *v; false (after saying so) if it is not one. */
@@ -403,13 +462,13 @@ static bool parse_num(const char *name, const char *s, unsigned long long lo, un
 	return true;
 }
 
-enum { OPT_PAD = 256, OPT_RETRIES, OPT_HELP };
+enum { OPT_PAD = 256, OPT_RETRIES, OPT_TOKEN, OPT_HELP };
 
 static const struct option main_options[] = {
 	{ "host", required_argument, NULL, 'h' },
 	{ "port", required_argument, NULL, 'p' },
-	{ "token", required_argument, NULL, 'a' },
-	{ "password", required_argument, NULL, 'P' },
+	{ "token", required_argument, NULL, OPT_TOKEN },
+	{ "password", required_argument, NULL, 'a' },
 	{ "timeout", required_argument, NULL, 't' },
 	{ "pad", required_argument, NULL, OPT_PAD },
 	{ "retries", required_argument, NULL, OPT_RETRIES },
@@ -440,9 +499,10 @@ int main(int argc, char **argv)
 		case 'p':
 			ok = parse_num("port", optarg, 1, 65535, &o.port);
 			break;
-		case 'a':
+		case OPT_TOKEN:
 			ok = parse_num("token", optarg, 0, UINT64_MAX, &o.token);
 			break;
+		case 'a':
 		case 'P':
 			o.password = optarg;
 			break;

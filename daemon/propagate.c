@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * The propagation point (propagate.h). A unit's commands are collected on its
+ * execution context while it runs, then emitted together under the
+ * propagation lock, which is a leaf lock taken under shard locks; the
+ * stream's database (for SELECT) is protected by it too.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+
+#include "exec_ctx.h"
+#include "mem.h"
+#include "propagate.h"
+#include "store.h"
+#include "util.h"
+
+#define CONSUMERS_MAX 4
+
+struct prop_op {
+	int db;
+	int argc;
+	struct arg *argv; /* owned copies */
+};
+
+struct prop_ops {
+	int n, cap;
+	struct prop_op *v;
+};
+
+static struct {
+	propagate_fn *fn;
+	void *arg;
+} consumers[CONSUMERS_MAX];
+/* Written at start-up only, read without the lock. */
+static int nconsumers;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static int stream_db = -1; /* the database the stream's last SELECT chose */
+
+bool propagate_enabled(void)
+{
+	return nconsumers > 0;
+}
+
+struct arg prop_ll(char *buf, long long v)
+{
+	return (struct arg){ buf, (size_t)ll_to_str(buf, v) };
+}
+
+static void op_add(struct exec_ctx *unit, int db, int argc, const struct arg *argv)
+{
+	struct prop_ops *ops = unit->ops;
+	struct prop_op *op;
+
+	if (!ops)
+		ops = unit->ops = xcalloc(1, sizeof(*ops));
+	if (ops->n == ops->cap) {
+		ops->cap = ops->cap ? ops->cap * 2 : 4;
+		ops->v = xrealloc(ops->v, sizeof(*ops->v) * (size_t)ops->cap);
+	}
+	op = &ops->v[ops->n++];
+	op->db = db;
+	op->argc = argc;
+	op->argv = xmalloc(sizeof(*op->argv) * (size_t)argc);
+	for (int i = 0; i < argc; i++) {
+		op->argv[i].p = xstrndup(argv[i].p, argv[i].len);
+		op->argv[i].len = argv[i].len;
+	}
+}
+
+/* Under the lock. */
+static void emit(int argc, const struct arg *argv)
+{
+	for (int i = 0; i < nconsumers; i++)
+		consumers[i].fn(consumers[i].arg, argc, argv);
+}
+
+static void emit_in(int db, int argc, const struct arg *argv)
+{
+	if (db != stream_db) {
+		char buf[LL_STR_SIZE + 1];
+		struct arg sel[2] = { PROP_STR("SELECT"), prop_ll(buf, db) };
+
+		emit(2, sel);
+		stream_db = db;
+	}
+	emit(argc, argv);
+}
+
+/* A key that expired or was evicted leaves as a DEL: inside a command, before
+ * the command's own effect; outside (active expiry, eviction), at once, under
+ * the shard lock the caller holds. Any other change marks the running call
+ * as having written. */
+static void propagate_on_change(const struct db_change *ch)
+{
+	struct exec_ctx *x = exec_ctx_top;
+	struct arg del[2];
+
+	if (ch->reason != DB_CHANGE_EXPIRE && ch->reason != DB_CHANGE_EVICT) {
+		if (x)
+			x->dirty = true;
+		return;
+	}
+	/* A hash whose last field expired is a key expiring too. */
+	del[0] = PROP_STR("DEL");
+	del[1] = (struct arg){ ch->e->key, ch->e->klen };
+	if (x && x->client) {
+		op_add(x->unit, ch->db, 2, del);
+		return;
+	}
+	pthread_mutex_lock(&lock);
+	emit_in(ch->db, 2, del);
+	pthread_mutex_unlock(&lock);
+}
+
+int propagate_consumer_add(propagate_fn *fn, void *arg)
+{
+	if (nconsumers == CONSUMERS_MAX)
+		return -ENOSPC;
+	consumers[nconsumers].fn = fn;
+	consumers[nconsumers].arg = arg;
+	nconsumers++;
+	store_hook_set(STORE_HOOK_PROPAGATE, propagate_on_change);
+	return 0;
+}
+
+void propagate_rewrite(int argc, const struct arg *argv)
+{
+	struct exec_ctx *x = exec_ctx_top;
+
+	if (!nconsumers || !x || !x->client)
+		return;
+	x->rewritten = true;
+	op_add(x->unit, x->client->db, argc, argv);
+}
+
+void propagate_done(struct exec_ctx *x, bool write_cmd)
+{
+	if (x->dirty && !x->rewritten && write_cmd)
+		op_add(x->unit, x->client->db, x->client->argc, x->client->argv);
+}
+
+void propagate_flush(struct exec_ctx *x)
+{
+	struct prop_ops *ops = x->ops;
+	static const struct arg multi = PROP_STR("MULTI"), exec = PROP_STR("EXEC");
+
+	if (!ops)
+		return;
+	pthread_mutex_lock(&lock);
+	/* More than one command: one transaction, as Redis propagates it, so
+	 * a consumer never applies half of it. */
+	if (ops->n > 1)
+		emit_in(ops->v[0].db, 1, &multi);
+	for (int i = 0; i < ops->n; i++)
+		emit_in(ops->v[i].db, ops->v[i].argc, ops->v[i].argv);
+	if (ops->n > 1)
+		emit(1, &exec);
+	pthread_mutex_unlock(&lock);
+	for (int i = 0; i < ops->n; i++) {
+		for (int j = 0; j < ops->v[i].argc; j++)
+			xfree(ops->v[i].argv[j].p);
+		xfree(ops->v[i].argv);
+	}
+	xfree(ops->v);
+	xfree(ops);
+	x->ops = NULL;
+}
+
+void propagate_deadline(int argc, const struct arg *argv, const char *name, int at, bool word,
+			int64_t when)
+{
+	char buf[LL_STR_SIZE + 1];
+	struct arg *v;
+
+	if (!propagate_enabled())
+		return;
+	v = xmalloc(sizeof(*v) * (size_t)argc);
+	memcpy(v, argv, sizeof(*v) * (size_t)argc);
+	if (name)
+		v[0] = (struct arg){ (char *)name, strlen(name) };
+	if (word)
+		v[at - 1] = PROP_STR("PXAT");
+	v[at] = prop_ll(buf, when);
+	propagate_rewrite(argc, v);
+	xfree(v);
+}
+
+void propagate_renamed(int argc, const struct arg *argv, const char *name, int drop)
+{
+	struct arg *v;
+	int n = 0;
+
+	if (!propagate_enabled())
+		return;
+	v = xmalloc(sizeof(*v) * (size_t)argc);
+	v[n++] = (struct arg){ (char *)name, strlen(name) };
+	for (int i = 1; i < argc; i++)
+		if (i != drop)
+			v[n++] = argv[i];
+	propagate_rewrite(n, v);
+	xfree(v);
+}
+
+void propagate_pop(const char *name, const struct arg *key, long long count)
+{
+	char buf[LL_STR_SIZE + 1];
+	struct arg v[3] = { { (char *)name, strlen(name) }, *key, prop_ll(buf, count) };
+
+	if (propagate_enabled())
+		propagate_rewrite(count > 0 ? 3 : 2, v);
+}
