@@ -1007,32 +1007,31 @@ def client_differential(ns, kind, *args):
 @test
 def clients_in_namespace():
     """The Python and Node clients with XDP on the namespace's lo: the same
-    results as their TCP clients, and hot keys answered by the kernel."""
-    ns = Netns('cli')
-    srv = Xkvd(ns, '--bind', '127.0.0.1')
-    try:
-        with Entered(ns):
-            srv.wait_ready('127.0.0.1')
-        assert 'XDP attached to lo' in srv.log_text(), srv.log_text()
-        for kind in ('python', 'node'):
-            stats = client_differential(ns, kind)
-            print('# %s client: %s' % (kind, json.dumps(stats)))
-            assert stats['kernel'] > 20 and stats['udp'] > 50, (kind, stats)
-    finally:
-        srv.stop()
+    results as their TCP clients, and hot keys answered by the kernel, without
+    a password, with requirepass and fastpath-token, and with requirepass
+    alone (both sides derive the token from the password)."""
     token = 1234567890123
-    srv = Xkvd(ns, '--bind', '127.0.0.1', '--requirepass', 'pw', '--fastpath-token', str(token))
+    cases = (((), ()),
+             (('--requirepass', 'pw', '--fastpath-token', str(token)),
+              ('--password', 'pw', '--fastpath-token', token)),
+             (('--requirepass', 'pw'), ('--password', 'pw')))
+    ns = Netns('cli')
     try:
-        with Entered(ns):
-            srv.wait_ready('127.0.0.1')
-        for kind in ('python', 'node'):
-            stats = client_differential(ns, kind, '--password', 'pw', '--fastpath-token', token)
-            assert stats['kernel'] > 20, (kind, stats)
-            # The token derived from the password, where the server knows it;
-            # else NOAUTH and TCP: the results are TCP's either way.
-            client_differential(ns, kind, '--password', 'pw')
+        for directives, client_args in cases:
+            srv = Xkvd(ns, '--bind', '127.0.0.1', *directives)
+            try:
+                with Entered(ns):
+                    srv.wait_ready('127.0.0.1')
+                assert 'XDP attached to lo' in srv.log_text(), srv.log_text()
+                for kind in ('python', 'node'):
+                    stats = client_differential(ns, kind, *client_args)
+                    print('# %s client, %s: %s' % (kind, ' '.join(directives) or 'no password',
+                                                   json.dumps(stats)))
+                    assert stats['kernel'] > 20 and stats['udp'] > 50, (kind, stats)
+                    assert 'noauth' not in stats['reasons'], (kind, stats)
+            finally:
+                srv.stop()
     finally:
-        srv.stop()
         ns.close()
 
 

@@ -66,20 +66,19 @@ def same_as_tcp(t, kind):
     stats = run(kind, t.sut)
     assert stats['udp'] > 50, stats
     assert stats['reasons'].get('truncated', 0) > 0, stats
-    # WRONGTYPE (and MGET, until the server serves it over UDP) are error replies.
+    # WRONGTYPE is an error reply: TCP raises it.
     assert stats['reasons'].get('error', 0) > 0, stats
     if kind == 'node':      # the GET and MGET after SELECT 1
         assert stats['tcpOnly'] == 2, stats
 
 
 @both
-def password_falls_back_or_uses_the_token(t, kind):
-    """requirepass without fastpath-token: the client derives the token from
-    the password; a server that does not derive it answers NOAUTH, and the
-    client asks over TCP. Either way the results are TCP's."""
+def password_derives_the_token(t, kind):
+    """requirepass without fastpath-token: client and server derive the same
+    token from the password, and UDP answers."""
     srv = t.spawn('sut', requirepass='s3cret pass')
     stats = run(kind, srv, '--password', 's3cret pass')
-    assert stats['udp'] > 0 or stats['reasons'].get('noauth', 0) > 0, stats
+    assert stats['udp'] > 50 and 'noauth' not in stats['reasons'], stats
     # A wrong token: NOAUTH over UDP every time, and TCP answers.
     stats = run(kind, srv, '--password', 's3cret pass', '--fastpath-token', 99)
     assert stats['udp'] == 0 and stats['reasons'].get('noauth', 0) > 0, stats
