@@ -18,18 +18,65 @@
 #include "client.h"
 #include "commands.h"
 #include "config.h"
+#include "exec_ctx.h"
 #include "log.h"
 #include "mem.h"
 #include "monitor.h"
 #include "multi.h"
 #include "pause.h"
 #include "pubsub.h"
+#include "reply.h"
 #include "resp.h"
 #include "store.h"
+#include "text.h"
 #include "util.h"
 #include "worker.h"
 
 #define QBUF_MIN_ROOM (16 * 1024)
+
+/*
+ * Each worker's reusable query buffer, as Redis's: a client with nothing
+ * buffered borrows it to read into, and gives it back once everything read is
+ * consumed, so an idle connection holds no query buffer at all. A client that
+ * cannot give it back whole (a partial request, a command blocked or held
+ * with its arguments in the buffer, a request that needs more room) keeps it
+ * as its own, and the worker makes a new one when next asked. Per thread:
+ * only the worker's own clients ever see it.
+ */
+static __thread char *reusable;
+static __thread struct client *reusable_user;
+
+void client_thread_exit(void)
+{
+	/* A lent buffer is its borrower's to free (client_free). */
+	if (!reusable_user)
+		xfree(reusable);
+	reusable = NULL;
+}
+
+/* c's buffer becomes its own (it was the reusable one). */
+void client_qbuf_keep(struct client *c)
+{
+	if (reusable_user == c) {
+		reusable = NULL;
+		reusable_user = NULL;
+	}
+}
+
+/* After processing: hands the reusable buffer back if c used it up. */
+static void qbuf_give_back(struct client *c)
+{
+	if (reusable_user != c)
+		return;
+	if (c->req_type || c->qpos != c->qlen || c->blocked || (c->flags & CLIENT_HELD)) {
+		client_qbuf_keep(c);
+		return;
+	}
+	reusable_user = NULL;
+	c->qbuf = NULL;
+	c->qlen = c->qpos = 0;
+	__atomic_store_n(&c->qcap, 0, __ATOMIC_RELAXED);
+}
 
 static pthread_mutex_t registry_mutex = PTHREAD_MUTEX_INITIALIZER;
 static struct client *registry_head;
@@ -144,6 +191,7 @@ void client_free(struct client *c)
 		c->reply_head = b->next;
 		xfree(b);
 	}
+	client_qbuf_keep(c);
 	xfree(c->qbuf);
 	xfree(c->argv);
 	xfree(c->arg_off);
@@ -170,7 +218,20 @@ char *client_read_buffer(struct client *c, size_t *len)
 			c->qcap = 0;
 		}
 	}
+	/* A borrower that went idle without processing (a read that found
+	 * nothing) hands the buffer on. */
+	if (!c->qbuf && reusable_user && reusable_user != c)
+		qbuf_give_back(reusable_user);
+	if (!c->qbuf && room <= QBUF_MIN_ROOM && !reusable_user) {
+		if (!reusable)
+			reusable = xmalloc(QBUF_MIN_ROOM);
+		reusable_user = c;
+		c->qbuf = reusable;
+		__atomic_store_n(&c->qcap, QBUF_MIN_ROOM, __ATOMIC_RELAXED);
+	}
 	if (c->qcap - c->qlen < room) {
+		/* It is about to move or grow: no longer the shared one. */
+		client_qbuf_keep(c);
 		/* Keep only the request being parsed, at the buffer's start. */
 		size_t keep = c->req_type ? c->cmd_start : c->qpos;
 
@@ -200,6 +261,17 @@ char *client_read_buffer(struct client *c, size_t *len)
 void client_read_done(struct client *c, size_t n)
 {
 	c->qlen += n;
+	__atomic_store_n(&c->net_in, c->net_in + n, __ATOMIC_RELAXED);
+	__atomic_store_n(&c->read_events, c->read_events + 1, __ATOMIC_RELAXED);
+}
+
+static size_t argv_bytes(const struct client *c)
+{
+	size_t n = 0;
+
+	for (int i = 0; i < c->argc; i++)
+		n += c->argv[i].len;
+	return n;
 }
 
 /* Most GETs a batch is warmed for: a pipeline's worth. */
@@ -259,6 +331,20 @@ static void prefetch_gets(struct client *c)
 
 bool client_process_input(struct client *c)
 {
+	uint64_t ran = 0;
+
+	/* As Redis, on what was read, before running any of it: a request
+	 * bigger than the limit is refused even if it arrived whole. Once: a
+	 * client being closed may still get its last input parsed. */
+	if (!(c->flags & CLIENT_CLOSE_ASAP) &&
+	    (unsigned long long)(c->qlen - (c->req_type ? c->cmd_start : c->qpos)) >
+		    (unsigned long long)config.client_query_buffer_limit) {
+		log_warning("Closing client that reached max query buffer length: id=%llu addr=%s",
+			    (unsigned long long)c->id, c->addr);
+		c->flags |= CLIENT_CLOSE_ASAP;
+		if (c->worker)
+			stat_add(&c->worker->stats.qbuf_limit_closes, 1);
+	}
 	if (!c->req_type && c->authenticated && c->qlen - c->qpos >= 64)
 		prefetch_gets(c);
 	/* A blocked or held client's next commands wait until it is answered. */
@@ -276,18 +362,22 @@ bool client_process_input(struct client *c)
 			c->flags |= CLIENT_CLOSE_AFTER_REPLY;
 			break;
 		}
-		if (c->argc > 0)
+		if (c->argc > 0) {
+			/* Counted before it runs, so CLIENT INFO sees itself. */
+			if (!ran++)
+				__atomic_store_n(&c->pipeline_cnt, c->pipeline_cnt + 1,
+						 __ATOMIC_RELAXED);
+			__atomic_store_n(&c->pipeline_sum, c->pipeline_sum + 1, __ATOMIC_RELAXED);
+			__atomic_store_n(&c->argv_mem, argv_bytes(c), __ATOMIC_RELAXED);
 			command_dispatch(c);
+		}
 		resp_request_done(c);
-		if (!c->blocked && !(c->flags & CLIENT_HELD))
+		if (!c->blocked && !(c->flags & CLIENT_HELD)) {
+			__atomic_store_n(&c->argv_mem, 0, __ATOMIC_RELAXED);
 			client_command_done(c);
+		}
 	}
-	if ((unsigned long long)(c->qlen - (c->req_type ? c->cmd_start : c->qpos)) >
-	    (unsigned long long)config.client_query_buffer_limit) {
-		log_warning("Closing client that reached max query buffer length: id=%llu addr=%s",
-			    (unsigned long long)c->id, c->addr);
-		c->flags |= CLIENT_CLOSE_ASAP;
-	}
+	qbuf_give_back(c);
 	return !(c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP));
 }
 
@@ -308,6 +398,7 @@ int client_reply_iov(struct client *c, struct iovec *iov, int max)
 void client_reply_sent(struct client *c, size_t n)
 {
 	c->reply_bytes -= n;
+	__atomic_store_n(&c->net_out, c->net_out + n, __ATOMIC_RELAXED);
 	while (n && c->reply_head) {
 		struct reply_block *b = c->reply_head;
 		size_t left = b->used - b->sent, step = n < left ? n : left;
@@ -356,36 +447,71 @@ static void info_flags(struct client *c, char *out, bool pubsub)
 	*p = '\0';
 }
 
+/* The bytes of c's queued MULTI commands, as Redis's multi-mem counts them
+ * (their arguments and the queue's slots). Only the owner may walk the queue:
+ * other threads see 0. */
+static size_t multi_mem(const struct client *c)
+{
+	size_t n;
+
+	if (c != exec_ctx_client() || !c->in_multi)
+		return 0;
+	n = (size_t)c->queue_cap * sizeof(*c->queue);
+	for (int i = 0; i < c->nqueued; i++)
+		for (int a = 0; a < c->queue[i].argc; a++)
+			n += c->queue[i].argv[a].len;
+	return n;
+}
+
 char *client_info_line(struct client *c)
 {
 	int64_t now = mono_ms();
-	char *line = xmalloc(1024);
+	struct text t = { 0 };
 	long sub = __atomic_load_n(&c->pubsub_counts[0], __ATOMIC_RELAXED);
 	long psub = __atomic_load_n(&c->pubsub_counts[1], __ATOMIC_RELAXED);
 	long ssub = __atomic_load_n(&c->pubsub_counts[2], __ATOMIC_RELAXED);
+	size_t qlen = __atomic_load_n(&c->qlen, __ATOMIC_RELAXED);
+	size_t qcap = __atomic_load_n(&c->qcap, __ATOMIC_RELAXED);
+	/* Unparsed bytes, the request being parsed included. The running
+	 * command's own bytes do not count: it is parsed, as in Redis with I/O
+	 * threads, where the reader hands commands over parsed. */
+	size_t qstart = c != exec_ctx_client() && __atomic_load_n(&c->req_type, __ATOMIC_RELAXED)
+				? __atomic_load_n(&c->cmd_start, __ATOMIC_RELAXED)
+				: __atomic_load_n(&c->qpos, __ATOMIC_RELAXED);
+	size_t omem = __atomic_load_n(&c->reply_bytes, __ATOMIC_RELAXED);
+	size_t argv_mem = __atomic_load_n(&c->argv_mem, __ATOMIC_RELAXED), mmem = multi_mem(c);
+	uint64_t cnt = __atomic_load_n(&c->pipeline_cnt, __ATOMIC_RELAXED);
 	char flags[16];
 
 	info_flags(c, flags, sub + psub + ssub != 0);
 
-	snprintf(line, 1024,
-		 "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=%ld "
-		 "psub=%ld ssub=%ld multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%zu "
-		 "rbp=0 obl=0 oll=0 omem=%zu tot-mem=%zu events=r cmd=%s user=default redir=-1 "
-		 "resp=%d lib-name=%s lib-ver=%s",
-		 (unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name ? c->name : "",
-		 (long long)(now - __atomic_load_n(&c->ctime_ms, __ATOMIC_RELAXED)) / 1000,
-		 (long long)(now - __atomic_load_n(&c->last_ms, __ATOMIC_RELAXED)) / 1000, flags,
-		 __atomic_load_n(&c->db, __ATOMIC_RELAXED), sub, psub, ssub,
-		 __atomic_load_n(&c->qlen, __ATOMIC_RELAXED) -
-			 __atomic_load_n(&c->qpos, __ATOMIC_RELAXED),
-		 __atomic_load_n(&c->qcap, __ATOMIC_RELAXED) -
-			 __atomic_load_n(&c->qlen, __ATOMIC_RELAXED),
-		 __atomic_load_n(&c->qcap, __ATOMIC_RELAXED),
-		 __atomic_load_n(&c->reply_bytes, __ATOMIC_RELAXED),
-		 sizeof(*c) + __atomic_load_n(&c->qcap, __ATOMIC_RELAXED) +
-			 __atomic_load_n(&c->reply_bytes, __ATOMIC_RELAXED),
-		 __atomic_load_n(&c->last_cmd, __ATOMIC_RELAXED),
-		 __atomic_load_n(&c->resp, __ATOMIC_RELAXED), c->lib_name ? c->lib_name : "",
-		 c->lib_ver ? c->lib_ver : "");
-	return line;
+	/* A name, library name or version may be of any length. */
+	text_printf(
+		&t,
+		"id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=%ld "
+		"psub=%ld ssub=%ld multi=%d watch=%d qbuf=%zu qbuf-free=%zu argv-mem=%zu "
+		"multi-mem=%zu rbs=%zu rbp=0 obl=0 oll=0 omem=%zu omem-shared=0 omem-unshared=%zu "
+		"tot-mem=%zu events=r cmd=%s user=default redir=-1 resp=%d lib-name=%s lib-ver=%s "
+		"io-thread=%u tot-net-in=%llu tot-net-out=%llu tot-cmds=%llu read-events=%llu "
+		"avg-pipeline-len-sum=%llu avg-pipeline-len-cnt=%llu",
+		(unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name ? c->name : "",
+		(long long)(now - __atomic_load_n(&c->ctime_ms, __ATOMIC_RELAXED)) / 1000,
+		(long long)(now - __atomic_load_n(&c->last_ms, __ATOMIC_RELAXED)) / 1000, flags,
+		__atomic_load_n(&c->db, __ATOMIC_RELAXED), sub, psub, ssub,
+		__atomic_load_n(&c->in_multi, __ATOMIC_RELAXED)
+			? __atomic_load_n(&c->nqueued, __ATOMIC_RELAXED)
+			: -1,
+		__atomic_load_n(&c->nwatched, __ATOMIC_RELAXED), qlen - qstart, qcap - qlen,
+		argv_mem, mmem, (size_t)REPLY_BLOCK_SIZE, omem, omem,
+		sizeof(*c) + qcap + argv_mem + mmem + omem,
+		__atomic_load_n(&c->last_cmd, __ATOMIC_RELAXED),
+		__atomic_load_n(&c->resp, __ATOMIC_RELAXED), c->lib_name ? c->lib_name : "",
+		c->lib_ver ? c->lib_ver : "", c->worker->id,
+		(unsigned long long)__atomic_load_n(&c->net_in, __ATOMIC_RELAXED),
+		(unsigned long long)__atomic_load_n(&c->net_out, __ATOMIC_RELAXED),
+		(unsigned long long)__atomic_load_n(&c->commands, __ATOMIC_RELAXED),
+		(unsigned long long)__atomic_load_n(&c->read_events, __ATOMIC_RELAXED),
+		(unsigned long long)__atomic_load_n(&c->pipeline_sum, __ATOMIC_RELAXED),
+		(unsigned long long)cnt);
+	return t.p;
 }

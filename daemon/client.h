@@ -115,6 +115,12 @@ struct client {
 	int64_t last_ms;  /* last command at */
 	const char *last_cmd;
 	uint64_t commands;
+	/* CLIENT LIST's per-connection totals: bytes read and written, reads,
+	 * and commands run per read that ran any (pipeline sum and count);
+	 * argv_mem is the argument bytes of the command running or waiting
+	 * (blocked, held). Written by the owner, read as relaxed atomics. */
+	uint64_t net_in, net_out, read_events, pipeline_sum, pipeline_cnt;
+	size_t argv_mem;
 
 	/* Owned by the worker's network engine. */
 	void *engine_data;
@@ -134,6 +140,13 @@ void client_free(struct client *c);
  * is made), then client_read_done() with the count it stored. */
 char *client_read_buffer(struct client *c, size_t *len);
 void client_read_done(struct client *c, size_t n);
+/* c's query buffer becomes its own if it had borrowed its worker's reusable
+ * one: client_free() does this; code that frees a client by hand (tests) must
+ * call it before freeing c->qbuf. */
+void client_qbuf_keep(struct client *c);
+/* Frees the calling worker's reusable query buffer (at its exit, after its
+ * clients are freed). */
+void client_thread_exit(void);
 /* Parses and runs every complete command in the query buffer. Returns false
  * when the client must be closed once its replies are flushed. */
 bool client_process_input(struct client *c);

@@ -455,6 +455,16 @@ static struct command *resolve(struct client *c)
 		stat_add(&own_stats(c, cmd)->rejected, 1);
 		return NULL;
 	}
+	/* enable-debug-command: Redis's protected command check, before auth. */
+	if (cmd->fn == cmd_debug && !debug_allowed(c)) {
+		reply_error(c,
+			    "DEBUG command not allowed. If the enable-debug-command option is set "
+			    "to \"local\", you can run it from a local connection, otherwise you "
+			    "need to set this option in the configuration file, and then restart "
+			    "the server.");
+		stat_add(&own_stats(c, cmd)->rejected, 1);
+		return NULL;
+	}
 	if (!c->authenticated && !(cmd->flags & CMD_NO_AUTH)) {
 		reply_error(c, "-NOAUTH Authentication required.");
 		stat_add(&own_stats(c, cmd)->rejected, 1);

@@ -167,6 +167,9 @@ bool command_has_keys(const struct command *cmd);
 int command_key_indexes(const struct command *cmd, int argc, const struct arg *argv, int *keys,
 			const struct key_spec **specs, int max);
 
+/* May c run DEBUG (enable-debug-command)? In cmd/debug.c. */
+bool debug_allowed(const struct client *c);
+
 /* Argument helpers: on failure they reply with Redis's error and return false. */
 bool arg_ll(struct client *c, int i, long long *v);
 bool arg_is(const struct client *c, int i, const char *word);

@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * config: the server's directives, from a redis.conf-style file, the command
- * line (--name value) and CONFIG GET / SET, all through one table.
+ * line (--name value) and CONFIG GET / SET, all through one table: a row of
+ * config.def each (every directive of Redis 8.8, then xkv's own), read by
+ * config.c (parsing, GET, SET), config_load.c (start-up) and
+ * config_rewrite.c (CONFIG REWRITE, --config-doc). A directive is read as
+ * its field here, e.g. config.enable_debug_command (enum protected_action).
  *
  * Threads: fields are written at start-up and by CONFIG SET (on any worker);
  * readers on other threads may see the old or the new value of a numeric
@@ -18,57 +22,63 @@
 enum io_engine_choice { IO_ENGINE_AUTO, IO_ENGINE_URING, IO_ENGINE_EPOLL };
 /* client-output-buffer-limit classes, in Redis's order. */
 enum obuf_class { OBUF_NORMAL, OBUF_REPLICA, OBUF_PUBSUB, OBUF_CLASSES };
+/* enable-debug-command and its siblings: who may run the command. */
+enum protected_action { PROTECTED_ACTION_NO, PROTECTED_ACTION_YES, PROTECTED_ACTION_LOCAL };
 
+/* notify-keyspace-events classes (Redis's bits, so the string form matches). */
+enum notify_class {
+	NOTIFY_KEYSPACE = 1 << 0,	   /* K */
+	NOTIFY_KEYEVENT = 1 << 1,	   /* E */
+	NOTIFY_GENERIC = 1 << 2,	   /* g */
+	NOTIFY_STRING = 1 << 3,		   /* $ */
+	NOTIFY_LIST = 1 << 4,		   /* l */
+	NOTIFY_SET = 1 << 5,		   /* s */
+	NOTIFY_HASH = 1 << 6,		   /* h */
+	NOTIFY_ZSET = 1 << 7,		   /* z */
+	NOTIFY_EXPIRED = 1 << 8,	   /* x */
+	NOTIFY_EVICTED = 1 << 9,	   /* e */
+	NOTIFY_STREAM = 1 << 10,	   /* t */
+	NOTIFY_KEY_MISS = 1 << 11,	   /* m: not part of A */
+	NOTIFY_MODULE = 1 << 13,	   /* d */
+	NOTIFY_NEW = 1 << 14,		   /* n: not part of A */
+	NOTIFY_OVERWRITTEN = 1 << 15,	   /* o: not part of A */
+	NOTIFY_TYPE_CHANGED = 1 << 16,	   /* c: not part of A */
+	NOTIFY_SUBKEYSPACE = 1 << 19,	   /* S */
+	NOTIFY_SUBKEYEVENT = 1 << 20,	   /* T */
+	NOTIFY_SUBKEYSPACEITEM = 1 << 21,  /* I */
+	NOTIFY_SUBKEYSPACEEVENT = 1 << 22, /* V */
+	NOTIFY_ARRAY = 1 << 23,		   /* a */
+	NOTIFY_ALL = NOTIFY_GENERIC | NOTIFY_STRING | NOTIFY_LIST | NOTIFY_SET | NOTIFY_HASH |
+		     NOTIFY_ZSET | NOTIFY_EXPIRED | NOTIFY_EVICTED | NOTIFY_STREAM | NOTIFY_MODULE |
+		     NOTIFY_ARRAY, /* A */
+};
+
+/* One field per row of config.def: long long for numbers, booleans (0/1)
+ * and enums (the value of the row's names table), char * for strings (never
+ * NULL: "" when unset). The special directives' fields are declared below. */
 struct config {
-	long long port;
-	char *bind;		  /* space-separated addresses */
-	long long protected_mode; /* 0 no, 1 yes */
-	char *unixsocket;	  /* "" when none */
-	long long unixsocketperm; /* 0: as the umask leaves it */
-	long long databases;
-	long long maxclients;
-	long long timeout; /* idle seconds before a client is closed, 0 never */
-	long long tcp_keepalive;
-	char *requirepass; /* "" when none */
-	long long proto_max_bulk_len;
-	long long client_query_buffer_limit;
-	long long loglevel;
-	char *logfile;
-	char *pidfile;
-	char *dir;
-	long long threads; /* 0: one per online CPU */
-	long long io_engine;
-	long long hz;
-	long long maxmemory;	    /* bytes, 0: no limit */
-	long long maxmemory_policy; /* enum maxmemory_policy (evict.h) */
-	long long maxmemory_samples;
-	long long lfu_log_factor;
-	long long lfu_decay_time; /* minutes */
-	/* Compact encodings of small aggregates, as Redis's directives. */
-	long long list_max_listpack_size; /* > 0: entries per node; -1..-5: 4..64 KiB */
-	long long hash_max_listpack_entries, hash_max_listpack_value;
-	long long set_max_intset_entries, set_max_listpack_entries, set_max_listpack_value;
-	long long zset_max_listpack_entries, zset_max_listpack_value;
-	long long hll_sparse_max_bytes;
-	/* The kernel fast path (fastpath.c). */
-	long long fastpath;	   /* 0 no, 1 yes */
-	char *fastpath_interfaces; /* space-separated */
-	long long fastpath_mode;   /* enum attach_mode: auto, native, generic */
-	long long fastpath_slots;
-	char *fastpath_allow;	  /* source networks the kernel answers */
-	long long fastpath_token; /* required in UDP headers when requirepass is set */
-	long long fastpath_admit_threshold;
-	long long udp_port;   /* -1: same as port; 0: no UDP */
-	long long save;	      /* always 0: "" (no snapshots yet) */
-	long long appendonly; /* always 0: "no" (no append-only file yet) */
-	char *config_file;    /* absolute path of the file read at start, or NULL */
-	/* Diagnostics (slowlog.c, latency.c). */
-	long long slowlog_log_slower_than; /* microseconds; -1: off, 0: every command */
-	long long slowlog_max_len;
-	long long latency_monitor_threshold; /* milliseconds; 0: off */
+#define CONFIG_BOOL(name, alias, field, ...) long long field;
+#define CONFIG_STR(name, alias, field, ...) char *field;
+#define CONFIG_ENUM(name, alias, field, ...) long long field;
+#define CONFIG_NUM(name, alias, field, ...) long long field;
+#define CONFIG_SPECIAL(...)
+#include "config.def"
+#undef CONFIG_BOOL
+#undef CONFIG_STR
+#undef CONFIG_ENUM
+#undef CONFIG_NUM
+#undef CONFIG_SPECIAL
+	char *dir;  /* as given; CONFIG GET shows getcwd() */
+	char *bind; /* space-separated addresses */
+	char *save; /* "seconds changes ..." pairs, "" for none */
 	/* client-output-buffer-limit: per class, hard bytes, soft bytes, soft
 	 * seconds (0: no limit). */
 	long long obuf_limits[OBUF_CLASSES][3];
+	char *oom_score_adj_values;		 /* three integers */
+	long long notify_keyspace_events;	 /* enum notify_class bits */
+	char *replicaof;			 /* "host port", "" for none */
+	char *latency_tracking_info_percentiles; /* numbers, space-separated */
+	char *config_file; /* absolute path of the file read at start, or NULL */
 };
 
 extern struct config config;
@@ -79,11 +89,15 @@ void config_init(void);
  * argv ("--name" "value"...). On error prints Redis's FATAL CONFIG report to
  * stderr and returns -1. */
 int config_load(const char *path, int argc, char **argv);
-/* CONFIG SET: pairs[0..2n) of name, value, applied all or nothing. Returns 0,
- * or -1 with *err set to the reply's message. */
-int config_set_pairs(const char *const *pairs, const size_t *lens, int n, char *err, size_t errlen);
+/* CONFIG SET: pairs[0..2n) of name, value, applied all or nothing. local:
+ * the client is on loopback or a Unix socket (enable-protected-configs
+ * local). Returns 0, or -1 with *err set to the reply's message. */
+int config_set_pairs(const char *const *pairs, const size_t *lens, int n, bool local, char *err,
+		     size_t errlen);
 
-/* CONFIG GET: calls fn for every directive matching a glob pattern. */
+/* CONFIG GET: calls fn for every directive (and alias) matching a glob
+ * pattern, or the one named exactly (hidden directives match only so).
+ * value is valid during the call only. */
 typedef void config_visit_fn(void *ctx, const char *name, const char *value);
 void config_get(const char *pattern, size_t len, config_visit_fn *fn, void *ctx);
 

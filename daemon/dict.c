@@ -49,12 +49,27 @@ struct dict_node *dict_find(const struct dict *d, const void *key, size_t len, u
 	return NULL;
 }
 
+/* DEBUG DICT-RESIZING: off, tables resize only when far out of shape (by
+ * Redis's dict_force_resize_ratio). Relaxed: any worker may flip it. */
+static int resizing = 1;
+#define DICT_FORCE_RATIO 4
+
+void dict_set_resizing(bool on)
+{
+	__atomic_store_n(&resizing, on, __ATOMIC_RELAXED);
+}
+
+static uint64_t resize_ratio(void)
+{
+	return __atomic_load_n(&resizing, __ATOMIC_RELAXED) ? 1 : DICT_FORCE_RATIO;
+}
+
 void dict_insert(struct dict *d, struct dict_node *node)
 {
 	/* Grow at load factor 1, as Redis does. */
 	if (!d->table)
 		resize(d, DICT_MIN_BUCKETS);
-	else if (d->count >= d->mask + 1)
+	else if (d->count >= (d->mask + 1) * resize_ratio())
 		resize(d, (d->mask + 1) * 2);
 	node->next = d->table[node->hash & d->mask];
 	d->table[node->hash & d->mask] = node;
@@ -82,7 +97,7 @@ void dict_maybe_shrink(struct dict *d)
 		return;
 	}
 	/* Shrink below 1/8 full to the smallest power of two that holds count. */
-	if (buckets > DICT_MIN_BUCKETS && d->count * 8 < buckets) {
+	if (buckets > DICT_MIN_BUCKETS && d->count * 8 * resize_ratio() < buckets) {
 		uint64_t want = DICT_MIN_BUCKETS;
 
 		while (want < d->count)

@@ -51,6 +51,9 @@ void dict_insert(struct dict *d, struct dict_node *node);
  * dict_scan callback; call dict_maybe_shrink() afterwards. */
 void dict_remove(struct dict *d, struct dict_node *node);
 void dict_maybe_shrink(struct dict *d);
+/* DEBUG DICT-RESIZING: false lets tables grow or shrink only when four
+ * times further out of shape than usual, as Redis's dict_resizing 0. */
+void dict_set_resizing(bool on);
 
 /* Calls fn on every node of the bucket(s) at cursor and returns the next
  * cursor (0 when done). fn may dict_remove() the node it is given. */

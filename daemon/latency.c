@@ -15,6 +15,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "commands.h"
@@ -396,7 +397,10 @@ void latency_command_done(struct worker *w, const struct command *cmd, uint64_t 
 {
 	long long threshold = __atomic_load_n(&config.latency_monitor_threshold, __ATOMIC_RELAXED);
 
-	histogram_add(w, cmd, duration_us);
+	/* latency-tracking no: no per-command histograms (LATENCY HISTOGRAM,
+	 * INFO latencystats), as Redis. */
+	if (__atomic_load_n(&config.latency_tracking, __ATOMIC_RELAXED))
+		histogram_add(w, cmd, duration_us);
 	if (threshold > 0 && duration_us / 1000 >= (uint64_t)threshold)
 		add_sample(cmd->flags & CMD_FAST ? "fast-command" : "command", duration_us / 1000);
 }
@@ -549,13 +553,24 @@ static double percentile(const uint64_t *b, uint64_t total, double p)
 static void info_one(const struct command *cmd, uint64_t *b, latency_visit_fn *fn, void *ctx)
 {
 	uint64_t total = histogram_read(cmd, b);
-	char name[160], value[128];
+	/* latency-tracking-info-percentiles, stored as Redis prints each one. */
+	const char *list =
+		__atomic_load_n(&config.latency_tracking_info_percentiles, __ATOMIC_ACQUIRE);
+	char name[160], value[1024];
+	size_t n = 0;
 
 	if (!total)
 		return;
 	snprintf(name, sizeof(name), "latency_percentiles_usec_%s", cmd->name);
-	snprintf(value, sizeof(value), "p50=%.3f,p99=%.3f,p99.9=%.3f", percentile(b, total, 50),
-		 percentile(b, total, 99), percentile(b, total, 99.9));
+	value[0] = '\0';
+	for (const char *p = list; *p && n < sizeof(value);) {
+		size_t len = strcspn(p, " ");
+
+		n += (size_t)snprintf(value + n, sizeof(value) - n, "%sp%.*s=%.3f", n ? "," : "",
+				      (int)len, p, percentile(b, total, strtod(p, NULL)));
+		p += len;
+		p += *p == ' ';
+	}
 	fn(ctx, name, value);
 }
 

@@ -97,10 +97,6 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	log_set_level((int)config.loglevel);
-	if (chdir(config.dir) < 0) {
-		log_warning("Can't chdir to '%s': %s", config.dir, strerror(errno));
-		return 1;
-	}
 	if (readlink("/proc/self/exe", server.executable, sizeof(server.executable) - 1) < 0)
 		server.executable[0] = '\0';
 	server.start_ms = now_ms();

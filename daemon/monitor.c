@@ -28,15 +28,17 @@ struct monitor_line {
 
 /*
  * Arguments the running command asked to hide. Valid only for the command it
- * was recorded for (the client and its command count), so a stale entry can
- * never redact, or leak into, another command's line. Past the fixed room,
- * everything from the first index that did not fit is hidden: more, never
- * less.
+ * was recorded for (the client's id and its command count), so a stale entry
+ * can never redact, or leak into, another command's line. The id, not the
+ * client's address: a freed client's memory is soon a new client's, whose
+ * first command has the same count as the old one's AUTH. Past the fixed
+ * room, everything from the first index that did not fit is hidden: more,
+ * never less.
  */
 #define REDACT_MAX 16
 
 static __thread struct {
-	const struct client *c;
+	uint64_t id; /* client ids start at 1: 0 matches none */
 	uint64_t seq;
 	int n, from;
 	int idx[REDACT_MAX];
@@ -44,8 +46,8 @@ static __thread struct {
 
 void monitor_redact(struct client *c, int i)
 {
-	if (redact.c != c || redact.seq != c->commands) {
-		redact.c = c;
+	if (redact.id != c->id || redact.seq != c->commands) {
+		redact.id = c->id;
 		redact.seq = c->commands;
 		redact.n = 0;
 		redact.from = INT_MAX;
@@ -58,7 +60,7 @@ void monitor_redact(struct client *c, int i)
 
 static bool redacted(const struct client *c, int i)
 {
-	if (redact.c != c || redact.seq != c->commands)
+	if (redact.id != c->id || redact.seq != c->commands)
 		return false;
 	if (i >= redact.from)
 		return true;

@@ -31,6 +31,9 @@ struct watched_key {
 
 /* Sets up the watch lists: after store_init, before the workers start. */
 void multi_init(void);
+/* Distinct keys some client WATCHes (INFO clients: total_watched_keys); takes
+ * one shard lock at a time. */
+unsigned long long multi_watched_keys(void);
 /* The store's hook (STORE_HOOK_WATCH): a change to a watched key breaks the
  * watch; a flush breaks the watched keys that existed, a swap those that
  * exist on either side. Under the shard locks of what changed. */

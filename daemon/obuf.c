@@ -48,6 +48,8 @@ close:
 		    info);
 	xfree(info);
 	c->flags |= CLIENT_CLOSE_ASAP;
+	if (c->worker)
+		__atomic_fetch_add(&c->worker->stats.obuf_limit_closes, 1, __ATOMIC_RELAXED);
 	/* Through the mailbox: the engine's close must not run under a reply
 	 * being built, and a client stuck in a send is closed from there. */
 	if (c->worker)

@@ -562,14 +562,19 @@ long pubsub_numsub(enum pubsub_kind kind, const char *name, size_t len)
 	return n;
 }
 
-long pubsub_numpat(void)
+long pubsub_active(enum pubsub_kind kind)
 {
 	long n;
 
 	pthread_mutex_lock(&registry_mutex);
-	n = (long)registry[PUBSUB_PATTERN].count;
+	n = (long)registry[kind].count;
 	pthread_mutex_unlock(&registry_mutex);
 	return n;
+}
+
+long pubsub_numpat(void)
+{
+	return pubsub_active(PUBSUB_PATTERN);
 }
 
 static void publication_deliver(struct worker *w, uint64_t client_id, void *payload)

@@ -48,6 +48,8 @@ void pubsub_client_free(struct client *c);
 void pubsub_reply_channels(struct client *c, enum pubsub_kind kind, const char *pat, size_t plen);
 long pubsub_numsub(enum pubsub_kind kind, const char *name, size_t len);
 long pubsub_numpat(void);
+/* Channels (patterns, shard channels) with at least one subscriber (INFO). */
+long pubsub_active(enum pubsub_kind kind);
 
 /* Mailbox: delivers a publication payload on w (its owner), or frees one
  * that will never be delivered (shutdown). */

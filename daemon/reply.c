@@ -12,8 +12,6 @@
 #include "util.h"
 #include "worker.h"
 
-#define REPLY_BLOCK_SIZE (16 * 1024)
-
 void reply_raw(struct client *c, const void *p, size_t len)
 {
 	struct reply_block *b = c->reply_tail;

@@ -15,6 +15,10 @@
 
 struct client;
 
+/* Replies go into blocks of this size (a larger reply gets one its size):
+ * CLIENT LIST's rbs. */
+#define REPLY_BLOCK_SIZE (16 * 1024)
+
 void reply_raw(struct client *c, const void *p, size_t len);
 void reply_ok(struct client *c);
 void reply_status(struct client *c, const char *s);

@@ -19,10 +19,6 @@
 #include "slowlog.h"
 #include "util.h"
 
-/* As Redis: at most this many arguments and bytes per argument are kept. */
-#define SLOWLOG_MAX_ARGC 32
-#define SLOWLOG_MAX_ARGLEN 128
-
 struct slowlog_entry {
 	struct slowlog_entry *next, *prev;
 	unsigned refs; /* the list's one, plus one per reply being written */
@@ -99,7 +95,12 @@ static struct slowlog_entry *entry_new(struct client *c, const struct command *c
 				       uint64_t duration_us)
 {
 	struct slowlog_entry *e = xcalloc(1, sizeof(*e));
-	int argc = c->argc > SLOWLOG_MAX_ARGC ? SLOWLOG_MAX_ARGC : c->argc;
+	/* As Redis: slowlog-entry-max-argc arguments (the last one counting
+	 * those left out) and slowlog-entry-max-string-len bytes of each. */
+	long long max_argc = __atomic_load_n(&config.slowlog_entry_max_argc, __ATOMIC_RELAXED);
+	size_t max_len =
+		(size_t)__atomic_load_n(&config.slowlog_entry_max_string_len, __ATOMIC_RELAXED);
+	int argc = c->argc > max_argc ? (int)max_argc : c->argc;
 
 	e->refs = 1;
 	e->time = now_ms() / 1000;
@@ -114,15 +115,15 @@ static struct slowlog_entry *entry_new(struct client *c, const struct command *c
 				 (unsigned long long)(c->argc - argc + 1));
 		} else if (redacted(cmd, c, i)) {
 			set_arg(&e->argv[i], "(redacted)", strlen("(redacted)"));
-		} else if (a->len > SLOWLOG_MAX_ARGLEN) {
+		} else if (a->len > max_len) {
 			char tail_text[64];
 			int n = snprintf(tail_text, sizeof(tail_text), "... (%llu more bytes)",
-					 (unsigned long long)(a->len - SLOWLOG_MAX_ARGLEN));
+					 (unsigned long long)(a->len - max_len));
 
-			e->argv[i].len = SLOWLOG_MAX_ARGLEN + (size_t)n;
+			e->argv[i].len = max_len + (size_t)n;
 			e->argv[i].p = xmalloc(e->argv[i].len + 1);
-			memcpy(e->argv[i].p, a->p, SLOWLOG_MAX_ARGLEN);
-			memcpy(e->argv[i].p + SLOWLOG_MAX_ARGLEN, tail_text, (size_t)n + 1);
+			memcpy(e->argv[i].p, a->p, max_len);
+			memcpy(e->argv[i].p + max_len, tail_text, (size_t)n + 1);
 		} else {
 			set_arg(&e->argv[i], a->p, a->len);
 		}

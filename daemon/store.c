@@ -167,6 +167,13 @@ static void signal_change(int db, int other_db, struct entry *e, enum db_change_
 {
 	struct db_change ch = { .reason = why, .db = db, .other_db = other_db, .e = e };
 
+	if (e) {
+		/* Under the key's shard lock, on a line the change wrote anyway;
+		 * INFO reads it without the lock. */
+		struct shard *sh = store_shard(db, e->slot % STORE_SHARDS);
+
+		__atomic_store_n(&sh->changes, sh->changes + 1, __ATOMIC_RELAXED);
+	}
 	for (unsigned i = 0; i < STORE_HOOKS; i++)
 		if (hooks[i])
 			hooks[i](&ch);

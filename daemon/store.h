@@ -61,6 +61,7 @@ struct shard {
 	/* Summed by INFO; written under the lock. */
 	uint64_t expired;
 	uint64_t avg_ttl; /* ms, a running estimate from active expiry samples */
+	uint64_t changes; /* keys changed, one per change (INFO's rdb_changes_since_last_save) */
 } __attribute__((aligned(64)));
 
 struct db {

@@ -37,6 +37,8 @@
  * Redis's quicklist keeps it, so huge elements still get nodes of their own. */
 #define LIST_SAFETY_BYTES 8192
 
+size_t list_packed_threshold = LIST_PACKED_THRESHOLD_DEFAULT;
+
 struct list_pack {
 	size_t bytes;	/* used bytes of data[] */
 	uint32_t count; /* entries */
@@ -462,6 +464,19 @@ static bool pk_fits(const struct list_pack *pk, size_t add_bytes, size_t add_cou
 	return fill < 0 || pk->count + add_count <= (unsigned long long)fill;
 }
 
+/* pk_fits for a quicklist node: an element of the packed threshold or more
+ * also lives alone in its node, as in Redis's plain nodes. (A listpack-encoded
+ * list has no nodes: there only the bound applies, as in Redis.) */
+static bool node_fits(const struct list_pack *pk, size_t add_bytes, size_t add_count)
+{
+	size_t large = __atomic_load_n(&list_packed_threshold, __ATOMIC_RELAXED);
+
+	if (pk->count &&
+	    ((add_count == 1 && add_bytes >= large) || (pk->count == 1 && pk->bytes >= large)))
+		return false;
+	return pk_fits(pk, add_bytes, add_count);
+}
+
 /* Under a quarter of the bound: worth merging into a neighbour. The gap to
  * a full node is what keeps a merge from being undone by the next insert. */
 static bool pk_underfull(const struct list_pack *pk)
@@ -558,7 +573,7 @@ static struct list_node *ql_try_merge(struct qlist *ql, struct list_node *a, str
 		return NULL;
 	pa = a->pk;
 	pb = b->pk;
-	if (!(pk_underfull(pa) || pk_underfull(pb)) || !pk_fits(pa, pb->bytes, pb->count))
+	if (!(pk_underfull(pa) || pk_underfull(pb)) || !node_fits(pa, pb->bytes, pb->count))
 		return NULL;
 	if (pa->bytes >= pb->bytes) {
 		pa = pk_reserve(pa, pa->bytes + pb->bytes);
@@ -629,7 +644,7 @@ static void ql_push(struct qlist *ql, bool head, const struct enc *e)
 {
 	struct list_node *n = head ? ql->head : ql->tail;
 
-	if (n && pk_fits(n->pk, e->size, 1)) {
+	if (n && node_fits(n->pk, e->size, 1)) {
 		n->pk = pk_insert(n->pk, head ? 0 : n->pk->bytes, e);
 		ql->count++;
 	} else {
@@ -664,13 +679,13 @@ static void ql_insert(struct qlist *ql, struct list_node *n, size_t off, const s
 {
 	struct list_node *right;
 
-	if (pk_fits(n->pk, e->size, 1)) {
+	if (node_fits(n->pk, e->size, 1)) {
 		n->pk = pk_insert(n->pk, off, e);
 		ql->count++;
 		return;
 	}
 	if (off == n->pk->bytes) {
-		if (n->next && pk_fits(n->next->pk, e->size, 1)) {
+		if (n->next && node_fits(n->next->pk, e->size, 1)) {
 			n->next->pk = pk_insert(n->next->pk, 0, e);
 			ql->count++;
 		} else {
@@ -679,7 +694,7 @@ static void ql_insert(struct qlist *ql, struct list_node *n, size_t off, const s
 		return;
 	}
 	if (off == 0) {
-		if (n->prev && pk_fits(n->prev->pk, e->size, 1)) {
+		if (n->prev && node_fits(n->prev->pk, e->size, 1)) {
 			n->prev->pk = pk_insert(n->prev->pk, n->prev->pk->bytes, e);
 			ql->count++;
 		} else {
@@ -688,10 +703,10 @@ static void ql_insert(struct qlist *ql, struct list_node *n, size_t off, const s
 		return;
 	}
 	right = ql_split(ql, n, off);
-	if (pk_fits(n->pk, e->size, 1)) {
+	if (node_fits(n->pk, e->size, 1)) {
 		n->pk = pk_insert(n->pk, n->pk->bytes, e);
 		ql->count++;
-	} else if (pk_fits(right->pk, e->size, 1)) {
+	} else if (node_fits(right->pk, e->size, 1)) {
 		right->pk = pk_insert(right->pk, 0, e);
 		ql->count++;
 	} else {
@@ -1060,6 +1075,17 @@ size_t list_node_len(const struct obj *o, size_t i)
 	for (n = ((const struct qlist *)o->ptr)->head; i--; n = n->next)
 		;
 	return n->pk->count;
+}
+
+size_t list_pack_bytes(const struct obj *o)
+{
+	size_t sum = 0;
+
+	if (o->enc == ENC_LISTPACK)
+		return ((const struct list_pack *)o->ptr)->bytes;
+	for (const struct list_node *n = ((const struct qlist *)o->ptr)->head; n; n = n->next)
+		sum += n->pk->bytes;
+	return sum;
 }
 
 static int pk_validate(const struct list_pack *pk)

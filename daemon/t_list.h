@@ -80,10 +80,19 @@ void list_iter_init(struct list_iter *it, const struct obj *o, size_t index, boo
  * change during a walk. */
 bool list_iter_next(struct list_iter *it, struct list_elem *out);
 
+/* Elements of this many bytes or more get a quicklist node of their own
+ * (Redis's "plain" nodes); DEBUG QUICKLIST-PACKED-THRESHOLD sets it. Read
+ * with a relaxed atomic. */
+#define LIST_PACKED_THRESHOLD_DEFAULT ((size_t)1 << 30)
+extern size_t list_packed_threshold;
+
 /* Packs in the list: 1 for a listpack, the node count of a quicklist. */
 size_t list_nodes(const struct obj *o);
 /* Elements in the i-th pack from the head (i < list_nodes()). */
 size_t list_node_len(const struct obj *o, size_t i);
+/* Bytes of element data in all the packs (DEBUG OBJECT's
+ * ql_uncompressed_size). */
+size_t list_pack_bytes(const struct obj *o);
 /* Checks every invariant of the encoding (entry framing both ways, counts,
  * links, no empty nodes): 0 if sound, -EINVAL otherwise. */
 int list_validate(const struct obj *o);

@@ -25,6 +25,7 @@
 #include "client.h"
 #include "commands.h"
 #include "config.h"
+#include "debug.h"
 #include "latency.h"
 #include "log.h"
 #include "mem.h"
@@ -208,6 +209,7 @@ bool worker_client_input(struct client *c, size_t nread)
 {
 	client_read_done(c, nread);
 	stat_add(&c->worker->stats.net_in, nread);
+	stat_add(&c->worker->stats.read_calls, 1);
 	return client_process_input(c);
 }
 
@@ -215,6 +217,7 @@ void worker_client_sent(struct client *c, size_t n)
 {
 	client_reply_sent(c, n);
 	stat_add(&c->worker->stats.net_out, n);
+	stat_add(&c->worker->stats.write_calls, 1);
 }
 
 void worker_client_free(struct client *c)
@@ -327,6 +330,17 @@ void worker_cron(struct worker *w)
 	if (now < w->next_cron_ms)
 		return;
 	w->next_cron_ms = now + period;
+	/* DEBUG PAUSE-CRON: the periodic work stops; blocked clients' timeouts
+	 * and the fast path's heartbeat do not (a stale one would only turn the
+	 * kernel cache off). */
+	if (debug_cron_paused()) {
+		/* Redis times blocked clients out outside its cron too. */
+		if (w->nblocked)
+			blocking_timeouts(w);
+		if (w->id == 0)
+			fastpath_heartbeat();
+		return;
+	}
 	if (config.timeout > 0) {
 		for (struct client *c = w->clients, *next; c; c = next) {
 			next = c->next_in_worker;
@@ -343,7 +357,8 @@ void worker_cron(struct worker *w)
 		}
 	}
 	/* A quarter of each period at most, as Redis's slow expiry cycle. */
-	store_active_expire(w->id, server.nworkers, period * 1000 / 4);
+	if (debug_active_expire_on())
+		store_active_expire(w->id, server.nworkers, period * 1000 / 4);
 	blocking_serve_ready(); /* a key expiry deleted can feed no one; SWAPDB's can */
 	if (w->nblocked)
 		blocking_timeouts(w);
@@ -371,6 +386,7 @@ static void *worker_main(void *arg)
 	w->next_cron_ms = mono_ms();
 	w->engine->run(w);
 	w->engine->destroy(w);
+	client_thread_exit();
 	return NULL;
 }
 
@@ -398,7 +414,7 @@ static int open_listener(const char *addr, int port)
 	setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
 	if (ai->ai_family == AF_INET6)
 		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
-	if (bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, 511) < 0)
+	if (bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, (int)config.tcp_backlog) < 0)
 		goto fail;
 	freeaddrinfo(ai);
 	return fd;
@@ -502,7 +518,8 @@ static int open_unix_listener(void)
 	/* A socket file left by a previous run would make bind fail. */
 	unlink(path);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 511) < 0 ||
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    listen(fd, (int)config.tcp_backlog) < 0 ||
 	    (config.unixsocketperm && chmod(path, (mode_t)config.unixsocketperm) < 0)) {
 		log_warning("Failed opening Unix socket: %s", strerror(errno));
 		if (fd >= 0)

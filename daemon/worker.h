@@ -85,6 +85,10 @@ struct worker_stats {
 	 * this worker's blocked clients, serving it or CLIENT UNBLOCK ERROR
 	 * (blocking.c), so this one takes a locked add, on error replies only. */
 	uint64_t errors;
+	/* Reads and writes done for clients; clients closed at their query or
+	 * output buffer limit (an output limit may be hit on another worker's
+	 * behalf, as errors are: a locked add). */
+	uint64_t read_calls, write_calls, qbuf_limit_closes, obuf_limit_closes;
 };
 
 struct worker {

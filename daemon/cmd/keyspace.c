@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "exec_ctx.h"
 #include "evict.h"
 #include "fastpath.h"
 #include "mem.h"
@@ -169,31 +170,46 @@ void cmd_unlink(struct client *c)
 	del_generic(c);
 }
 
+/* A lookup that leaves the key's access time alone (Redis's LOOKUP_NOTOUCH:
+ * EXISTS, TYPE and the TTL family only look at a key, they do not use it). */
+static struct entry *key_find_notouch(struct client *c, int i)
+{
+	struct exec_ctx *x = exec_ctx_top;
+	unsigned saved = x->flags;
+	struct entry *e;
+
+	x->flags |= EXEC_NO_TOUCH;
+	e = key_find_read(c, i);
+	x->flags = saved;
+	return e;
+}
+
 /* EXISTS and TOUCH: count the arguments that name live keys (a key named
- * twice counts twice), as reads (keyspace hits and misses). */
-static void count_existing(struct client *c)
+ * twice counts twice), as reads (keyspace hits and misses); only TOUCH
+ * updates their access time. */
+static void count_existing(struct client *c, bool touch)
 {
 	long long n = 0;
 
 	for (int i = 1; i < c->argc; i++)
-		if (key_find_read(c, i))
+		if (touch ? key_find_read(c, i) : key_find_notouch(c, i))
 			n++;
 	reply_int(c, n);
 }
 
 void cmd_exists(struct client *c)
 {
-	count_existing(c);
+	count_existing(c, false);
 }
 
 void cmd_touch(struct client *c)
 {
-	count_existing(c);
+	count_existing(c, true);
 }
 
 void cmd_type(struct client *c)
 {
-	struct entry *e = key_find_read(c, 1);
+	struct entry *e = key_find_notouch(c, 1);
 
 	reply_status(c, e ? obj_type_name(&e->val) : "none");
 }
@@ -319,7 +335,7 @@ void cmd_pexpireat(struct client *c)
  * seconds are rounded to the nearest. */
 static void ttl_generic(struct client *c, bool ms, bool absolute)
 {
-	struct entry *e = key_find_read(c, 1);
+	struct entry *e = key_find_notouch(c, 1);
 	int64_t v;
 
 	if (!e) {

@@ -88,6 +88,30 @@ void multi_on_change(const struct db_change *ch)
 			mark_dirty(w);
 }
 
+unsigned long long multi_watched_keys(void)
+{
+	unsigned long long n = 0;
+
+	/* A list has one entry per client and key: repeats within it are skipped. */
+	for (int db = 0; db < store.ndbs; db++) {
+		for (unsigned i = 0; i < STORE_SHARDS; i++) {
+			if (!__atomic_load_n(list_of(db, i), __ATOMIC_RELAXED))
+				continue;
+			store_shard_lock(db, i);
+			for (struct watcher *w = *list_of(db, i); w; w = w->next) {
+				struct watcher *o = *list_of(db, i);
+
+				while (o != w &&
+				       !(o->klen == w->klen && !memcmp(o->key, w->key, w->klen)))
+					o = o->next;
+				n += o == w;
+			}
+			store_shard_unlock(db, i);
+		}
+	}
+	return n;
+}
+
 void multi_init(void)
 {
 	watch_lists = xcalloc((size_t)store.ndbs * STORE_SHARDS, sizeof(*watch_lists));
@@ -193,6 +217,18 @@ void cmd_discard(struct client *c)
 	reply_ok(c);
 }
 
+static bool watching(const struct client *c, int db, const struct arg *key)
+{
+	for (int i = 0; i < c->nwatched; i++) {
+		const struct watcher *w = c->watched[i].watcher;
+
+		if (c->watched[i].db == db && w->klen == key->len &&
+		    !memcmp(w->key, key->p, key->len))
+			return true;
+	}
+	return false;
+}
+
 void cmd_watch(struct client *c)
 {
 	if (c->in_multi) {
@@ -202,8 +238,12 @@ void cmd_watch(struct client *c)
 	c->watched =
 		xrealloc(c->watched, sizeof(*c->watched) * (size_t)(c->nwatched + c->argc - 1));
 	for (int i = 1; i < c->argc; i++) {
-		struct watched_key *wk = &c->watched[c->nwatched++];
+		struct watched_key *wk;
 
+		/* A key already watched stays as it was, as in Redis. */
+		if (watching(c, c->db, &c->argv[i]))
+			continue;
+		wk = &c->watched[c->nwatched++];
 		wk->db = c->db;
 		wk->existed = key_find(c, i) != NULL;
 		wk->watcher = watch_add(c->db, c, c->argv[i].p, c->argv[i].len);

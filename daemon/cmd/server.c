@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-/* Server commands: COMMAND, INFO, TIME, CONFIG, DEBUG, SHUTDOWN. */
+/* Server commands: COMMAND, INFO, TIME, CONFIG, SHUTDOWN. */
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -14,6 +14,7 @@
 
 #include "command_meta.h"
 #include "commands.h"
+#include "multi.h"
 #include "config.h"
 #include "errorstats.h"
 #include "evict.h"
@@ -21,6 +22,8 @@
 #include "latency.h"
 #include "log.h"
 #include "mem.h"
+#include "pubsub.h"
+#include "repl.h"
 #include "text.h"
 #include "util.h"
 #include "worker.h"
@@ -486,6 +489,30 @@ static void human_bytes(char *out, size_t len, double n)
 
 #define STAT(field) server_stat(offsetof(struct worker_stats, field))
 
+/* Redis's listener lines: one per connection type, with every bind address
+ * as configured (bind and port are immutable: no lock needed). */
+static void info_listeners(struct text *t)
+{
+	int n = 0;
+
+	if (config.port) {
+		const char *p = config.bind;
+
+		text_printf(t, "listener%d:name=tcp", n++);
+		while (*p) {
+			size_t len = strcspn(p, " ");
+
+			if (len)
+				text_printf(t, ",bind=%.*s", (int)len, p);
+			p += len;
+			p += strspn(p, " ");
+		}
+		text_printf(t, ",port=%lld\r\n", config.port);
+	}
+	if (config.unixsocket[0])
+		text_printf(t, "listener%d:name=unix,bind=%s\r\n", n, config.unixsocket);
+}
+
 static void info_server(struct text *t)
 {
 	struct utsname un;
@@ -527,19 +554,34 @@ static void info_server(struct text *t)
 		    (long long)uptime / 86400, config.hz, config.hz,
 		    (long long)(now / 1000) & ((1 << 24) - 1), server.executable,
 		    config.config_file ? config.config_file : "");
+	info_listeners(t);
 }
 
+/* Redis counts clients held by CLIENT PAUSE as blocked (BLOCKED_POSTPONE). */
 static unsigned blocked_clients(void)
 {
 	unsigned n = 0;
 
 	for (unsigned i = 0; i < server.nworkers; i++)
-		n += __atomic_load_n(&server.workers[i].nblocked, __ATOMIC_RELAXED);
+		n += __atomic_load_n(&server.workers[i].nblocked, __ATOMIC_RELAXED) +
+		     __atomic_load_n(&server.workers[i].nheld, __ATOMIC_RELAXED);
 	return n;
 }
 
 static void info_clients(struct text *t)
 {
+	unsigned pubsub = 0, watching = 0;
+
+	registry_lock();
+	for (struct client *c = registry_first(); c; c = c->next_in_registry) {
+		long subs = 0;
+
+		for (int k = 0; k < 3; k++)
+			subs += __atomic_load_n(&c->pubsub_counts[k], __ATOMIC_RELAXED);
+		pubsub += subs != 0;
+		watching += __atomic_load_n(&c->nwatched, __ATOMIC_RELAXED) != 0;
+	}
+	registry_unlock();
 	text_printf(t,
 		    "# Clients\r\n"
 		    "connected_clients:%llu\r\n"
@@ -549,8 +591,12 @@ static void info_clients(struct text *t)
 		    "client_recent_max_output_buffer:0\r\n"
 		    "blocked_clients:%u\r\n"
 		    "tracking_clients:0\r\n"
-		    "clients_in_timeout_table:0\r\n",
-		    (unsigned long long)registry_count(), config.maxclients, blocked_clients());
+		    "pubsub_clients:%u\r\n"
+		    "watching_clients:%u\r\n"
+		    "clients_in_timeout_table:0\r\n"
+		    "total_watched_keys:%llu\r\n",
+		    (unsigned long long)registry_count(), config.maxclients, blocked_clients(),
+		    pubsub, watching, multi_watched_keys());
 }
 
 /* config_get's visitor for a single directive: keeps its value. */
@@ -599,11 +645,73 @@ static void info_memory(struct text *t)
 		    "maxmemory_human:%s\r\n"
 		    "maxmemory_policy:%s\r\n"
 		    "mem_fragmentation_ratio:%.2f\r\n"
-		    "mem_allocator:%s\r\n",
+		    "mem_not_counted_for_evict:0\r\n"
+		    "mem_replication_backlog:0\r\n"
+		    "mem_total_replication_buffers:0\r\n"
+		    "mem_clients_slaves:0\r\n"
+		    "mem_aof_buffer:0\r\n"
+		    "mem_allocator:%s\r\n"
+		    "active_defrag_running:0\r\n"
+		    /* Frees are synchronous: nothing is ever left pending. */
+		    "lazyfree_pending_objects:0\r\n"
+		    "lazyfreed_objects:0\r\n",
 		    used, h_used, rss, h_rss, peak, h_peak,
 		    peak ? 100.0 * (double)used / (double)peak : 0, slab, h_slab, total, h_total,
 		    config.maxmemory, h_max, policy_name(), used ? (double)rss / (double)used : 0,
 		    mem_allocator());
+}
+
+/* Changes to keys since start: every shard counts its own (store.c's choke
+ * point), one per key a command changes, as Redis's dirty counter for
+ * single-element writes. */
+static unsigned long long dirty_count(void)
+{
+	unsigned long long n = 0;
+
+	for (int db = 0; db < store.ndbs; db++)
+		for (unsigned i = 0; i < STORE_SHARDS; i++)
+			n += __atomic_load_n(&store_shard(db, i)->changes, __ATOMIC_RELAXED);
+	return n;
+}
+
+/* No RDB or AOF yet: nothing loads, forks or saves, and the last save is
+ * the start, as Redis reports for a server that never saved. */
+static void info_persistence(struct text *t)
+{
+	text_printf(t,
+		    "# Persistence\r\n"
+		    "loading:0\r\n"
+		    "async_loading:0\r\n"
+		    "current_cow_peak:0\r\n"
+		    "current_cow_size:0\r\n"
+		    "current_cow_size_age:0\r\n"
+		    "current_fork_perc:0.00\r\n"
+		    "current_save_keys_processed:0\r\n"
+		    "current_save_keys_total:0\r\n"
+		    "rdb_changes_since_last_save:%llu\r\n"
+		    "rdb_bgsave_in_progress:0\r\n"
+		    "rdb_last_save_time:%lld\r\n"
+		    "rdb_last_bgsave_status:ok\r\n"
+		    "rdb_last_bgsave_time_sec:-1\r\n"
+		    "rdb_current_bgsave_time_sec:-1\r\n"
+		    "rdb_saves:0\r\n"
+		    "rdb_saves_consecutive_failures:0\r\n"
+		    "rdb_last_cow_size:0\r\n"
+		    "rdb_last_load_keys_expired:0\r\n"
+		    "rdb_last_load_keys_loaded:0\r\n"
+		    "aof_enabled:0\r\n"
+		    "aof_rewrite_in_progress:0\r\n"
+		    "aof_rewrite_scheduled:0\r\n"
+		    "aof_last_rewrite_time_sec:-1\r\n"
+		    "aof_current_rewrite_time_sec:-1\r\n"
+		    "aof_last_bgrewrite_status:ok\r\n"
+		    "aof_rewrites:0\r\n"
+		    "aof_rewrites_consecutive_failures:0\r\n"
+		    "aof_last_write_status:ok\r\n"
+		    "aof_last_cow_size:0\r\n"
+		    "module_fork_in_progress:0\r\n"
+		    "module_fork_last_cow_size:0\r\n",
+		    dirty_count(), (long long)(server.start_ms / 1000));
 }
 
 static void info_stats(struct text *t)
@@ -620,18 +728,74 @@ static void info_stats(struct text *t)
 		    "instantaneous_ops_per_sec:%llu\r\n"
 		    "total_net_input_bytes:%llu\r\n"
 		    "total_net_output_bytes:%llu\r\n"
+		    "total_net_repl_input_bytes:0\r\n"
+		    "total_net_repl_output_bytes:0\r\n"
 		    "rejected_connections:%llu\r\n"
+		    "sync_full:0\r\n"
+		    "sync_partial_ok:0\r\n"
+		    "sync_partial_err:0\r\n"
 		    "expired_keys:%llu\r\n"
 		    "evicted_keys:%llu\r\n"
+		    "evicted_clients:0\r\n"
+		    "evicted_scripts:0\r\n"
 		    "keyspace_hits:%llu\r\n"
 		    "keyspace_misses:%llu\r\n"
-		    "total_error_replies:%llu\r\n",
+		    "pubsub_channels:%ld\r\n"
+		    "pubsub_patterns:%ld\r\n"
+		    "pubsubshard_channels:%ld\r\n"
+		    "latest_fork_usec:0\r\n"
+		    "total_forks:0\r\n"
+		    "migrate_cached_sockets:0\r\n"
+		    "slave_expires_tracked_keys:0\r\n"
+		    "active_defrag_hits:0\r\n"
+		    "active_defrag_misses:0\r\n"
+		    "active_defrag_key_hits:0\r\n"
+		    "active_defrag_key_misses:0\r\n"
+		    "total_active_defrag_time:0\r\n"
+		    "current_active_defrag_time:0\r\n"
+		    "tracking_total_keys:0\r\n"
+		    "tracking_total_items:0\r\n"
+		    "tracking_total_prefixes:0\r\n"
+		    "unexpected_error_replies:0\r\n"
+		    "total_error_replies:%llu\r\n"
+		    "dump_payload_sanitizations:0\r\n"
+		    "total_reads_processed:%llu\r\n"
+		    "total_writes_processed:%llu\r\n"
+		    "client_query_buffer_limit_disconnections:%llu\r\n"
+		    "client_output_buffer_limit_disconnections:%llu\r\n",
 		    (unsigned long long)STAT(connections), (unsigned long long)STAT(commands),
 		    (unsigned long long)server_ops_per_sec(), (unsigned long long)STAT(net_in),
 		    (unsigned long long)STAT(net_out), (unsigned long long)STAT(rejected),
 		    (unsigned long long)expired, (unsigned long long)evict_count(),
 		    (unsigned long long)STAT(reads.hits), (unsigned long long)STAT(reads.misses),
-		    (unsigned long long)STAT(errors));
+		    pubsub_active(PUBSUB_CHANNEL), pubsub_numpat(), pubsub_active(PUBSUB_SHARD),
+		    (unsigned long long)STAT(errors), (unsigned long long)STAT(read_calls),
+		    (unsigned long long)STAT(write_calls),
+		    (unsigned long long)STAT(qbuf_limit_closes),
+		    (unsigned long long)STAT(obuf_limit_closes));
+}
+
+/* Always a master without replicas (repl.h). The backlog size is Redis's
+ * default repl-backlog-size: there is no backlog to size yet. */
+static void info_replication(struct text *t)
+{
+	char id[REPL_ID_LEN + 1], id2[REPL_ID_LEN + 1];
+
+	repl_ids(id, id2);
+	text_printf(t,
+		    "# Replication\r\n"
+		    "role:master\r\n"
+		    "connected_slaves:0\r\n"
+		    "master_failover_state:no-failover\r\n"
+		    "master_replid:%s\r\n"
+		    "master_replid2:%s\r\n"
+		    "master_repl_offset:0\r\n"
+		    "second_repl_offset:-1\r\n"
+		    "repl_backlog_active:0\r\n"
+		    "repl_backlog_size:1048576\r\n"
+		    "repl_backlog_first_byte_offset:0\r\n"
+		    "repl_backlog_histlen:0\r\n",
+		    id, id2);
 }
 
 static double seconds(struct timeval tv)
@@ -653,6 +817,23 @@ static void info_cpu(struct text *t)
 		    "used_cpu_user_children:%.6f\r\n",
 		    seconds(self.ru_stime), seconds(self.ru_utime), seconds(children.ru_stime),
 		    seconds(children.ru_utime));
+}
+
+/* Redis prints the header alone while HOTKEYS tracking is off. */
+static void info_hotkeys(struct text *t)
+{
+	text_printf(t, "# Hotkeys\r\n");
+}
+
+/* No modules can be loaded. */
+static void info_modules(struct text *t)
+{
+	text_printf(t, "# Modules\r\n");
+}
+
+static void info_cluster(struct text *t)
+{
+	text_printf(t, "# Cluster\r\ncluster_enabled:0\r\n");
 }
 
 static void info_keyspace(struct text *t)
@@ -716,22 +897,32 @@ static void info_latencystats(struct text *t)
 	latency_info_percentiles(info_field, t);
 }
 
-/* Sections marked extra are left out of INFO and INFO default, as in Redis. */
+/*
+ * In Redis's order. Sections marked extra are left out of INFO and INFO
+ * default; "all" and "everything" print every section (everything adds the
+ * modules' own sections, and there are none). A section is named by its name
+ * or one of its aliases (Redis's "modules" and "module_list").
+ */
 static const struct {
-	const char *name;
+	const char *name, *alias;
 	void (*fn)(struct text *t);
 	bool extra;
 } info_sections[] = {
-	{ "server", info_server, false },
-	{ "clients", info_clients, false },
-	{ "memory", info_memory, false },
-	{ "stats", info_stats, false },
-	{ "cpu", info_cpu, false },
-	{ "commandstats", info_commandstats, true },
-	{ "errorstats", info_errorstats, false },
-	{ "latencystats", info_latencystats, true },
-	{ "keyspace", info_keyspace, false },
-	{ "fastpath", info_fastpath, false },
+	{ "server", NULL, info_server, false },
+	{ "clients", NULL, info_clients, false },
+	{ "memory", NULL, info_memory, false },
+	{ "persistence", NULL, info_persistence, false },
+	{ "stats", NULL, info_stats, false },
+	{ "replication", NULL, info_replication, false },
+	{ "cpu", NULL, info_cpu, false },
+	{ "hotkeys", NULL, info_hotkeys, false },
+	{ "module_list", "modules", info_modules, false },
+	{ "commandstats", NULL, info_commandstats, true },
+	{ "errorstats", NULL, info_errorstats, false },
+	{ "latencystats", NULL, info_latencystats, true },
+	{ "cluster", NULL, info_cluster, false },
+	{ "keyspace", NULL, info_keyspace, false },
+	{ "fastpath", NULL, info_fastpath, false },
 };
 
 #define NSECTIONS (sizeof(info_sections) / sizeof(info_sections[0]))
@@ -742,15 +933,15 @@ void cmd_info(struct client *c)
 	struct text t = { 0 };
 	int emitted = 0;
 
-	if (c->argc == 1) {
-		for (size_t s = 0; s < NSECTIONS; s++)
-			want[s] = !info_sections[s].extra;
-	}
+	for (size_t s = 0; s < NSECTIONS; s++)
+		want[s] = c->argc == 1 && !info_sections[s].extra;
 	for (int i = 1; i < c->argc; i++) {
+		bool all = arg_is(c, i, "all") || arg_is(c, i, "everything");
+
 		for (size_t s = 0; s < NSECTIONS; s++) {
-			if (arg_is(c, i, "all") || arg_is(c, i, "everything") ||
-			    (arg_is(c, i, "default") && !info_sections[s].extra) ||
-			    arg_is(c, i, info_sections[s].name))
+			if (all || (arg_is(c, i, "default") && !info_sections[s].extra) ||
+			    arg_is(c, i, info_sections[s].name) ||
+			    (info_sections[s].alias && arg_is(c, i, info_sections[s].alias)))
 				want[s] = true;
 		}
 	}
@@ -766,7 +957,7 @@ void cmd_info(struct client *c)
 	xfree(t.p);
 }
 
-/* ---- TIME, CONFIG, DEBUG, SHUTDOWN ------------------------------------------ */
+/* ---- TIME, CONFIG, SHUTDOWN ------------------------------------------ */
 
 void cmd_time(struct client *c)
 {
@@ -777,11 +968,11 @@ void cmd_time(struct client *c)
 	reply_bulk_ll(c, us % 1000000);
 }
 
+/* CONFIG GET's answer: names and values copied (a string directive may be
+ * replaced by a concurrent CONFIG SET), each name once. */
 struct config_reply {
-	const char *names[64];
-	const char *values[64];
-	char *owned[64];
-	int n;
+	char **names, **values;
+	int n, cap;
 };
 
 static void collect_config(void *ctx, const char *name, const char *value)
@@ -789,20 +980,21 @@ static void collect_config(void *ctx, const char *name, const char *value)
 	struct config_reply *r = ctx;
 
 	for (int i = 0; i < r->n; i++)
-		if (r->names[i] == name)
+		if (!strcmp(r->names[i], name))
 			return;
-	if (r->n == 64)
-		return;
-	r->names[r->n] = name;
-	/* Copy: a string directive may be replaced by a concurrent CONFIG SET. */
-	r->owned[r->n] = xstrndup(value, strlen(value));
-	r->values[r->n] = r->owned[r->n];
+	if (r->n == r->cap) {
+		r->cap = r->cap ? 2 * r->cap : 64;
+		r->names = xrealloc(r->names, sizeof(*r->names) * (size_t)r->cap);
+		r->values = xrealloc(r->values, sizeof(*r->values) * (size_t)r->cap);
+	}
+	r->names[r->n] = xstrndup(name, strlen(name));
+	r->values[r->n] = xstrndup(value, strlen(value));
 	r->n++;
 }
 
 void cmd_config_get(struct client *c)
 {
-	struct config_reply r = { .n = 0 };
+	struct config_reply r = { 0 };
 
 	for (int i = 2; i < c->argc; i++)
 		config_get(c->argv[i].p, c->argv[i].len, collect_config, &r);
@@ -810,29 +1002,48 @@ void cmd_config_get(struct client *c)
 	for (int i = 0; i < r.n; i++) {
 		reply_bulk_cstr(c, r.names[i]);
 		reply_bulk_cstr(c, r.values[i]);
-		xfree(r.owned[i]);
+		xfree(r.names[i]);
+		xfree(r.values[i]);
 	}
+	xfree(r.names);
+	xfree(r.values);
+}
+
+/* enable-protected-configs local: a peer on 127.0.0.0/8, ::1 or the Unix
+ * socket (whose clients' addr is "<socket path>:0"), as Redis's connIsLocal. */
+static bool client_is_local(const struct client *c)
+{
+	const char *sock = __atomic_load_n(&config.unixsocket, __ATOMIC_ACQUIRE);
+	size_t n = strlen(sock);
+
+	if (n && !strncmp(c->addr, sock, n) && !strcmp(c->addr + n, ":0"))
+		return true;
+	return !strncmp(c->addr, "127.", 4) || !strncmp(c->addr, "::1:", 4);
 }
 
 void cmd_config_set(struct client *c)
 {
-	const char *pairs[128];
-	size_t lens[128];
+	const char **pairs;
+	size_t *lens;
 	char err[512];
 	int n = (c->argc - 2) / 2;
 
-	if ((c->argc - 2) % 2 != 0 || n > 64) {
+	if ((c->argc - 2) % 2 != 0) {
 		reply_error(c, ERR_SYNTAX);
 		return;
 	}
+	pairs = xmalloc(sizeof(*pairs) * (size_t)(2 * n));
+	lens = xmalloc(sizeof(*lens) * (size_t)(2 * n));
 	for (int i = 0; i < 2 * n; i++) {
 		pairs[i] = c->argv[2 + i].p;
 		lens[i] = c->argv[2 + i].len;
 	}
-	if (config_set_pairs(pairs, lens, n, err, sizeof(err)) < 0)
+	if (config_set_pairs(pairs, lens, n, client_is_local(c), err, sizeof(err)) < 0)
 		reply_error(c, err);
 	else
 		reply_ok(c);
+	xfree(pairs);
+	xfree(lens);
 }
 
 void cmd_config_resetstat(struct client *c)
@@ -880,40 +1091,6 @@ void cmd_config_help(struct client *c)
 	};
 
 	reply_help(c, help);
-}
-
-void cmd_debug(struct client *c)
-{
-	static const char *const help[] = {
-		"DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-		"SLEEP <seconds>",
-		"    Stop the server for <seconds>. Decimals allowed.",
-		"HELP",
-		"    Print this help.",
-		NULL,
-	};
-
-	if (c->argc == 2 && arg_is(c, 1, "HELP")) {
-		reply_help(c, help);
-	} else if (c->argc == 3 && arg_is(c, 1, "SLEEP")) {
-		/* As Redis: strtod, so anything unparsable sleeps 0 seconds. */
-		double secs = strtod(c->argv[2].p, NULL);
-		struct timespec ts;
-
-		if (!(secs > 0))
-			secs = 0;
-		/* Sleeps this worker only, as Redis's single thread would. */
-		ts.tv_sec = (time_t)secs;
-		ts.tv_nsec = (long)((secs - floor(secs)) * 1e9);
-		nanosleep(&ts, NULL);
-		reply_ok(c);
-	} else {
-		char upper[16] = "DEBUG";
-
-		reply_errorf(
-			c, "unknown subcommand or wrong number of arguments for '%.128s'. Try %s HELP.",
-			c->argv[1].p, upper);
-	}
 }
 
 void cmd_shutdown(struct client *c)

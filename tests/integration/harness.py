@@ -60,14 +60,15 @@ class Server:
     def argv(self):
         args = [self.config_file] if self.config_file else []
         args += ['--port', str(self.port), '--bind', HOST, '--dir', self.dir]
+        # DEBUG is refused by default, as in Redis (enable-debug-command no).
         if self.kind == 'redis':
-            # DEBUG is disabled by default in 7.0; xkvd allows DEBUG SLEEP.
             args += ['--save', '', '--appendonly', 'no', '--daemonize', 'no',
                      '--enable-debug-command', 'yes']
-            exe = self.redis_binary or REDIS_SERVER
+            exe = self.redis_binary or self.binary or REDIS_SERVER
         else:
             # The kernel fast path has its own tests, in namespaces of their own.
-            args += ['--threads', '2', '--io-engine', self.engine, '--fastpath', 'no']
+            args += ['--threads', '2', '--io-engine', self.engine, '--fastpath', 'no',
+                     '--enable-debug-command', 'yes']
             exe = self.binary
         for name, value in self.directives.items():
             args += ['--' + name, str(value)]

@@ -42,19 +42,19 @@ def slowlog_config(t):
     pair = t.spawn_pair()
     t.compare([
         ('CONFIG', 'GET', 'slowlog-log-slower-than'), ('CONFIG', 'GET', 'slowlog-max-len'),
-        Unordered('CONFIG', 'GET', 'slowlog*'),
+        Unordered('CONFIG', 'GET', 'slowlog-[lm]*'),
         ('CONFIG', 'SET', 'slowlog-log-slower-than', '-2'),
         ('CONFIG', 'SET', 'slowlog-log-slower-than', 'abc'),
         ('CONFIG', 'SET', 'slowlog-max-len', '-1'),
         ('CONFIG', 'SET', 'slowlog-log-slower-than', '-1'),
         ('CONFIG', 'SET', 'slowlog-max-len', '7'),
-        Unordered('CONFIG', 'GET', 'slowlog*'),
+        Unordered('CONFIG', 'GET', 'slowlog-[lm]*'),
         ('CONFIG', 'SET', 'slowlog-log-slower-than', '0', 'slowlog-max-len', '0'),
-        Unordered('CONFIG', 'GET', 'slowlog*'),
+        Unordered('CONFIG', 'GET', 'slowlog-[lm]*'),
     ], ref=pair[0], sut=pair[1])
     # Start-up directives.
     pair = t.spawn_pair(**{'slowlog-log-slower-than': 5, 'slowlog-max-len': 3})
-    t.compare([Unordered('CONFIG', 'GET', 'slowlog*')], ref=pair[0], sut=pair[1])
+    t.compare([Unordered('CONFIG', 'GET', 'slowlog-[lm]*')], ref=pair[0], sut=pair[1])
 
 
 def sleep_entry(srv):

@@ -18,7 +18,7 @@ static void set(struct __test_metadata *_metadata, const char *name, const char 
 	size_t lens[2] = { strlen(name), strlen(value) };
 	char err[256] = "";
 
-	ASSERT_EQ(0, config_set_pairs(pairs, lens, 1, err, sizeof(err))) TH_LOG("%s", err);
+	ASSERT_EQ(0, config_set_pairs(pairs, lens, 1, true, err, sizeof(err))) TH_LOG("%s", err);
 }
 
 static uint64_t token_of(const uint8_t bytes[8])

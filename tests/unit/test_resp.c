@@ -39,6 +39,7 @@ static struct client *tclient_new(bool authenticated)
 /* client_free() would touch the registry and the socket: free by hand. */
 static void tclient_free(struct client *c)
 {
+	client_qbuf_keep(c);
 	xfree(c->qbuf);
 	xfree(c->argv);
 	xfree(c->arg_off);
