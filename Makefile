@@ -210,6 +210,12 @@ bench-threads: all
 bench-fastpath: all $(OUTPUT)/tools/bench/xdp_ceiling.bpf.o
 	$(Q)tools/bench/fastpath.sh -o $(OUTPUT) $(BENCH_ARGS)
 
+# GETs per second of the client libraries (clients/) over UDP and over TCP, one
+# Python and one Node process (needs root: its own network namespace).
+bench-clients: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)tools/bench/clients.sh -o $(OUTPUT) $(BENCH_ARGS)
+
 # Memory per key of xkvd, redis-server and peers given by path, for every type
 # and size class. E.g. PEERS="redis8=/opt/redis/redis-server" BENCH_ARGS='-n 500000'.
 bench-memory: all
@@ -249,8 +255,7 @@ soak: all $(OUTPUT)/asan/xkvd $(E2E_OBJS)
 # ---- the rest -------------------------------------------------------------------
 DEB_PACKAGES := clang llvm libbpf-dev bpftool liburing-dev libjemalloc-dev libxxhash-dev \
 	libxdp-dev libhiredis-dev libssl-dev liblzf-dev pkg-config iproute2 redis-tools redis-server \
-	python3-redis \
-	linux-source-6.1 clang-format make gcc gnuplot-nox
+	python3-redis linux-source-6.1 clang-format make gcc gnuplot-nox nodejs
 deps:
 	$(Q)missing=; for p in $(DEB_PACKAGES); do \
 		dpkg-query -W -f='$${db:Status-Abbrev}' $$p 2>/dev/null | grep -q '^ii' || missing="$$missing $$p"; \
@@ -259,7 +264,15 @@ deps:
 		echo "  DEPS    installing:$$missing"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null || exit 1; \
 	fi
-	$(Q)$(MAKE) --no-print-directory $(KSFT)/kselftest_harness.h
+	$(Q)$(MAKE) --no-print-directory $(KSFT)/kselftest_harness.h $(NODE_DEPS)
+
+# clients/node's packages (ioredis), exactly as its lockfile says. npm writes
+# the stamp; while it is newer than the lockfile nothing is fetched (offline).
+NODE_DEPS := clients/node/node_modules/.package-lock.json
+$(NODE_DEPS): clients/node/package.json clients/node/package-lock.json
+	$(call msg,NPM,clients/node)
+	$(Q)npm ci --prefix clients/node --no-audit --no-fund --ignore-scripts --loglevel=error
+	$(Q)touch $@
 
 all: bpf daemon tools
 
@@ -300,6 +313,7 @@ help:
 	@echo '  bench-fastpath  the kernel fast path vs the daemon, redis-server and the XDP ceiling'
 	@echo '  bench-instructions  instructions and system calls per GET, xkvd and redis-server'
 	@echo '  bench-threads   xkvd default threads against one thread, alternating'
+	@echo '  bench-clients   the Python and Node client libraries, GETs/s over UDP and over TCP'
 	@echo '  bench-memory    used_memory and RSS per key for every type, with PEERS="name=path ..."'
 	@echo '  test-kernel-6.1  the fast path on Debian 12'"'"'s 6.1 kernel under qemu (E2E=1 adds e2e)'
 	@echo '  test-tcp-fastpath  the sockmap TCP GET experiment on this kernel (docs/fastpath.md)'
@@ -308,5 +322,5 @@ help:
 	@echo '  bpf daemon tools asan test-unit format format-check clean'
 
 .PHONY: all bpf daemon tools asan test test-unit test-build deps run docs format format-check clean help \
-	bench bench-compare bench-fastpath bench-instructions bench-memory bench-threads soak \
+	bench bench-compare bench-fastpath bench-instructions bench-memory bench-threads bench-clients soak \
 	test-kernel-6.1 test-tcp-fastpath

@@ -11,8 +11,9 @@ with the XDP program attached; the test talks to it from the client namespace
 import argparse
 import ctypes
 import hashlib
-import select
+import json
 import os
+import select
 import shutil
 import signal
 import socket
@@ -985,6 +986,52 @@ def coherence_checker():
         assert fields['torn'] == 0, fields
     finally:
         srv.stop()
+        ns.close()
+
+
+def client_differential(ns, kind, *args):
+    """tests/clients/differential.{py,js} inside ns against the xkvd there:
+    the xkv client's stats, after it gave the plain TCP client's results."""
+    script = os.path.join(REPO, 'tests', 'clients', 'differential.' + ('js' if kind == 'node'
+                                                                      else 'py'))
+    exe = shutil.which('node') if kind == 'node' else '/usr/bin/python3'
+    assert exe, 'node is not installed (make deps)'
+    out = subprocess.run(['ip', 'netns', 'exec', ns.name, exe, script, '--port', str(PORT)]
+                         + [str(a) for a in args], capture_output=True, text=True, timeout=120,
+                         stdin=subprocess.DEVNULL)
+    assert out.returncode == 0, '%s differential (rc %d):\n%s\n%s' % (
+        kind, out.returncode, out.stdout, out.stderr[-6000:])
+    return json.loads(out.stdout.strip().splitlines()[-1])['stats']
+
+
+@test
+def clients_in_namespace():
+    """The Python and Node clients with XDP on the namespace's lo: the same
+    results as their TCP clients, and hot keys answered by the kernel, without
+    a password, with requirepass and fastpath-token, and with requirepass
+    alone (both sides derive the token from the password)."""
+    token = 1234567890123
+    cases = (((), ()),
+             (('--requirepass', 'pw', '--fastpath-token', str(token)),
+              ('--password', 'pw', '--fastpath-token', token)),
+             (('--requirepass', 'pw'), ('--password', 'pw')))
+    ns = Netns('cli')
+    try:
+        for directives, client_args in cases:
+            srv = Xkvd(ns, '--bind', '127.0.0.1', *directives)
+            try:
+                with Entered(ns):
+                    srv.wait_ready('127.0.0.1')
+                assert 'XDP attached to lo' in srv.log_text(), srv.log_text()
+                for kind in ('python', 'node'):
+                    stats = client_differential(ns, kind, *client_args)
+                    print('# %s client, %s: %s' % (kind, ' '.join(directives) or 'no password',
+                                                   json.dumps(stats)))
+                    assert stats['kernel'] > 20 and stats['udp'] > 50, (kind, stats)
+                    assert 'noauth' not in stats['reasons'], (kind, stats)
+            finally:
+                srv.stop()
+    finally:
         ns.close()
 
 
