@@ -12,10 +12,11 @@
 #include <xxhash.h>
 
 #include "blocking.h"
-#include "exec_ctx.h"
 #include "commands.h"
 #include "config.h"
+#include "exec_ctx.h"
 #include "mem.h"
+#include "notify.h"
 #include "t_stream.h"
 #include "util.h"
 
@@ -249,6 +250,7 @@ void cmd_xadd(struct client *c)
 	struct entry *e;
 	struct obj fresh, *o;
 	struct stream_id id, last;
+	bool existed;
 	unsigned char autoiid[16];
 	const void *iid = NULL;
 	size_t ilen = 0;
@@ -306,13 +308,18 @@ void cmd_xadd(struct client *c)
 	reply_id(c, &id);
 	if (a.pid)
 		stream_idmp_insert(o, c->argv[a.pid].p, c->argv[a.pid].len, iid, ilen, &id);
-	if (a.trim)
-		do_trim(o, &a);
-	if (e) {
-		db_changed(c->db, e);
-		return;
+	/* A new stream is added before its events, so "new" comes first, as
+	 * Redis creates the key before it appends. */
+	existed = e != NULL;
+	if (!existed) {
+		e = db_add(c->db, c->argv[1].p, c->argv[1].len, fresh);
+		o = &e->val;
 	}
-	db_add(c->db, c->argv[1].p, c->argv[1].len, fresh);
+	notify_arg(c, NOTIFY_STREAM, "xadd", 1);
+	if (a.trim && do_trim(o, &a))
+		notify_arg(c, NOTIFY_STREAM, "xtrim", 1);
+	if (existed)
+		db_changed(c->db, e);
 	return;
 out:
 	if (!e)
@@ -460,8 +467,10 @@ void cmd_xdel(struct client *c)
 	for (int j = 2; j < c->argc; j++)
 		deleted += stream_delete(&e->val, &ids[j - 2]);
 	xfree(ids);
-	if (deleted)
+	if (deleted) {
 		db_changed(c->db, e);
+		notify_arg(c, NOTIFY_STREAM, "xdel", 1);
+	}
 	reply_int(c, deleted);
 }
 
@@ -481,8 +490,10 @@ void cmd_xtrim(struct client *c)
 	if (!entry_is(c, e, OBJ_STREAM))
 		return;
 	n = do_trim(&e->val, &a);
-	if (n)
+	if (n) {
 		db_changed(c->db, e);
+		notify_arg(c, NOTIFY_STREAM, "xtrim", 1);
+	}
 	reply_int(c, (long long)n);
 }
 
@@ -549,6 +560,7 @@ void cmd_xsetid(struct client *c)
 	stream_set_ids(&e->val, &id, added != -1 ? (uint64_t)added : stream_entries_added(&e->val),
 		       &maxdel);
 	db_changed(c->db, e);
+	notify_arg(c, NOTIFY_STREAM, "xsetid", 1);
 	reply_ok(c);
 }
 

@@ -150,6 +150,11 @@ FAMILIES = [
     ('GEOSEARCHSTORE', 'gs2', 'g', 'FROMLONLAT', '15', '37', 'BYRADIUS', '200', 'km'),
     ('GEOSEARCHSTORE', 'gs2', 'g', 'FROMLONLAT', '0', '0', 'BYRADIUS', '1', 'km'),
     ('GEORADIUS', 'nog', '15', '37', '200', 'km', 'STORE', 'gr'),
+    # streams
+    ('XADD', 'st', '1-1', 'a', '1'), ('XADD', 'st', 'MAXLEN', '1', '*', 'b', '2'),
+    ('XADD', 'st', '1-0', 'x', 'y'), ('XTRIM', 'st', 'MAXLEN', '0'), ('XTRIM', 'st', 'MAXLEN', '0'),
+    ('XADD', 'st2', '5-1', 'a', 'b'), ('XDEL', 'st2', '5-1'), ('XDEL', 'st2', '9-9'),
+    ('XSETID', 'st2', '10-0'), ('XADD', 'st3', 'NOMKSTREAM', '*', 'a', 'b'),
     # sort
     ('RPUSH', 'sl', '3', '1', '2'), ('SORT', 'sl', 'STORE', 'sorted'),
     ('SORT', 'nosuch', 'STORE', 'sorted'),
