@@ -483,7 +483,7 @@ __noinline int mget_parse_key(struct xdp_md *ctx, struct scratch *sc, __u32 pos,
 	verifier_bound(n);
 	if (n > XKV_MAX_KEY)
 		return -XKV_MISS_KEY_TOO_LONG;
-	if (n > 0 && bpf_xdp_load_bytes(ctx, key_off, sc->key, n) < 0)
+	if (n > 0 && bpf_xdp_load_bytes(ctx, key_off, sc->key, xkv_bound(n, 1, XKV_MAX_KEY)) < 0)
 		return -XKV_MISS_MALFORMED;
 	return (int)(key_off + key_len + 2);
 }
@@ -527,7 +527,8 @@ __noinline int mget_copy_slot(struct scratch *sc, __u64 key_nr, __u64 off, __u64
 	if (off + len > room)
 		return -XKV_MISS_NO_ROOM;
 	sum = csum_fold16(slot->reply_csum);
-	if (bpf_probe_read_kernel(sc->reply + off, len, slot->reply) < 0)
+	if (bpf_probe_read_kernel(sc->reply + xkv_bound(off, 0, XKV_MGET_MAX_REPLY - XKV_MAX_REPLY),
+				  xkv_bound(len, 1, XKV_MAX_REPLY), slot->reply) < 0)
 		return -XKV_MISS_TORN;
 	/* The slot's sum pairs its bytes from an even offset; from an odd one
 	 * every pair is swapped, and so is the ones' complement sum (RFC 1071). */
