@@ -223,43 +223,6 @@ static int load_text(struct loader *ld, char *text)
 	return 0;
 }
 
-/* A command-line value as Redis's sdscatrepr quotes it. */
-static void text_quote(struct text *t, const char *s)
-{
-	text_append(t, "\"", 1);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		switch (c) {
-		case '\\':
-		case '"':
-			text_printf(t, "\\%c", c);
-			break;
-		case '\n':
-			text_printf(t, "\\n");
-			break;
-		case '\r':
-			text_printf(t, "\\r");
-			break;
-		case '\t':
-			text_printf(t, "\\t");
-			break;
-		case '\a':
-			text_printf(t, "\\a");
-			break;
-		case '\b':
-			text_printf(t, "\\b");
-			break;
-		default:
-			if (c >= 0x20 && c < 0x7f)
-				text_append(t, (const char *)&c, 1);
-			else
-				text_printf(t, "\\x%02x", c);
-		}
-	}
-	text_append(t, "\"", 1);
-}
-
 /* Redis's main(): "--name" starts a line, other arguments are its values;
  * an argument "--x" is a value when the line has none yet. */
 static void options_text(struct text *t, int argc, char **argv)
@@ -289,7 +252,7 @@ static void options_text(struct text *t, int argc, char **argv)
 				have_value = true;
 			}
 		} else {
-			text_quote(t, argv[j]);
+			text_repr(t, argv[j], strlen(argv[j]));
 			text_append(t, " ", 1);
 			have_value = true;
 		}

@@ -126,43 +126,6 @@ static int rw_read(struct rewrite *rw, const char *path)
 	return 0;
 }
 
-/* A string as Redis quotes it in a config file. */
-static void text_repr(struct text *t, const char *s)
-{
-	text_printf(t, "\"");
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		switch (ch) {
-		case '\\':
-		case '"':
-			text_printf(t, "\\%c", ch);
-			break;
-		case '\n':
-			text_printf(t, "\\n");
-			break;
-		case '\r':
-			text_printf(t, "\\r");
-			break;
-		case '\t':
-			text_printf(t, "\\t");
-			break;
-		case '\a':
-			text_printf(t, "\\a");
-			break;
-		case '\b':
-			text_printf(t, "\\b");
-			break;
-		default:
-			if (ch >= 0x20 && ch < 0x7f)
-				text_printf(t, "%c", ch);
-			else
-				text_printf(t, "\\x%02x", ch);
-		}
-	}
-	text_printf(t, "\"");
-}
-
 /* Bytes with the largest unit that divides them, as Redis writes memory. */
 static void text_memory(struct text *t, long long v)
 {
@@ -237,7 +200,7 @@ static char *rw_line(const struct config_def *d, const char *value, bool quote)
 
 	text_printf(&t, "%s ", d->name);
 	if (quote)
-		text_repr(&t, value);
+		text_repr(&t, value, strlen(value));
 	else
 		text_printf(&t, "%s", value);
 	return t.p;

@@ -125,44 +125,6 @@ static const char *peer_of(struct client *c)
 	return c->monitor_peer;
 }
 
-/* Redis's quoting (sdscatrepr): printable bytes as they are, the usual C
- * escapes, and \xNN for the rest. */
-static void quote(struct text *t, const char *p, size_t len)
-{
-	text_append(t, "\"", 1);
-	for (size_t i = 0; i < len; i++) {
-		unsigned char ch = (unsigned char)p[i];
-
-		switch (ch) {
-		case '\\':
-		case '"':
-			text_printf(t, "\\%c", ch);
-			break;
-		case '\n':
-			text_append(t, "\\n", 2);
-			break;
-		case '\r':
-			text_append(t, "\\r", 2);
-			break;
-		case '\t':
-			text_append(t, "\\t", 2);
-			break;
-		case '\a':
-			text_append(t, "\\a", 2);
-			break;
-		case '\b':
-			text_append(t, "\\b", 2);
-			break;
-		default:
-			if (ch >= 0x20 && ch < 0x7f)
-				text_append(t, (const char *)&ch, 1);
-			else
-				text_printf(t, "\\x%02x", ch);
-		}
-	}
-	text_append(t, "\"", 1);
-}
-
 static struct monitor_line *format_line(struct client *c)
 {
 	struct text t = { 0 };
@@ -176,7 +138,7 @@ static struct monitor_line *format_line(struct client *c)
 		if (redacted(c, i))
 			text_append(&t, "\"(redacted)\"", 12);
 		else
-			quote(&t, c->argv[i].p, c->argv[i].len);
+			text_repr(&t, c->argv[i].p, c->argv[i].len);
 		if (i != c->argc - 1)
 			text_append(&t, " ", 1);
 	}

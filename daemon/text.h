@@ -17,5 +17,9 @@ struct text {
 void text_printf(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Appends len bytes (any bytes). */
 void text_append(struct text *t, const char *p, size_t len);
+/* Appends p[0..len) quoted as Redis's sdscatrepr quotes it (MONITOR lines,
+ * config files, start-up errors): printable bytes as they are, the usual C
+ * escapes, and \xNN for the rest. */
+void text_repr(struct text *t, const char *p, size_t len);
 
 #endif
