@@ -301,6 +301,15 @@ static struct command *subcommand_lookup(const struct command *parent, const cha
 	return NULL;
 }
 
+struct command *command_lookup_argv(int argc, const struct arg *argv)
+{
+	struct command *cmd = command_lookup(argv[0].p, argv[0].len);
+
+	if (cmd && cmd->subs && argc > 1)
+		return subcommand_lookup(cmd, argv[1].p, argv[1].len);
+	return cmd;
+}
+
 bool command_has_keys(const struct command *cmd)
 {
 	/* As Redis: a spec of channels (not_key, SPUBLISH) names no key. */

@@ -60,7 +60,8 @@ enum command_flag {
 	CMD_ALLOW_BUSY = 1u << 13,
 	CMD_NO_MULTI = 1u << 14,
 	/* Not shown by COMMAND INFO (Redis hides it too). */
-	CMD_MAY_REPLICATE = 1u << 15, /* held by CLIENT PAUSE WRITE (PUBLISH) */
+	CMD_MAY_REPLICATE = 1u << 15,	  /* held by CLIENT PAUSE WRITE (PUBLISH) */
+	CMD_NO_MANDATORY_KEYS = 1u << 16, /* may take no key (EVAL with numkeys 0) */
 	/* Internal. */
 	CMD_NOT_QUEUED = 1u << 29, /* runs at once inside MULTI (EXEC, DISCARD...) */
 	/* The lock scope, beyond the key specs (see above). */
@@ -132,6 +133,9 @@ struct command_stats {
 void commands_init(void);
 /* Looks a command or container up by name, any case; NULL if unknown. */
 struct command *command_lookup(const char *name, size_t len);
+/* The row argv names, its subcommand resolved (a container given alone);
+ * NULL if unknown (scripts' calls). */
+struct command *command_lookup_argv(int argc, const struct arg *argv);
 /* Parses, checks and runs c's current request (argv), replying to it (or
  * queues it inside MULTI). */
 void command_dispatch(struct client *c);

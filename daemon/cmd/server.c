@@ -47,6 +47,7 @@ static const struct {
 	{ CMD_SKIP_SLOWLOG, "skip_slowlog" },
 	{ CMD_FAST, "fast" },
 	{ CMD_NO_AUTH, "no_auth" },
+	{ CMD_NO_MANDATORY_KEYS, "no_mandatory_keys" },
 	{ CMD_NO_MULTI, "no_multi" },
 	{ CMD_ALLOW_BUSY, "allow_busy" },
 };
@@ -367,6 +368,11 @@ static void getkeys_generic(struct client *c, bool with_flags)
 	}
 	n = command_key_indexes(cmd, argc, argv, keys, which, 1024);
 	if (n <= 0) {
+		/* EVAL with numkeys 0, or one its handler will refuse. */
+		if (cmd->flags & CMD_NO_MANDATORY_KEYS) {
+			reply_array(c, 0);
+			return;
+		}
 		reply_error(c, "Invalid arguments specified for command");
 		return;
 	}
