@@ -40,6 +40,7 @@
 #include "log.h"
 #include "mem.h"
 #include "reply.h"
+#include "script.h"
 #include "util.h"
 
 int luaopen_cjson(lua_State *l);
@@ -80,10 +81,13 @@ struct script_run {
 static pthread_mutex_t script_lock = PTHREAD_MUTEX_INITIALIZER;
 static lua_State *lua;		   /* guarded by script_lock; NULL until first use */
 static struct script_run *running; /* guarded by script_lock */
+static unsigned long nscripts;	   /* in the cache; guarded by script_lock */
+static size_t scripts_bytes;	   /* their bodies' bytes; guarded by script_lock */
 static uint32_t rand_x[3] = { 0x330E, 0xABCD, 0x1234 }; /* math.random: rand48 */
 
 #define REG_FLAGS "__xkv_script_flags"
 #define REG_GLOBALS "__xkv_globals"
+#define REG_PROXIES "__xkv_proxies" /* proxy -> real table */
 
 /* ---- SHA1 and rand48 ---------------------------------------------------------- */
 
@@ -570,7 +574,9 @@ static int redis_call(lua_State *l, bool raise)
 	if (!cmd || (cmd->arity > 0 && argc != cmd->arity) || argc < -cmd->arity)
 		err = cmd ? "Wrong number of args calling Redis command from script"
 			  : "Unknown Redis command called from script";
-	else if (cmd->flags & CMD_NOSCRIPT)
+	/* The blocking commands run in scripts (never blocking), as in Redis
+	 * 8; their rows keep 7.0's noscript for COMMAND INFO. */
+	else if ((cmd->flags & CMD_NOSCRIPT) && !(cmd->flags & CMD_BLOCKING))
 		err = "This Redis command is not allowed from script";
 	else if (r->read_only && (cmd->flags & (CMD_WRITE | CMD_MAY_REPLICATE)))
 		err = "Write commands are not allowed from read-only scripts.";
@@ -580,7 +586,7 @@ static int redis_call(lua_State *l, bool raise)
 		/* Counted as the command's error, as Redis does. */
 		reply_error(&r->proxy, err);
 	} else {
-		command_call_as(&r->proxy, cmd, argc, argv, EXEC_IN_EXEC);
+		command_call_as(&r->proxy, cmd, argc, argv, EXEC_IN_EXEC | EXEC_SCRIPT);
 	}
 	free_args(argv, argc);
 	reply = p = xmalloc(r->proxy.reply_bytes + 1);
@@ -734,6 +740,104 @@ static int lua_redis_nothing(lua_State *l)
 	return 0;
 }
 
+/* unpack with Lua 5.1.5's fixed bounds check: Debian's 5.1 overflows the
+ * count of unpack({}, -2, 2147483647) and writes past the stack. */
+static int lua_safe_unpack(lua_State *l)
+{
+	long long i, e, n;
+
+	luaL_checktype(l, 1, LUA_TTABLE);
+	i = luaL_optint(l, 2, 1);
+	e = luaL_opt(l, luaL_checkint, 3, (int)lua_objlen(l, 1));
+	if (i > e)
+		return 0;
+	n = e - i + 1;
+	if (n >= 2147483647 || !lua_checkstack(l, (int)n))
+		return luaL_error(l, "too many results to unpack");
+	for (long long k = i; k <= e; k++)
+		lua_rawgeti(l, 1, (int)k);
+	return (int)n;
+}
+
+/* bit.tohex without LuaBitOp 1.0.2's overflow of -INT_MIN digits. */
+static int lua_bit_tohex(lua_State *l)
+{
+	lua_Number d = luaL_checknumber(l, 1);
+	uint32_t b = (uint32_t)(int64_t)d;
+	int n = lua_isnone(l, 2) ? 8 : luaL_checkint(l, 2);
+	const char *digits = "0123456789abcdef";
+	char buf[8];
+
+	if (n == INT32_MIN)
+		n = INT32_MIN + 1;
+	if (n < 0) {
+		n = -n;
+		digits = "0123456789ABCDEF";
+	}
+	if (n > 8)
+		n = 8;
+	for (int i = n - 1; i >= 0; i--) {
+		buf[i] = digits[b & 15];
+		b >>= 4;
+	}
+	lua_pushlstring(l, buf, (size_t)n);
+	return 1;
+}
+
+/* A read-only proxy's real table, or the table itself. */
+static void push_real(lua_State *l, int idx)
+{
+	lua_getfield(l, LUA_REGISTRYINDEX, REG_PROXIES);
+	lua_pushvalue(l, idx);
+	lua_rawget(l, -2);
+	lua_remove(l, -2);
+	if (lua_isnil(l, -1)) {
+		lua_pop(l, 1);
+		lua_pushvalue(l, idx);
+	}
+}
+
+/* next, pairs and ipairs see through the read-only proxies (pairs(redis)). */
+static int lua_proxy_next(lua_State *l)
+{
+	luaL_checktype(l, 1, LUA_TTABLE);
+	lua_settop(l, 2);
+	push_real(l, 1);
+	lua_pushvalue(l, 2);
+	if (lua_next(l, -2))
+		return 2;
+	lua_pushnil(l);
+	return 1;
+}
+
+static int lua_proxy_pairs(lua_State *l)
+{
+	luaL_checktype(l, 1, LUA_TTABLE);
+	lua_pushcfunction(l, lua_proxy_next);
+	lua_pushvalue(l, 1);
+	lua_pushnil(l);
+	return 3;
+}
+
+static int lua_proxy_inext(lua_State *l)
+{
+	int i = luaL_checkint(l, 2) + 1;
+
+	push_real(l, 1);
+	lua_pushinteger(l, i);
+	lua_rawgeti(l, -2, i);
+	return lua_isnil(l, -1) ? 0 : 2;
+}
+
+static int lua_proxy_ipairs(lua_State *l)
+{
+	luaL_checktype(l, 1, LUA_TTABLE);
+	lua_pushcfunction(l, lua_proxy_inext);
+	lua_pushvalue(l, 1);
+	lua_pushinteger(l, 0);
+	return 3;
+}
+
 /* ---- the interpreter ------------------------------------------------------------------ */
 
 static int global_missing(lua_State *l)
@@ -760,6 +864,11 @@ static void make_readonly(lua_State *l, bool strict)
 	lua_pushboolean(l, 0);
 	lua_setfield(l, -2, "__metatable");
 	lua_setmetatable(l, -2);
+	lua_getfield(l, LUA_REGISTRYINDEX, REG_PROXIES);
+	lua_pushvalue(l, -2);
+	lua_pushvalue(l, -4);
+	lua_rawset(l, -3);
+	lua_pop(l, 1);
 	if (strict) { /* the real table errs on what it lacks */
 		lua_newtable(l);
 		lua_pushcfunction(l, global_missing);
@@ -828,6 +937,19 @@ static lua_State *state_new(void)
 	lua_setfield(l, -2, "clock");
 	lua_setglobal(l, "os");
 	lua_pop(l, 2);
+	lua_pushcfunction(l, lua_safe_unpack);
+	lua_setglobal(l, "unpack");
+	lua_pushcfunction(l, lua_proxy_next);
+	lua_setglobal(l, "next");
+	lua_pushcfunction(l, lua_proxy_pairs);
+	lua_setglobal(l, "pairs");
+	lua_pushcfunction(l, lua_proxy_ipairs);
+	lua_setglobal(l, "ipairs");
+	lua_getglobal(l, "bit");
+	set_fn(l, "tohex", lua_bit_tohex);
+	lua_pop(l, 1);
+	lua_newtable(l);
+	lua_setfield(l, LUA_REGISTRYINDEX, REG_PROXIES);
 	lua_getglobal(l, "math");
 	set_fn(l, "random", lua_math_random);
 	set_fn(l, "randomseed", lua_math_randomseed);
@@ -872,6 +994,13 @@ static lua_State *state_new(void)
 		make_readonly(l, false);
 		lua_setglobal(l, libs[i]);
 	}
+	/* Strings' metatable: getmetatable('') gives a read-only proxy. */
+	lua_pushliteral(l, "");
+	lua_getmetatable(l, -1);
+	lua_pushvalue(l, -1);
+	make_readonly(l, false);
+	lua_setfield(l, -2, "__metatable");
+	lua_pop(l, 2);
 	lua_newtable(l);
 	lua_setfield(l, LUA_REGISTRYINDEX, REG_FLAGS);
 	lua_pushvalue(l, LUA_GLOBALSINDEX);
@@ -990,6 +1119,8 @@ static bool script_create(struct client *c, const char *body, size_t len, char s
 		return false;
 	}
 	lua_setfield(l, LUA_REGISTRYINDEX, fname);
+	nscripts++;
+	scripts_bytes += len + 40;
 	lua_getfield(l, LUA_REGISTRYINDEX, REG_FLAGS);
 	lua_pushnumber(l, flags);
 	lua_setfield(l, -2, sha);
@@ -1200,6 +1331,8 @@ void cmd_script_flush(struct client *c)
 	if (lua)
 		lua_close(lua);
 	lua = NULL;
+	nscripts = 0;
+	scripts_bytes = 0;
 	pthread_mutex_unlock(&script_lock);
 	reply_ok(c);
 }
@@ -1224,9 +1357,18 @@ void cmd_script_help(struct client *c)
 		"LOAD <script>",
 		"    Load a script into the scripts cache without executing it.",
 		"HELP",
-		"    Print this help.",
+		"    Prints this help.",
 		NULL,
 	};
 
 	reply_help(c, lines);
+}
+
+void script_memory(long long *vm, long long *scripts, unsigned long *n)
+{
+	pthread_mutex_lock(&script_lock);
+	*vm = (long long)lua_gc(state(), LUA_GCCOUNT, 0) * 1024;
+	*n = nscripts;
+	*scripts = (long long)scripts_bytes;
+	pthread_mutex_unlock(&script_lock);
 }

@@ -22,6 +22,7 @@
 #include "log.h"
 #include "mem.h"
 #include "text.h"
+#include "script.h"
 #include "util.h"
 #include "worker.h"
 
@@ -581,6 +582,9 @@ static void info_memory(struct text *t)
 	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
 	size_t total = pages > 0 && psize > 0 ? (size_t)pages * (size_t)psize : 0;
 	char h_used[32], h_rss[32], h_peak[32], h_total[32], h_max[32], h_slab[32];
+	char h_vm[32], h_scripts[32];
+	long long vm, scripts;
+	unsigned long nscripts;
 
 	human_bytes(h_used, sizeof(h_used), (double)used);
 	human_bytes(h_rss, sizeof(h_rss), (double)rss);
@@ -600,14 +604,33 @@ static void info_memory(struct text *t)
 		    "fastpath_slab_bytes:%zu\r\n"
 		    "fastpath_slab_bytes_human:%s\r\n"
 		    "total_system_memory:%zu\r\n"
-		    "total_system_memory_human:%s\r\n"
+		    "total_system_memory_human:%s\r\n",
+		    used, h_used, rss, h_rss, peak, h_peak,
+		    peak ? 100.0 * (double)used / (double)peak : 0, slab, h_slab, total, h_total);
+	script_memory(&vm, &scripts, &nscripts);
+	human_bytes(h_vm, sizeof(h_vm), (double)vm);
+	human_bytes(h_scripts, sizeof(h_scripts), (double)scripts);
+	text_printf(t,
+		    "used_memory_lua:%lld\r\n"
+		    "used_memory_vm_eval:%lld\r\n"
+		    "used_memory_lua_human:%s\r\n"
+		    "used_memory_scripts_eval:%lld\r\n"
+		    "number_of_cached_scripts:%lu\r\n"
+		    "number_of_functions:0\r\n"
+		    "number_of_libraries:0\r\n"
+		    "used_memory_vm_functions:0\r\n"
+		    "used_memory_vm_total:%lld\r\n"
+		    "used_memory_vm_total_human:%s\r\n"
+		    "used_memory_functions:0\r\n"
+		    "used_memory_scripts:%lld\r\n"
+		    "used_memory_scripts_human:%s\r\n",
+		    vm, vm, h_vm, scripts, nscripts, vm, h_vm, scripts, h_scripts);
+	text_printf(t,
 		    "maxmemory:%lld\r\n"
 		    "maxmemory_human:%s\r\n"
 		    "maxmemory_policy:%s\r\n"
 		    "mem_fragmentation_ratio:%.2f\r\n"
 		    "mem_allocator:%s\r\n",
-		    used, h_used, rss, h_rss, peak, h_peak,
-		    peak ? 100.0 * (double)used / (double)peak : 0, slab, h_slab, total, h_total,
 		    config.maxmemory, h_max, policy_name(), used ? (double)rss / (double)used : 0,
 		    mem_allocator());
 }
