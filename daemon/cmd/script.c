@@ -861,7 +861,16 @@ static void make_readonly(lua_State *l, bool strict)
 	lua_setfield(l, -2, "__index");
 	lua_pushcfunction(l, table_readonly);
 	lua_setfield(l, -2, "__newindex");
+	/* getmetatable(proxy) gives a read-only view of the metatable. */
+	lua_newtable(l);
+	lua_newtable(l);
+	lua_pushvalue(l, -3);
+	lua_setfield(l, -2, "__index");
+	lua_pushcfunction(l, table_readonly);
+	lua_setfield(l, -2, "__newindex");
 	lua_pushboolean(l, 0);
+	lua_setfield(l, -2, "__metatable");
+	lua_setmetatable(l, -2);
 	lua_setfield(l, -2, "__metatable");
 	lua_setmetatable(l, -2);
 	lua_getfield(l, LUA_REGISTRYINDEX, REG_PROXIES);
@@ -876,6 +885,70 @@ static void make_readonly(lua_State *l, bool strict)
 		lua_setmetatable(l, -3);
 	}
 	lua_remove(l, -2);
+}
+
+static bool is_proxy(lua_State *l, int idx)
+{
+	bool yes;
+
+	lua_getfield(l, LUA_REGISTRYINDEX, REG_PROXIES);
+	lua_pushvalue(l, idx);
+	lua_rawget(l, -2);
+	yes = !lua_isnil(l, -1);
+	lua_pop(l, 2);
+	return yes;
+}
+
+/* Raised by the C API in Redis's Lua: no position. */
+static int readonly_error(lua_State *l)
+{
+	lua_pushliteral(l, "Attempt to modify a readonly table");
+	return lua_error(l);
+}
+
+/* setmetatable and rawset refuse the read-only tables, as Redis's do. */
+static int lua_guarded_setmetatable(lua_State *l)
+{
+	luaL_checktype(l, 1, LUA_TTABLE);
+	if (is_proxy(l, 1))
+		return readonly_error(l);
+	lua_pushvalue(l, lua_upvalueindex(1));
+	lua_insert(l, 1);
+	lua_call(l, lua_gettop(l) - 1, LUA_MULTRET);
+	return lua_gettop(l);
+}
+
+static int lua_guarded_rawset(lua_State *l)
+{
+	luaL_checktype(l, 1, LUA_TTABLE);
+	if (is_proxy(l, 1))
+		return readonly_error(l);
+	luaL_checkany(l, 2);
+	luaL_checkany(l, 3);
+	lua_settop(l, 3);
+	lua_rawset(l, 1);
+	return 1;
+}
+
+/* loadstring refuses precompiled chunks, as Redis's Lua does (bytecode
+ * can escape the sandbox); the caller gets nil and the reason. */
+static int lua_guarded_loadstring(lua_State *l)
+{
+	size_t len;
+	const char *s = luaL_checklstring(l, 1, &len);
+	const char *name = luaL_optstring(l, 2, s);
+
+	if (len && s[0] == LUA_SIGNATURE[0]) {
+		lua_pushnil(l);
+		lua_pushliteral(l, "binary chunks are not allowed");
+		return 2;
+	}
+	if (luaL_loadbuffer(l, s, len, name)) {
+		lua_pushnil(l);
+		lua_insert(l, -2);
+		return 2;
+	}
+	return 1;
 }
 
 static void open_lib(lua_State *l, const char *name, lua_CFunction fn)
@@ -939,6 +1012,13 @@ static lua_State *state_new(void)
 	lua_pop(l, 2);
 	lua_pushcfunction(l, lua_safe_unpack);
 	lua_setglobal(l, "unpack");
+	lua_getglobal(l, "setmetatable");
+	lua_pushcclosure(l, lua_guarded_setmetatable, 1);
+	lua_setglobal(l, "setmetatable");
+	lua_pushcfunction(l, lua_guarded_rawset);
+	lua_setglobal(l, "rawset");
+	lua_pushcfunction(l, lua_guarded_loadstring);
+	lua_setglobal(l, "loadstring");
 	lua_pushcfunction(l, lua_proxy_next);
 	lua_setglobal(l, "next");
 	lua_pushcfunction(l, lua_proxy_pairs);
