@@ -2,6 +2,8 @@
 """Lua scripting: EVAL, EVALSHA, EVAL_RO, EVALSHA_RO, SCRIPT, and the redis API,
 compared byte for byte with the reference (conversions, errors, the sandbox)."""
 
+import os
+
 import redis
 
 from harness import HOST, test, xkv_only
@@ -290,3 +292,33 @@ def redis_py_lock(t):
     finally:
         r.flushall()
         r.close()
+
+
+@test
+@xkv_only
+def effects_propagate_as_commands_in_multi(t):
+    """A script's writes enter the stream as themselves, wrapped in MULTI/EXEC
+    when there is more than one, as Redis 7+ replicates effects; reads and
+    EVAL itself do not appear."""
+    log = os.path.join(t.sut.dir, 'propagation-script-%d.log' % os.getpid())
+    os.environ['XKV_DEBUG_PROPAGATION_LOG'] = log
+    try:
+        a = t.spawn('sut')
+    finally:
+        del os.environ['XKV_DEBUG_PROPAGATION_LOG']
+    with a.client() as c:
+        c.cmd('EVAL', "redis.call('set', 'a', '1'); redis.call('get', 'a'); "
+                      "redis.call('incr', 'a'); return 1", '0')
+        c.cmd('EVAL', "return redis.call('lpush', KEYS[1], 'x')", '1', 'l')
+        c.cmd('EVAL', "return redis.call('get', 'a')", '0')
+    a.stop()
+    with open(log, 'rb') as fh:
+        stream = fh.read()
+    want = (b'*2\r\n$6\r\nSELECT\r\n$1\r\n0\r\n' if stream.startswith(b'*2\r\n$6\r\nSELECT')
+            else b'')
+    want += (b'*1\r\n$5\r\nMULTI\r\n'
+             b'*3\r\n$3\r\nset\r\n$1\r\na\r\n$1\r\n1\r\n'
+             b'*2\r\n$4\r\nincr\r\n$1\r\na\r\n'
+             b'*1\r\n$4\r\nEXEC\r\n'
+             b'*3\r\n$5\r\nlpush\r\n$1\r\nl\r\n$1\r\nx\r\n')
+    assert stream == want, stream
