@@ -33,6 +33,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "commands.h"
 #include "config.h"
@@ -49,15 +50,6 @@ int luaopen_bit(lua_State *l);
 #define SCRIPT_REDIS_VERSION "7.0.15"
 #define SCRIPT_REDIS_VERSION_NUM 0x07000f
 
-enum script_flag {
-	SF_COMPAT = 1u << 0, /* no shebang: EVAL's pre-7 rules */
-	SF_NO_WRITES = 1u << 1,
-	SF_ALLOW_OOM = 1u << 2,
-	SF_ALLOW_STALE = 1u << 3,
-	SF_NO_CLUSTER = 1u << 4,
-	SF_ALLOW_CROSS_SLOT = 1u << 5,
-};
-
 static const struct {
 	const char *name;
 	unsigned flag;
@@ -67,15 +59,6 @@ static const struct {
 	{ "allow-stale", SF_ALLOW_STALE },
 	{ "no-cluster", SF_NO_CLUSTER },
 	{ "allow-cross-slot-keys", SF_ALLOW_CROSS_SLOT },
-};
-
-/* The script running now (under script_lock), for the redis.* functions. */
-struct script_run {
-	struct client *caller;
-	struct client proxy; /* the stand-in its calls run on */
-	bool read_only;	     /* EVAL_RO, or a no-writes script */
-	bool allow_oom;
-	bool oom; /* used memory was over maxmemory when it started */
 };
 
 static pthread_mutex_t script_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -160,7 +143,7 @@ static int lua_math_randomseed(lua_State *l)
 
 /* Pushes Redis's error table {err = "CODE message"}: "-CODE msg" keeps its
  * code, a bare message gets ERR. */
-static void push_error(lua_State *l, const char *e)
+void script_push_error(lua_State *l, const char *e)
 {
 	char buf[1024];
 	size_t n;
@@ -186,7 +169,7 @@ static void push_error(lua_State *l, const char *e)
 
 static int raise_error(lua_State *l, const char *e)
 {
-	push_error(l, e);
+	script_push_error(l, e);
 	return lua_error(l);
 }
 
@@ -544,7 +527,8 @@ static int redis_call(lua_State *l, bool raise)
 		return raise_error(
 			l, "redis.call/pcall can only be called inside a script invocation");
 	if (argc == 0) {
-		push_error(l, "Please specify at least one argument for this redis lib call");
+		script_push_error(l,
+				  "Please specify at least one argument for this redis lib call");
 		return raise ? lua_error(l) : 1;
 	}
 	argv = xmalloc(sizeof(*argv) * (size_t)argc);
@@ -567,7 +551,7 @@ static int redis_call(lua_State *l, bool raise)
 	lua_pop(l, argc);
 	if (i != argc) {
 		free_args(argv, i);
-		push_error(l, "Lua redis lib command arguments must be strings or integers");
+		script_push_error(l, "Lua redis lib command arguments must be strings or integers");
 		return raise ? lua_error(l) : 1;
 	}
 	cmd = command_lookup_argv(argc, argv);
@@ -645,13 +629,13 @@ static int lua_redis_error_reply(lua_State *l)
 	char *e;
 
 	if (lua_gettop(l) != 1 || lua_type(l, -1) != LUA_TSTRING) {
-		push_error(l, "wrong number or type of arguments");
+		script_push_error(l, "wrong number or type of arguments");
 		return 1;
 	}
 	e = xmalloc(lua_strlen(l, -1) + 2);
 	e[0] = '-';
 	strcpy(e + 1, lua_tostring(l, -1) + (lua_tostring(l, -1)[0] == '-'));
-	push_error(l, e);
+	script_push_error(l, e);
 	xfree(e);
 	return 1;
 }
@@ -659,7 +643,7 @@ static int lua_redis_error_reply(lua_State *l)
 static int lua_redis_status_reply(lua_State *l)
 {
 	if (lua_gettop(l) != 1 || lua_type(l, -1) != LUA_TSTRING) {
-		push_error(l, "wrong number or type of arguments");
+		script_push_error(l, "wrong number or type of arguments");
 		return 1;
 	}
 	lua_newtable(l);
@@ -985,7 +969,7 @@ static const char err_handler[] =
 	"  return err\n"
 	"end\n";
 
-static lua_State *state_new(void)
+lua_State *script_state_new(void)
 {
 	static const char *const libs[] = {
 		"redis", "string", "math", "table", "cjson", "bit", "os"
@@ -1097,7 +1081,7 @@ static lua_State *state_new(void)
 static lua_State *state(void)
 {
 	if (!lua)
-		lua = state_new();
+		lua = script_state_new();
 	return lua;
 }
 
@@ -1201,10 +1185,15 @@ static bool script_create(struct client *c, const char *body, size_t len, char s
 	lua_setfield(l, LUA_REGISTRYINDEX, fname);
 	nscripts++;
 	scripts_bytes += len + 40;
-	lua_getfield(l, LUA_REGISTRYINDEX, REG_FLAGS);
-	lua_pushnumber(l, flags);
-	lua_setfield(l, -2, sha);
-	lua_pop(l, 1);
+	/* Only a shebang's flags are kept: most scripts have none, and an
+	 * entry each would cost a quarter of a small script's memory. */
+	if (flags != SF_COMPAT) {
+		lua_getfield(l, LUA_REGISTRYINDEX, REG_FLAGS);
+		lua_pushnumber(l, flags);
+		lua_setfield(l, -2, sha);
+		lua_pop(l, 1);
+	}
+	script_gc(l);
 	return true;
 }
 
@@ -1221,6 +1210,117 @@ static void set_array(lua_State *l, const char *name, const struct arg *argv, in
 	lua_pop(l, 1);
 }
 
+/* A collection step every 50 runs or loads, as Redis takes: a full cycle
+ * left to Lua costs latency. Under the script lock. */
+void script_gc(lua_State *l)
+{
+	static int gc_count;
+
+	if (++gc_count >= 50) {
+		lua_gc(l, LUA_GCSTEP, 50);
+		gc_count = 0;
+	}
+}
+
+/* ---- running a script or function ----------------------------------------------------- */
+
+bool script_run_check(struct client *c, struct script_run *run, unsigned flags, bool ro)
+{
+	const char *e = NULL;
+
+	memset(run, 0, sizeof(*run));
+	run->caller = c;
+	run->read_only = ro || (flags & SF_NO_WRITES);
+	run->allow_oom = flags & SF_ALLOW_OOM;
+	run->oom = config.maxmemory && mem_used() > (size_t)config.maxmemory;
+	if (!(flags & SF_COMPAT)) {
+		if (ro && !(flags & SF_NO_WRITES))
+			e = "Can not execute a script with write flag using *_ro command.";
+		else if (run->oom && !(flags & (SF_ALLOW_OOM | SF_NO_WRITES)))
+			e = "-OOM allow-oom flag is not set on the script, can not run it when "
+			    "used "
+			    "memory > 'maxmemory'";
+	}
+	if (e) {
+		reply_error(c, e);
+		return false;
+	}
+	run->proxy.fd = -1;
+	run->proxy.worker = c->worker;
+	run->proxy.db = c->db;
+	run->proxy.resp = 2;
+	run->proxy.authenticated = true;
+	return true;
+}
+
+void script_run_function(lua_State *l, struct client *c, struct script_run *run, int nargs,
+			 const char *name)
+{
+	running = run;
+	if (lua_pcall(l, nargs, 1, -2 - nargs)) {
+		if (!lua_istable(l, -1)) {
+			const char *msg =
+				lua_isstring(l, -1) ? lua_tostring(l, -1) : "execution failure";
+
+			reply_errorf(c, "Error running script %s, %.100s\n", name, msg);
+		} else {
+			const char *source, *line, *msg;
+			bool counted;
+			char *full;
+			size_t n;
+
+			msg = error_info(l, -1, &counted, &source, &line);
+			n = strlen(msg) + strlen(name) + 128 + (source ? strlen(source) : 0);
+			full = xmalloc(n);
+			if (source && line)
+				snprintf(full, n, "%s script: %s, on %s:%s.", msg, name, source,
+					 line);
+			else
+				snprintf(full, n, "%s", msg);
+			reply_error_msg(c, full, counted);
+			xfree(full);
+		}
+		lua_pop(l, 1);
+	} else {
+		reply_value(c, l, run->proxy.resp);
+	}
+	running = NULL;
+	lua_pop(l, 1);			/* the error handler */
+	while (run->proxy.reply_head) { /* nothing should be left; be safe */
+		struct reply_block *b = run->proxy.reply_head;
+
+		run->proxy.reply_head = b->next;
+		xfree(b);
+	}
+	script_gc(l);
+}
+
+void script_lock_acquire(void)
+{
+	pthread_mutex_lock(&script_lock);
+}
+
+void script_lock_release(void)
+{
+	pthread_mutex_unlock(&script_lock);
+}
+
+unsigned script_flag_named(const char *name)
+{
+	for (size_t i = 0; i < sizeof(shebang_flags) / sizeof(*shebang_flags); i++)
+		if (!strcasecmp(shebang_flags[i].name, name))
+			return shebang_flags[i].flag;
+	return 0;
+}
+
+const char *script_flag_name(unsigned flag)
+{
+	for (size_t i = 0; i < sizeof(shebang_flags) / sizeof(*shebang_flags); i++)
+		if (shebang_flags[i].flag == flag)
+			return shebang_flags[i].name;
+	return NULL;
+}
+
 /* ---- EVAL ---------------------------------------------------------------------------- */
 
 static void eval_generic(struct client *c, bool by_sha, bool ro)
@@ -1230,8 +1330,6 @@ static void eval_generic(struct client *c, bool by_sha, bool ro)
 	long long numkeys;
 	unsigned flags;
 	lua_State *l;
-	static int gc_count;
-
 	if (!arg_ll(c, 2, &numkeys))
 		return;
 	if (numkeys > c->argc - 3) {
@@ -1265,77 +1363,17 @@ static void eval_generic(struct client *c, bool by_sha, bool ro)
 	}
 	lua_getfield(l, LUA_REGISTRYINDEX, REG_FLAGS);
 	lua_getfield(l, -1, sha);
-	flags = (unsigned)lua_tonumber(l, -1);
+	flags = lua_isnil(l, -1) ? SF_COMPAT : (unsigned)lua_tonumber(l, -1);
 	lua_pop(l, 2);
 
-	memset(&run, 0, sizeof(run));
-	run.caller = c;
-	run.read_only = ro || (flags & SF_NO_WRITES);
-	run.allow_oom = flags & SF_ALLOW_OOM;
-	run.oom = config.maxmemory && mem_used() > (size_t)config.maxmemory;
-	if (!(flags & SF_COMPAT)) {
-		const char *e = NULL;
-
-		if (ro && !(flags & SF_NO_WRITES))
-			e = "Can not execute a script with write flag using *_ro command.";
-		else if (run.oom && !(flags & (SF_ALLOW_OOM | SF_NO_WRITES)))
-			e = "-OOM allow-oom flag is not set on the script, can not run it when "
-			    "used "
-			    "memory > 'maxmemory'";
-		if (e) {
-			lua_pop(l, 2);
-			pthread_mutex_unlock(&script_lock);
-			reply_error(c, e);
-			return;
-		}
+	if (!script_run_check(c, &run, flags, ro)) {
+		lua_pop(l, 2);
+		pthread_mutex_unlock(&script_lock);
+		return;
 	}
-	run.proxy.fd = -1;
-	run.proxy.worker = c->worker;
-	run.proxy.db = c->db;
-	run.proxy.resp = 2;
-	run.proxy.authenticated = true;
 	set_array(l, "KEYS", c->argv + 3, (int)numkeys);
 	set_array(l, "ARGV", c->argv + 3 + numkeys, c->argc - 3 - (int)numkeys);
-	running = &run;
-	if (lua_pcall(l, 0, 1, -2)) {
-		if (!lua_istable(l, -1)) {
-			const char *msg =
-				lua_isstring(l, -1) ? lua_tostring(l, -1) : "execution failure";
-
-			reply_errorf(c, "Error running script %s, %.100s\n", sha, msg);
-		} else {
-			const char *source, *line, *msg;
-			bool counted;
-			char *full;
-			size_t n;
-
-			msg = error_info(l, -1, &counted, &source, &line);
-			n = strlen(msg) + 128 + (source ? strlen(source) : 0);
-			full = xmalloc(n);
-			if (source && line)
-				snprintf(full, n, "%s script: %s, on %s:%s.", msg, sha, source,
-					 line);
-			else
-				snprintf(full, n, "%s", msg);
-			reply_error_msg(c, full, counted);
-			xfree(full);
-		}
-		lua_pop(l, 1);
-	} else {
-		reply_value(c, l, run.proxy.resp);
-	}
-	running = NULL;
-	lua_pop(l, 1);		       /* the error handler */
-	while (run.proxy.reply_head) { /* nothing should be left; be safe */
-		struct reply_block *b = run.proxy.reply_head;
-
-		run.proxy.reply_head = b->next;
-		xfree(b);
-	}
-	if (++gc_count >= 50) {
-		lua_gc(l, LUA_GCSTEP, 50);
-		gc_count = 0;
-	}
+	script_run_function(l, c, &run, 0, sha);
 	pthread_mutex_unlock(&script_lock);
 }
 

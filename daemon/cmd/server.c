@@ -582,9 +582,9 @@ static void info_memory(struct text *t)
 	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
 	size_t total = pages > 0 && psize > 0 ? (size_t)pages * (size_t)psize : 0;
 	char h_used[32], h_rss[32], h_peak[32], h_total[32], h_max[32], h_slab[32];
-	char h_vm[32], h_scripts[32];
-	long long vm, scripts;
-	unsigned long nscripts;
+	char h_vm[32], h_vm_total[32], h_scripts[32];
+	long long vm, scripts, fvm, fbytes;
+	unsigned long nscripts, nfuncs, nlibs;
 
 	human_bytes(h_used, sizeof(h_used), (double)used);
 	human_bytes(h_rss, sizeof(h_rss), (double)rss);
@@ -608,23 +608,26 @@ static void info_memory(struct text *t)
 		    used, h_used, rss, h_rss, peak, h_peak,
 		    peak ? 100.0 * (double)used / (double)peak : 0, slab, h_slab, total, h_total);
 	script_memory(&vm, &scripts, &nscripts);
+	function_memory(&fvm, &fbytes, &nfuncs, &nlibs);
 	human_bytes(h_vm, sizeof(h_vm), (double)vm);
-	human_bytes(h_scripts, sizeof(h_scripts), (double)scripts);
+	human_bytes(h_vm_total, sizeof(h_vm_total), (double)(vm + fvm));
+	human_bytes(h_scripts, sizeof(h_scripts), (double)(scripts + fbytes));
 	text_printf(t,
 		    "used_memory_lua:%lld\r\n"
 		    "used_memory_vm_eval:%lld\r\n"
 		    "used_memory_lua_human:%s\r\n"
 		    "used_memory_scripts_eval:%lld\r\n"
 		    "number_of_cached_scripts:%lu\r\n"
-		    "number_of_functions:0\r\n"
-		    "number_of_libraries:0\r\n"
-		    "used_memory_vm_functions:0\r\n"
+		    "number_of_functions:%lu\r\n"
+		    "number_of_libraries:%lu\r\n"
+		    "used_memory_vm_functions:%lld\r\n"
 		    "used_memory_vm_total:%lld\r\n"
 		    "used_memory_vm_total_human:%s\r\n"
-		    "used_memory_functions:0\r\n"
+		    "used_memory_functions:%lld\r\n"
 		    "used_memory_scripts:%lld\r\n"
 		    "used_memory_scripts_human:%s\r\n",
-		    vm, vm, h_vm, scripts, nscripts, vm, h_vm, scripts, h_scripts);
+		    vm, vm, h_vm, scripts, nscripts, nfuncs, nlibs, fvm, vm + fvm, h_vm_total,
+		    fbytes, scripts + fbytes, h_scripts);
 	text_printf(t,
 		    "maxmemory:%lld\r\n"
 		    "maxmemory_human:%s\r\n"
