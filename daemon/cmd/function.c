@@ -40,9 +40,9 @@ struct library {
 };
 
 /* All guarded by the script lock. */
-static lua_State *flua;		 /* NULL until the first load */
+static lua_State *flua;		  /* NULL until the first load */
 static struct library *libraries; /* newest first */
-static struct library *loading;	 /* the library FUNCTION LOAD is filling */
+static struct library *loading;	  /* the library FUNCTION LOAD is filling */
 static unsigned long nlibs, nfuncs;
 static size_t code_bytes;
 
@@ -248,8 +248,9 @@ static int lua_register_function(lua_State *l)
 			return register_error(l, name, desc, ref,
 					      "Function already exists in the library");
 	f = xmalloc(sizeof(*f));
-	*f = (struct function){ .name = name, .desc = desc, .flags = flags, .ref = ref,
-				.lib = loading };
+	*f = (struct function){
+		.name = name, .desc = desc, .flags = flags, .ref = ref, .lib = loading
+	};
 	for (tail = &loading->funcs; *tail; tail = &(*tail)->next)
 		;
 	*tail = f;
@@ -269,10 +270,10 @@ static void push_load_globals(lua_State *l)
 	lua_pushcfunction(l, lua_register_function);
 	lua_setfield(l, -2, "register_function");
 	lua_getglobal(l, "redis");
-	for (const char *const *k = (const char *const[]){ "log", "LOG_DEBUG", "LOG_VERBOSE",
-							   "LOG_NOTICE", "LOG_WARNING",
-							   "REDIS_VERSION", "REDIS_VERSION_NUM",
-							   NULL };
+	for (const char *const *k =
+		     (const char *const[]){ "log", "LOG_DEBUG", "LOG_VERBOSE", "LOG_NOTICE",
+					    "LOG_WARNING", "REDIS_VERSION", "REDIS_VERSION_NUM",
+					    NULL };
 	     *k; k++) {
 		lua_getfield(l, -1, *k);
 		lua_setfield(l, -3, *k);
@@ -621,8 +622,8 @@ void cmd_function_help(struct client *c)
 		"    * Library description",
 		"    * Functions list",
 		"    * Library code (if WITHCODE is given)",
-		"    It also possible to get only function that matches a pattern using LIBRARYNAME",
-		"    argument.",
+		"    It also possible to get only function that matches a pattern using "
+		"LIBRARYNAME argument.",
 		"STATS",
 		"    Return information about the current function running:",
 		"    * Function name",
@@ -634,23 +635,26 @@ void cmd_function_help(struct client *c)
 		"    Kill the current running function.",
 		"FLUSH [ASYNC|SYNC]",
 		"    Delete all the libraries.",
-		"    When called without the optional mode argument, the behavior is determined by the",
+		"    When called without the optional mode argument, the behavior is determined by "
+		"the",
 		"    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
 		"    * ASYNC: Asynchronously flush the libraries.",
 		"    * SYNC: Synchronously flush the libraries.",
 		"DUMP",
-		"    Return a serialized payload representing the current libraries, can be restored",
-		"    using FUNCTION RESTORE command",
+		"    Return a serialized payload representing the current libraries, can be "
+		"restored using FUNCTION RESTORE command",
 		"RESTORE <PAYLOAD> [FLUSH|APPEND|REPLACE]",
-		"    Restore the libraries represented by the given payload, it is possible to give",
-		"    a restore policy to control how to handle existing libraries (default APPEND):",
+		"    Restore the libraries represented by the given payload, it is possible to "
+		"give a restore policy to",
+		"    control how to handle existing libraries (default APPEND):",
 		"    * FLUSH: delete all existing libraries.",
-		"    * APPEND: appends the restored libraries to the existing libraries. On collision,",
-		"              abort.",
-		"    * REPLACE: appends the restored libraries to the existing libraries, On collision,",
-		"               replace the old libraries with the new libraries (notice that even on",
-		"               this option there is a chance of failure in case of functions name",
-		"               collision with another library).",
+		"    * APPEND: appends the restored libraries to the existing libraries. On "
+		"collision, abort.",
+		"    * REPLACE: appends the restored libraries to the existing libraries, On "
+		"collision, replace the old",
+		"      libraries with the new libraries (notice that even on this option there is "
+		"a chance of failure",
+		"      in case of functions name collision with another library).",
 		"HELP",
 		"    Prints this help.",
 		NULL,

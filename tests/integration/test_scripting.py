@@ -322,3 +322,71 @@ def effects_propagate_as_commands_in_multi(t):
              b'*1\r\n$4\r\nEXEC\r\n'
              b'*3\r\n$5\r\nlpush\r\n$1\r\nl\r\n$1\r\nx\r\n')
     assert stream == want, stream
+
+
+LIB = ("#!lua name=mylib\n"
+       "redis.register_function('f1', function(keys, args) "
+       "return redis.call('set', keys[1], args[1]) end)\n")
+LIB2 = ("#!lua name=lib2\n"
+        "redis.register_function{function_name='f2', callback=function(keys, args) "
+        "return {keys, args} end, flags={'no-writes', 'allow-oom'}, description='d'}\n")
+
+
+@test
+def functions(t):
+    for proto in (2, 3):
+        t.compare([
+            ('FUNCTION', 'FLUSH'),
+            ('FUNCTION', 'LOAD', LIB),
+            ('FUNCTION', 'LOAD', LIB2),
+            ('FCALL', 'f1', '1', 'k', 'v'),
+            ('GET', 'k'),
+            ('FCALL', 'f2', '2', 'a', 'b', 'c'),
+            ('FCALL_RO', 'f1', '1', 'k', 'v'),
+            ('FCALL_RO', 'f2', '0'),
+            ('FCALL', 'nosuch', '0'),
+            ('FCALL', 'f1', '-1'),
+            ('FCALL', 'f1', '3', 'a'),
+            ('FUNCTION', 'LIST', 'LIBRARYNAME', 'my*'),
+            ('FUNCTION', 'LIST', 'WITHCODE', 'LIBRARYNAME', 'lib2'),
+            ('FUNCTION', 'LIST', 'LIBRARYNAME'),
+            ('FUNCTION', 'LIST', 'BOGUS'),
+            ('FUNCTION', 'STATS'),
+            ('FUNCTION', 'LOAD', LIB),
+            ('FUNCTION', 'LOAD', 'REPLACE', LIB),
+            ('FUNCTION', 'LOAD', 'BOGUS', LIB),
+            ('FUNCTION', 'LOAD', 'REPLACE'),
+            ('FUNCTION', 'LOAD', "#!lua name=x\nredis.call('ping')"),
+            ('FUNCTION', 'LOAD', "#!lua name=x\nstring.len('a')"),
+            ('FUNCTION', 'LOAD', "#!lua name=x\nx = 1"),
+            ('FUNCTION', 'LOAD', 'return 1'),
+            ('FUNCTION', 'LOAD', '#!js name=x\nreturn 1'),
+            ('FUNCTION', 'LOAD', '#!lua\nreturn 1'),
+            ('FUNCTION', 'LOAD', '#!lua name=x foo=bar\nreturn 1'),
+            ('FUNCTION', 'LOAD', '#!lua name=x name=y\nreturn 1'),
+            ('FUNCTION', 'LOAD', '#!lua name=a-b\nreturn 1'),
+            ('FUNCTION', 'LOAD', "#!lua name=x\nredis.register_function('f1', "
+                                 "function() return 1 end)"),
+            ('FUNCTION', 'LOAD', '#!lua name=x\nreturn'),
+            ('FUNCTION', 'LOAD', '#!lua name=x\nreturn 1 +'),
+            ('FUNCTION', 'LOAD', "#!lua name=x\nredis.register_function{function_name='h', "
+                                 "callback=function() return 1 end, flags={'bad'}}"),
+            ('FUNCTION', 'LOAD', "#!lua name=x\nredis.register_function('h')"),
+            ('FUNCTION', 'LOAD', "#!lua name=x\nredis.register_function{callback=print}"),
+            ('FUNCTION', 'LOAD', "#!lua name=x\nredis.register_function('a b', "
+                                 "function() return 1 end)"),
+            ('FUNCTION', 'LOAD', "#!lua name=y\nredis.register_function('g', "
+                                 "function() return a end)"),
+            ('FCALL', 'g', '0'),
+            ('EVAL', "return redis.register_function('z', function() end)", '0'),
+            ('FUNCTION', 'DELETE', 'mylib'),
+            ('FUNCTION', 'DELETE', 'mylib'),
+            ('FCALL', 'f1', '1', 'k', 'v'),
+            ('SCRIPT', 'FLUSH'),
+            ('FCALL', 'f2', '0'),
+            ('FUNCTION', 'FLUSH', 'BOGUS'),
+            ('FUNCTION', 'FLUSH', 'ASYNC'),
+            ('FUNCTION', 'LIST'),
+            ('FUNCTION', 'HELP'),
+            ('FLUSHALL',),
+        ], proto=proto)
