@@ -61,7 +61,8 @@ static const struct {
 	{ "allow-cross-slot-keys", SF_ALLOW_CROSS_SLOT },
 };
 
-static pthread_mutex_t script_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Recursive: a script's redis.call('info') reads the counts under it. */
+static pthread_mutex_t script_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 static lua_State *lua;		   /* guarded by script_lock; NULL until first use */
 static struct script_run *running; /* guarded by script_lock */
 static unsigned long nscripts;	   /* in the cache; guarded by script_lock */

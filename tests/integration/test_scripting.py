@@ -55,6 +55,7 @@ def eval_replies_and_conversions(t):
             ('EVAL', "return string.format('%d-%s', 5, 'x')", '0'),
             ('EVAL', 'return table.concat({1, 2, 3}, ",")', '0'),
             ('EVAL', "return loadstring('return 5')()", '0'),
+            ('EVAL', "return type(redis.call('info', 'memory'))", '0'),
             ('FLUSHALL',),
         ], proto=proto)
 
