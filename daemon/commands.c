@@ -269,6 +269,11 @@ static struct command_stats *own_stats(struct client *c, const struct command *c
 	return &c->worker->cmd_stats[cmd->index];
 }
 
+void command_count_rejected(struct client *c, const struct command *cmd)
+{
+	stat_add(&own_stats(c, cmd)->rejected, 1);
+}
+
 struct command *command_lookup(const char *name, size_t len)
 {
 	for (uint32_t i = name_hash(name, len);; i++) {

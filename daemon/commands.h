@@ -136,6 +136,9 @@ struct command *command_lookup(const char *name, size_t len);
 /* The row argv names, its subcommand resolved (a container given alone);
  * NULL if unknown (scripts' calls). */
 struct command *command_lookup_argv(int argc, const struct arg *argv);
+/* Counts a call of cmd refused before it ran (a script's call: arity,
+ * noscript, read-only, OOM) in c's worker's commandstats. */
+void command_count_rejected(struct client *c, const struct command *cmd);
 /* Parses, checks and runs c's current request (argv), replying to it (or
  * queues it inside MULTI). */
 void command_dispatch(struct client *c);

@@ -568,8 +568,10 @@ static int redis_call(lua_State *l, bool raise)
 	else if (r->oom && !r->allow_oom && (cmd->flags & CMD_DENYOOM))
 		err = "-OOM command not allowed when used memory > 'maxmemory'.";
 	if (err) {
-		/* Counted as the command's error, as Redis does. */
+		/* Counted as the command's error, and as its rejected call. */
 		reply_error(&r->proxy, err);
+		if (cmd)
+			command_count_rejected(&r->proxy, cmd);
 	} else {
 		command_call_as(&r->proxy, cmd, argc, argv, EXEC_IN_EXEC | EXEC_SCRIPT);
 	}
