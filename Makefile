@@ -22,14 +22,17 @@ endif
 .DEFAULT_GOAL := all
 
 WARN := -Wall -Wextra -Werror -Wno-unused-parameter
-BASE_CFLAGS := -std=gnu11 -D_GNU_SOURCE -pthread $(WARN) -I$(OUTPUT)/include -Idaemon -Ishared
+BASE_CFLAGS := -std=gnu11 -D_GNU_SOURCE -pthread $(WARN) -I$(OUTPUT)/include -Idaemon -Ishared \
+	-I/usr/include/lua5.1
 ifeq ($(DEBUG),1)
 OPT := -O0 -g -fsanitize=address,undefined -fno-omit-frame-pointer
 else
 OPT := -O2 -g
 endif
 CFLAGS ?= $(OPT)
-LIBS := -luring -lbpf -lxxhash -lcrypto -llzf -lpthread -lm
+# Lua 5.1 with cjson and bitop, linked statically (Debian ships the .a files).
+LIBS := -luring -lbpf -lxxhash -lcrypto -llzf -l:liblua5.1-cjson.a -l:liblua5.1-bitop.a \
+	-l:liblua5.1.a -ldl -lpthread -lm
 # jemalloc replaces malloc, but AddressSanitizer must own malloc itself.
 ifneq ($(DEBUG),1)
 LIBS += -ljemalloc
@@ -254,8 +257,9 @@ soak: all $(OUTPUT)/asan/xkvd $(E2E_OBJS)
 
 # ---- the rest -------------------------------------------------------------------
 DEB_PACKAGES := clang llvm libbpf-dev bpftool liburing-dev libjemalloc-dev libxxhash-dev \
-	libxdp-dev libhiredis-dev libssl-dev liblzf-dev pkg-config iproute2 redis-tools redis-server \
-	python3-redis linux-source-6.1 clang-format make gcc gnuplot-nox nodejs
+	libxdp-dev libhiredis-dev libssl-dev liblzf-dev liblua5.1-0-dev lua-cjson-dev lua-bitop-dev \
+	pkg-config iproute2 redis-tools redis-server python3-redis linux-source-6.1 clang-format \
+	make gcc gnuplot-nox nodejs
 deps:
 	$(Q)missing=; for p in $(DEB_PACKAGES); do \
 		dpkg-query -W -f='$${db:Status-Abbrev}' $$p 2>/dev/null | grep -q '^ii' || missing="$$missing $$p"; \

@@ -270,6 +270,11 @@ static struct command_stats *own_stats(struct client *c, const struct command *c
 	return &c->worker->cmd_stats[cmd->index];
 }
 
+void command_count_rejected(struct client *c, const struct command *cmd)
+{
+	stat_add(&own_stats(c, cmd)->rejected, 1);
+}
+
 struct command *command_lookup(const char *name, size_t len)
 {
 	for (uint32_t i = name_hash(name, len);; i++) {
@@ -300,6 +305,15 @@ static struct command *subcommand_lookup(const struct command *parent, const cha
 		if (str_eq_nocase(name, len, parent->subs[i]->sub_name))
 			return parent->subs[i];
 	return NULL;
+}
+
+struct command *command_lookup_argv(int argc, const struct arg *argv)
+{
+	struct command *cmd = command_lookup(argv[0].p, argv[0].len);
+
+	if (cmd && cmd->subs && argc > 1)
+		return subcommand_lookup(cmd, argv[1].p, argv[1].len);
+	return cmd;
 }
 
 bool command_has_keys(const struct command *cmd)

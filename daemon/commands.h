@@ -61,7 +61,8 @@ enum command_flag {
 	CMD_NO_MULTI = 1u << 14,
 	CMD_NO_ASYNC_LOADING = 1u << 16, /* SAVE, BGSAVE: shown by COMMAND INFO only */
 	/* Not shown by COMMAND INFO (Redis hides it too). */
-	CMD_MAY_REPLICATE = 1u << 15, /* held by CLIENT PAUSE WRITE (PUBLISH) */
+	CMD_MAY_REPLICATE = 1u << 15,	  /* held by CLIENT PAUSE WRITE (PUBLISH) */
+	CMD_NO_MANDATORY_KEYS = 1u << 17, /* may take no key (EVAL with numkeys 0) */
 	/* Internal. */
 	CMD_NOT_QUEUED = 1u << 29, /* runs at once inside MULTI (EXEC, DISCARD...) */
 	/* The lock scope, beyond the key specs (see above). */
@@ -133,6 +134,12 @@ struct command_stats {
 void commands_init(void);
 /* Looks a command or container up by name, any case; NULL if unknown. */
 struct command *command_lookup(const char *name, size_t len);
+/* The row argv names, its subcommand resolved (a container given alone);
+ * NULL if unknown (scripts' calls). */
+struct command *command_lookup_argv(int argc, const struct arg *argv);
+/* Counts a call of cmd refused before it ran (a script's call: arity,
+ * noscript, read-only, OOM) in c's worker's commandstats. */
+void command_count_rejected(struct client *c, const struct command *cmd);
 /* Parses, checks and runs c's current request (argv), replying to it (or
  * queues it inside MULTI). */
 void command_dispatch(struct client *c);

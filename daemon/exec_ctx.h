@@ -27,6 +27,7 @@ enum exec_flag {
 	EXEC_NO_TOUCH = 1u << 0, /* CLIENT NO-TOUCH: lookups leave LRU/LFU alone */
 	EXEC_IN_EXEC = 1u << 1,	 /* a queued command run by EXEC: nothing may block */
 	EXEC_RETRY = 1u << 2,	 /* a blocked command run again for its waiter */
+	EXEC_SCRIPT = 1u << 3,	 /* a script's redis.call (SORT orders sets) */
 };
 
 struct exec_ctx {

@@ -26,6 +26,7 @@
 #include "rdbfile.h"
 #include "repl.h"
 #include "text.h"
+#include "script.h"
 #include "util.h"
 #include "worker.h"
 
@@ -52,6 +53,7 @@ static const struct {
 	{ CMD_FAST, "fast" },
 	{ CMD_NO_AUTH, "no_auth" },
 	{ CMD_NO_ASYNC_LOADING, "no_async_loading" },
+	{ CMD_NO_MANDATORY_KEYS, "no_mandatory_keys" },
 	{ CMD_NO_MULTI, "no_multi" },
 	{ CMD_ALLOW_BUSY, "allow_busy" },
 };
@@ -372,6 +374,11 @@ static void getkeys_generic(struct client *c, bool with_flags)
 	}
 	n = command_key_indexes(cmd, argc, argv, keys, which, 1024);
 	if (n <= 0) {
+		/* EVAL with numkeys 0, or one its handler will refuse. */
+		if (cmd->flags & CMD_NO_MANDATORY_KEYS) {
+			reply_array(c, 0);
+			return;
+		}
 		reply_error(c, "Invalid arguments specified for command");
 		return;
 	}
@@ -623,6 +630,9 @@ static void info_memory(struct text *t)
 	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
 	size_t total = pages > 0 && psize > 0 ? (size_t)pages * (size_t)psize : 0;
 	char h_used[32], h_rss[32], h_peak[32], h_total[32], h_max[32], h_slab[32];
+	char h_vm[32], h_vm_total[32], h_scripts[32];
+	long long vm, scripts, fvm, fbytes;
+	unsigned long nscripts, nfuncs, nlibs;
 
 	human_bytes(h_used, sizeof(h_used), (double)used);
 	human_bytes(h_rss, sizeof(h_rss), (double)rss);
@@ -642,7 +652,31 @@ static void info_memory(struct text *t)
 		    "fastpath_slab_bytes:%zu\r\n"
 		    "fastpath_slab_bytes_human:%s\r\n"
 		    "total_system_memory:%zu\r\n"
-		    "total_system_memory_human:%s\r\n"
+		    "total_system_memory_human:%s\r\n",
+		    used, h_used, rss, h_rss, peak, h_peak,
+		    peak ? 100.0 * (double)used / (double)peak : 0, slab, h_slab, total, h_total);
+	script_memory(&vm, &scripts, &nscripts);
+	function_memory(&fvm, &fbytes, &nfuncs, &nlibs);
+	human_bytes(h_vm, sizeof(h_vm), (double)vm);
+	human_bytes(h_vm_total, sizeof(h_vm_total), (double)(vm + fvm));
+	human_bytes(h_scripts, sizeof(h_scripts), (double)(scripts + fbytes));
+	text_printf(t,
+		    "used_memory_lua:%lld\r\n"
+		    "used_memory_vm_eval:%lld\r\n"
+		    "used_memory_lua_human:%s\r\n"
+		    "used_memory_scripts_eval:%lld\r\n"
+		    "number_of_cached_scripts:%lu\r\n"
+		    "number_of_functions:%lu\r\n"
+		    "number_of_libraries:%lu\r\n"
+		    "used_memory_vm_functions:%lld\r\n"
+		    "used_memory_vm_total:%lld\r\n"
+		    "used_memory_vm_total_human:%s\r\n"
+		    "used_memory_functions:%lld\r\n"
+		    "used_memory_scripts:%lld\r\n"
+		    "used_memory_scripts_human:%s\r\n",
+		    vm, vm, h_vm, scripts, nscripts, nfuncs, nlibs, fvm, vm + fvm, h_vm_total,
+		    fbytes, scripts + fbytes, h_scripts);
+	text_printf(t,
 		    "maxmemory:%lld\r\n"
 		    "maxmemory_human:%s\r\n"
 		    "maxmemory_policy:%s\r\n"
@@ -657,8 +691,6 @@ static void info_memory(struct text *t)
 		    /* Frees are synchronous: nothing is ever left pending. */
 		    "lazyfree_pending_objects:0\r\n"
 		    "lazyfreed_objects:0\r\n",
-		    used, h_used, rss, h_rss, peak, h_peak,
-		    peak ? 100.0 * (double)used / (double)peak : 0, slab, h_slab, total, h_total,
 		    config.maxmemory, h_max, policy_name(), used ? (double)rss / (double)used : 0,
 		    mem_allocator());
 }

@@ -41,6 +41,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "exec_ctx.h"
 #include "notify.h"
 #include "mem.h"
 #include "t_hash.h"
@@ -556,8 +557,10 @@ static void sort_generic(struct client *c, bool ro)
 		val = &e->val;
 	}
 
-	/* A set has no order of its own to store: sort it instead. */
-	if (o.dontsort && val && val->type == OBJ_SET && o.store) {
+	/* A set has no order of its own to store or give a script (whose
+	 * effects must not depend on it): sort it instead. */
+	if (o.dontsort && val && val->type == OBJ_SET &&
+	    (o.store || (exec_ctx_flags() & EXEC_SCRIPT))) {
 		o.dontsort = false;
 		o.alpha = true;
 		o.by = NULL;

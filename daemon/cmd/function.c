@@ -1,0 +1,734 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * Redis functions: FUNCTION LOAD / LIST / DELETE / FLUSH / STATS / HELP,
+ * FCALL and FCALL_RO, over a Lua interpreter of their own (SCRIPT FLUSH does
+ * not touch it), built as EVAL's (script.h) and guarded by the same lock.
+ *
+ * A library is "#!lua name=<lib>" code; loading runs it with globals that
+ * hold only redis.register_function, redis.log and the version constants,
+ * as in Redis, and its registered callbacks are kept as registry
+ * references. FCALL runs one like EVAL runs a script, under the whole
+ * store's locks (CMD_LOCK_ALL), the callback getting (keys, args).
+ *
+ * FUNCTION DUMP / RESTORE (the RDB payload) and FUNCTION KILL (no busy
+ * scripts here) are not implemented: they answer unknown subcommand.
+ */
+#include <lauxlib.h>
+#include <lua.h>
+#include <string.h>
+#include <strings.h>
+
+#include "commands.h"
+#include "mem.h"
+#include "reply.h"
+#include "script.h"
+#include "util.h"
+
+struct function {
+	char *name, *desc; /* desc may be NULL */
+	unsigned flags;	   /* SF_* */
+	int ref;	   /* the callback, in the registry */
+	struct library *lib;
+	struct function *next; /* in its library, in registration order */
+};
+
+struct library {
+	char *name, *code;
+	struct function *funcs;
+	unsigned nfuncs;
+	struct library *next;
+};
+
+/* All guarded by the script lock. */
+static lua_State *flua;		  /* NULL until the first load */
+static struct library *libraries; /* newest first */
+static struct library *loading;	  /* the library FUNCTION LOAD is filling */
+static unsigned long nlibs, nfuncs;
+static size_t code_bytes;
+
+static bool name_ok(const char *s, size_t len)
+{
+	if (!len)
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+		      (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
+			return false;
+	return true;
+}
+
+static struct library *library_find(const char *name)
+{
+	for (struct library *li = libraries; li; li = li->next)
+		if (!strcmp(li->name, name))
+			return li;
+	return NULL;
+}
+
+static struct function *function_find(const char *name, size_t len)
+{
+	for (struct library *li = libraries; li; li = li->next)
+		for (struct function *f = li->funcs; f; f = f->next)
+			if (strlen(f->name) == len && !memcmp(f->name, name, len))
+				return f;
+	return NULL;
+}
+
+static void library_free(struct library *li)
+{
+	while (li->funcs) {
+		struct function *f = li->funcs;
+
+		li->funcs = f->next;
+		if (flua)
+			luaL_unref(flua, LUA_REGISTRYINDEX, f->ref);
+		xfree(f->name);
+		xfree(f->desc);
+		xfree(f);
+	}
+	xfree(li->name);
+	xfree(li->code);
+	xfree(li);
+}
+
+static void library_link(struct library *li)
+{
+	li->next = libraries;
+	libraries = li;
+	nlibs++;
+	nfuncs += li->nfuncs;
+	code_bytes += strlen(li->code);
+}
+
+static void library_unlink(struct library *li)
+{
+	for (struct library **p = &libraries; *p; p = &(*p)->next)
+		if (*p == li) {
+			*p = li->next;
+			break;
+		}
+	nlibs--;
+	nfuncs -= li->nfuncs;
+	code_bytes -= strlen(li->code);
+}
+
+/* ---- redis.register_function ------------------------------------------------------ */
+
+static int register_error(lua_State *l, char *name, char *desc, int ref, const char *e)
+{
+	xfree(name);
+	xfree(desc);
+	if (ref != LUA_NOREF)
+		luaL_unref(l, LUA_REGISTRYINDEX, ref);
+	script_push_error(l, e);
+	return lua_error(l);
+}
+
+static char *string_arg(lua_State *l, int idx)
+{
+	size_t len;
+	const char *s;
+
+	if (lua_type(l, idx) != LUA_TSTRING)
+		return NULL;
+	s = lua_tolstring(l, idx, &len);
+	return xstrndup(s, len);
+}
+
+static int lua_register_function(lua_State *l)
+{
+	int argc = lua_gettop(l), ref = LUA_NOREF;
+	char *name = NULL, *desc = NULL;
+	unsigned flags = 0;
+	struct function *f, **tail;
+
+	if (!loading) {
+		script_push_error(l, "redis.register_function can only be called on FUNCTION LOAD "
+				     "command");
+		return lua_error(l);
+	}
+	if (argc < 1 || argc > 2)
+		return register_error(l, NULL, NULL, ref,
+				      "wrong number of arguments to redis.register_function");
+	if (argc == 2) {
+		if (!(name = string_arg(l, 1)))
+			return register_error(l, name, desc, ref,
+					      "first argument to redis.register_function must be "
+					      "a string");
+		if (!lua_isfunction(l, 2))
+			return register_error(l, name, desc, ref,
+					      "second argument to redis.register_function must be "
+					      "a function");
+		ref = luaL_ref(l, LUA_REGISTRYINDEX);
+	} else {
+		if (!lua_istable(l, 1))
+			return register_error(l, name, desc, ref,
+					      "calling redis.register_function with a single "
+					      "argument is only applicable to Lua table "
+					      "(representing named arguments).");
+		lua_pushnil(l);
+		while (lua_next(l, 1)) {
+			const char *key;
+
+			if (lua_type(l, -2) != LUA_TSTRING)
+				return register_error(l, name, desc, ref,
+						      "named argument key given to "
+						      "redis.register_function is not a string");
+			key = lua_tostring(l, -2);
+			if (!strcasecmp(key, "function_name")) {
+				xfree(name);
+				if (!(name = string_arg(l, -1)))
+					return register_error(
+						l, name, desc, ref,
+						"function_name argument given to "
+						"redis.register_function must be a string");
+			} else if (!strcasecmp(key, "description")) {
+				xfree(desc);
+				if (!(desc = string_arg(l, -1)))
+					return register_error(
+						l, name, desc, ref,
+						"description argument given to "
+						"redis.register_function must be a string");
+			} else if (!strcasecmp(key, "callback")) {
+				if (!lua_isfunction(l, -1))
+					return register_error(
+						l, name, desc, ref,
+						"callback argument given to "
+						"redis.register_function must be a function");
+				if (ref != LUA_NOREF)
+					luaL_unref(l, LUA_REGISTRYINDEX, ref);
+				ref = luaL_ref(l, LUA_REGISTRYINDEX);
+				continue; /* luaL_ref popped the value */
+			} else if (!strcasecmp(key, "flags")) {
+				if (!lua_istable(l, -1))
+					return register_error(
+						l, name, desc, ref,
+						"flags argument to redis.register_function must "
+						"be a table representing function flags");
+				flags = 0;
+				for (int j = 1;; j++) {
+					unsigned fl;
+
+					lua_rawgeti(l, -1, j);
+					if (lua_isnil(l, -1)) {
+						lua_pop(l, 1);
+						break;
+					}
+					fl = lua_type(l, -1) == LUA_TSTRING
+						     ? script_flag_named(lua_tostring(l, -1))
+						     : 0;
+					lua_pop(l, 1);
+					if (!fl)
+						return register_error(l, name, desc, ref,
+								      "unknown flag given");
+					flags |= fl;
+				}
+			} else {
+				return register_error(l, name, desc, ref,
+						      "unknown argument given to "
+						      "redis.register_function");
+			}
+			lua_pop(l, 1);
+		}
+		if (!name)
+			return register_error(l, name, desc, ref,
+					      "redis.register_function must get a function name "
+					      "argument");
+		if (ref == LUA_NOREF)
+			return register_error(l, name, desc, ref,
+					      "redis.register_function must get a callback "
+					      "argument");
+	}
+	if (!name_ok(name, strlen(name)))
+		return register_error(l, name, desc, ref,
+				      "Library names can only contain letters, numbers, or "
+				      "underscores(_) and must be at least one character long");
+	for (f = loading->funcs; f; f = f->next)
+		if (!strcmp(f->name, name))
+			return register_error(l, name, desc, ref,
+					      "Function already exists in the library");
+	f = xmalloc(sizeof(*f));
+	*f = (struct function){
+		.name = name, .desc = desc, .flags = flags, .ref = ref, .lib = loading
+	};
+	for (tail = &loading->funcs; *tail; tail = &(*tail)->next)
+		;
+	*tail = f;
+	loading->nfuncs++;
+	return 0;
+}
+
+/* The globals a library's code sees while it loads (Redis's load API). */
+static void push_load_globals(lua_State *l)
+{
+	lua_getfield(l, LUA_REGISTRYINDEX, "__xkv_load_globals");
+	if (!lua_isnil(l, -1))
+		return;
+	lua_pop(l, 1);
+	lua_newtable(l);
+	lua_newtable(l); /* redis */
+	lua_pushcfunction(l, lua_register_function);
+	lua_setfield(l, -2, "register_function");
+	lua_getglobal(l, "redis");
+	for (const char *const *k =
+		     (const char *const[]){ "log", "LOG_DEBUG", "LOG_VERBOSE", "LOG_NOTICE",
+					    "LOG_WARNING", "REDIS_VERSION", "REDIS_VERSION_NUM",
+					    NULL };
+	     *k; k++) {
+		lua_getfield(l, -1, *k);
+		lua_setfield(l, -3, *k);
+	}
+	lua_pop(l, 1);
+	/* Missing names raise, in redis too, as the runtime globals do. */
+	lua_getfield(l, LUA_REGISTRYINDEX, "__xkv_globals");
+	lua_getmetatable(l, -1); /* their missing-name error */
+	lua_remove(l, -2);
+	lua_pushvalue(l, -1);
+	lua_setmetatable(l, -3);
+	lua_insert(l, -2);
+	lua_setfield(l, -3, "redis");
+	lua_setmetatable(l, -2);
+	lua_pushvalue(l, -1);
+	lua_setfield(l, LUA_REGISTRYINDEX, "__xkv_load_globals");
+}
+
+/* Points the globals proxy at the table on the top (popped). */
+static void set_globals_view(lua_State *l)
+{
+	lua_getmetatable(l, LUA_GLOBALSINDEX);
+	lua_insert(l, -2);
+	lua_setfield(l, -2, "__index");
+	lua_pop(l, 1);
+}
+
+/* Under the script lock: creates a library from code, or replies the error. */
+static bool library_create(struct client *c, const char *code, size_t len, bool replace)
+{
+	const char *nl, *p, *end;
+	char *name = NULL, err[512];
+	const char *engine = NULL;
+	size_t engine_len = 0;
+	struct library *old, *li;
+	int status;
+
+	if (len < 2 || memcmp(code, "#!", 2)) {
+		reply_error(c, "Missing library metadata");
+		return false;
+	}
+	nl = memchr(code, '\n', len);
+	if (!nl) {
+		reply_error(c, "Invalid library metadata");
+		return false;
+	}
+	p = code;
+	end = nl;
+	for (int part = 0;; part++) {
+		const char *w;
+		size_t wl;
+
+		while (p < end && (*p == ' ' || *p == '\t' || *p == '\r'))
+			p++;
+		if (p == end) {
+			if (part == 0) {
+				reply_error(c, "Invalid library metadata");
+				return false;
+			}
+			break;
+		}
+		w = p;
+		while (p < end && *p != ' ' && *p != '\t' && *p != '\r')
+			p++;
+		wl = (size_t)(p - w);
+		if (part == 0) {
+			engine = w + 2; /* checked after the name, as Redis does */
+			engine_len = wl - 2;
+			continue;
+		}
+		if (wl >= 5 && !strncasecmp(w, "name=", 5)) {
+			if (name) {
+				xfree(name);
+				reply_error(c, "Invalid metadata value, name argument was given "
+					       "multiple times");
+				return false;
+			}
+			name = xstrndup(w + 5, wl - 5);
+			continue;
+		}
+		xfree(name);
+		snprintf(err, sizeof(err), "Invalid metadata value given: %.*s", (int)wl, w);
+		reply_error(c, err);
+		return false;
+	}
+	if (!name) {
+		reply_error(c, "Library name was not given");
+		return false;
+	}
+	if (!name_ok(name, strlen(name))) {
+		xfree(name);
+		reply_error(c, "Library names can only contain letters, numbers, or underscores(_) "
+			       "and must be at least one character long");
+		return false;
+	}
+	if (engine_len != 3 || strncasecmp(engine, "lua", 3)) {
+		snprintf(err, sizeof(err), "Engine '%.*s' not found", (int)engine_len, engine);
+		xfree(name);
+		reply_error(c, err);
+		return false;
+	}
+	old = library_find(name);
+	if (old && !replace) {
+		snprintf(err, sizeof(err), "Library '%s' already exists", name);
+		xfree(name);
+		reply_error(c, err);
+		return false;
+	}
+	if (!flua)
+		flua = script_state_new();
+	li = xmalloc(sizeof(*li));
+	*li = (struct library){ .name = name, .code = xstrndup(code, len) };
+	/* The shebang's line is left out, its line feed kept (line numbers). */
+	if (luaL_loadbuffer(flua, nl, len - (size_t)(nl - code), "@user_function")) {
+		snprintf(err, sizeof(err), "Error compiling function: %s", lua_tostring(flua, -1));
+		lua_pop(flua, 1);
+		library_free(li);
+		reply_error(c, err);
+		return false;
+	}
+	push_load_globals(flua);
+	set_globals_view(flua);
+	loading = li;
+	status = lua_pcall(flua, 0, 0, 0);
+	loading = NULL;
+	lua_getfield(flua, LUA_REGISTRYINDEX, "__xkv_globals");
+	set_globals_view(flua);
+	if (status) {
+		const char *msg = "ERR unknown error";
+
+		if (lua_isstring(flua, -1)) {
+			snprintf(err, sizeof(err), "Error registering functions: ERR %s",
+				 lua_tostring(flua, -1));
+		} else {
+			if (lua_istable(flua, -1)) {
+				lua_getfield(flua, -1, "err");
+				if (lua_isstring(flua, -1))
+					msg = lua_tostring(flua, -1);
+				snprintf(err, sizeof(err), "Error registering functions: %s", msg);
+				lua_pop(flua, 1);
+			} else {
+				snprintf(err, sizeof(err), "Error registering functions: %s", msg);
+			}
+		}
+		lua_pop(flua, 1);
+		library_free(li);
+		reply_error(c, err);
+		return false;
+	}
+	if (!li->nfuncs) {
+		library_free(li);
+		reply_error(c, "No functions registered");
+		return false;
+	}
+	if (old)
+		library_unlink(old);
+	for (struct function *f = li->funcs; f; f = f->next)
+		if (function_find(f->name, strlen(f->name))) {
+			snprintf(err, sizeof(err), "Function %s already exists", f->name);
+			if (old)
+				library_link(old);
+			library_free(li);
+			reply_error(c, err);
+			return false;
+		}
+	library_link(li);
+	if (old)
+		library_free(old);
+	script_gc(flua);
+	reply_bulk_cstr(c, li->name);
+	return true;
+}
+
+/* ---- FUNCTION ---------------------------------------------------------------------- */
+
+void cmd_function_load(struct client *c)
+{
+	bool replace = false;
+	int i = 2;
+
+	for (; i < c->argc - 1; i++) {
+		if (!arg_is(c, i, "replace")) {
+			reply_errorf(c, "Unknown option given: %s", c->argv[i].p);
+			return;
+		}
+		replace = true;
+	}
+	if (i >= c->argc) {
+		reply_error(c, "Function code is missing");
+		return;
+	}
+	script_lock_acquire();
+	library_create(c, c->argv[i].p, c->argv[i].len, replace);
+	script_lock_release();
+}
+
+void cmd_function_delete(struct client *c)
+{
+	struct library *li;
+	char *name = xstrndup(c->argv[2].p, c->argv[2].len);
+
+	script_lock_acquire();
+	li = library_find(name);
+	if (li) {
+		library_unlink(li);
+		library_free(li);
+	}
+	script_lock_release();
+	xfree(name);
+	if (li)
+		reply_ok(c);
+	else
+		reply_error(c, "Library not found");
+}
+
+static void functions_flush(void)
+{
+	while (libraries) {
+		struct library *li = libraries;
+
+		library_unlink(li);
+		library_free(li);
+	}
+	if (flua)
+		lua_close(flua);
+	flua = NULL;
+}
+
+void cmd_function_flush(struct client *c)
+{
+	if (c->argc > 3 || (c->argc == 3 && !arg_is(c, 2, "sync") && !arg_is(c, 2, "async"))) {
+		reply_error(c, "FUNCTION FLUSH only supports SYNC|ASYNC option");
+		return;
+	}
+	script_lock_acquire();
+	functions_flush();
+	script_lock_release();
+	reply_ok(c);
+}
+
+static void reply_flags(struct client *c, unsigned flags)
+{
+	long n = 0;
+
+	for (unsigned b = SF_NO_WRITES; b <= SF_ALLOW_CROSS_SLOT; b <<= 1)
+		n += !!(flags & b);
+	reply_set(c, n);
+	for (unsigned b = SF_NO_WRITES; b <= SF_ALLOW_CROSS_SLOT; b <<= 1)
+		if (flags & b)
+			reply_status(c, script_flag_name(b));
+}
+
+void cmd_function_list(struct client *c)
+{
+	const char *pattern = NULL;
+	size_t plen = 0;
+	bool code = false;
+	long n = 0;
+
+	for (int i = 2; i < c->argc; i++) {
+		if (!code && arg_is(c, i, "withcode")) {
+			code = true;
+			continue;
+		}
+		if (!pattern && arg_is(c, i, "libraryname")) {
+			if (i >= c->argc - 1) {
+				reply_error(c, "library name argument was not given");
+				return;
+			}
+			i++;
+			pattern = c->argv[i].p;
+			plen = c->argv[i].len;
+			continue;
+		}
+		reply_errorf(c, "Unknown argument %s", c->argv[i].p);
+		return;
+	}
+	script_lock_acquire();
+	for (struct library *li = libraries; li; li = li->next)
+		n += !pattern || glob_match(pattern, plen, li->name, strlen(li->name), true);
+	reply_array(c, n);
+	for (struct library *li = libraries; li; li = li->next) {
+		if (pattern && !glob_match(pattern, plen, li->name, strlen(li->name), true))
+			continue;
+		reply_map(c, code ? 4 : 3);
+		reply_bulk_cstr(c, "library_name");
+		reply_bulk_cstr(c, li->name);
+		reply_bulk_cstr(c, "engine");
+		reply_bulk_cstr(c, "LUA");
+		reply_bulk_cstr(c, "functions");
+		reply_array(c, li->nfuncs);
+		for (struct function *f = li->funcs; f; f = f->next) {
+			reply_map(c, 3);
+			reply_bulk_cstr(c, "name");
+			reply_bulk_cstr(c, f->name);
+			reply_bulk_cstr(c, "description");
+			if (f->desc)
+				reply_bulk_cstr(c, f->desc);
+			else
+				reply_null(c);
+			reply_bulk_cstr(c, "flags");
+			reply_flags(c, f->flags);
+		}
+		if (code) {
+			reply_bulk_cstr(c, "library_code");
+			reply_bulk_cstr(c, li->code);
+		}
+	}
+	script_lock_release();
+}
+
+void cmd_function_stats(struct client *c)
+{
+	unsigned long libs, funcs;
+
+	script_lock_acquire();
+	libs = nlibs;
+	funcs = nfuncs;
+	script_lock_release();
+	/* A script runs under every shard lock, so none is running now. */
+	reply_map(c, 2);
+	reply_bulk_cstr(c, "running_script");
+	reply_null(c);
+	reply_bulk_cstr(c, "engines");
+	reply_map(c, 1);
+	reply_bulk_cstr(c, "LUA");
+	reply_map(c, 2);
+	reply_bulk_cstr(c, "libraries_count");
+	reply_int(c, (long long)libs);
+	reply_bulk_cstr(c, "functions_count");
+	reply_int(c, (long long)funcs);
+}
+
+void cmd_function_help(struct client *c)
+{
+	static const char *const lines[] = {
+		"FUNCTION <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+		"LOAD [REPLACE] <FUNCTION CODE>",
+		"    Create a new library with the given library name and code.",
+		"DELETE <LIBRARY NAME>",
+		"    Delete the given library.",
+		"LIST [LIBRARYNAME PATTERN] [WITHCODE]",
+		"    Return general information on all the libraries:",
+		"    * Library name",
+		"    * The engine used to run the Library",
+		"    * Library description",
+		"    * Functions list",
+		"    * Library code (if WITHCODE is given)",
+		"    It also possible to get only function that matches a pattern using "
+		"LIBRARYNAME argument.",
+		"STATS",
+		"    Return information about the current function running:",
+		"    * Function name",
+		"    * Command used to run the function",
+		"    * Duration in MS that the function is running",
+		"    If no function is running, return nil",
+		"    In addition, returns a list of available engines.",
+		"KILL",
+		"    Kill the current running function.",
+		"FLUSH [ASYNC|SYNC]",
+		"    Delete all the libraries.",
+		"    When called without the optional mode argument, the behavior is determined by "
+		"the",
+		"    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+		"    * ASYNC: Asynchronously flush the libraries.",
+		"    * SYNC: Synchronously flush the libraries.",
+		"DUMP",
+		"    Return a serialized payload representing the current libraries, can be "
+		"restored using FUNCTION RESTORE command",
+		"RESTORE <PAYLOAD> [FLUSH|APPEND|REPLACE]",
+		"    Restore the libraries represented by the given payload, it is possible to "
+		"give a restore policy to",
+		"    control how to handle existing libraries (default APPEND):",
+		"    * FLUSH: delete all existing libraries.",
+		"    * APPEND: appends the restored libraries to the existing libraries. On "
+		"collision, abort.",
+		"    * REPLACE: appends the restored libraries to the existing libraries, On "
+		"collision, replace the old",
+		"      libraries with the new libraries (notice that even on this option there is "
+		"a chance of failure",
+		"      in case of functions name collision with another library).",
+		"HELP",
+		"    Prints this help.",
+		NULL,
+	};
+
+	reply_help(c, lines);
+}
+
+/* ---- FCALL ------------------------------------------------------------------------- */
+
+static void push_args(lua_State *l, const struct arg *argv, int n)
+{
+	lua_newtable(l);
+	for (int i = 0; i < n; i++) {
+		lua_pushlstring(l, argv[i].p, argv[i].len);
+		lua_rawseti(l, -2, i + 1);
+	}
+}
+
+static void fcall_generic(struct client *c, bool ro)
+{
+	struct script_run run;
+	struct function *f;
+	long long numkeys;
+
+	if (!arg_ll(c, 2, &numkeys))
+		return;
+	script_lock_acquire();
+	f = function_find(c->argv[1].p, c->argv[1].len);
+	if (!f) {
+		script_lock_release();
+		reply_error(c, "Function not found");
+		return;
+	}
+	if (numkeys > c->argc - 3) {
+		script_lock_release();
+		reply_error(c, "Number of keys can't be greater than number of args");
+		return;
+	}
+	if (numkeys < 0) {
+		script_lock_release();
+		reply_error(c, "Number of keys can't be negative");
+		return;
+	}
+	if (!script_run_check(c, &run, f->flags, ro)) {
+		script_lock_release();
+		return;
+	}
+	lua_getfield(flua, LUA_REGISTRYINDEX, "__xkv_globals");
+	lua_getfield(flua, -1, "__redis__err__handler");
+	lua_remove(flua, -2);
+	lua_rawgeti(flua, LUA_REGISTRYINDEX, f->ref);
+	push_args(flua, c->argv + 3, (int)numkeys);
+	push_args(flua, c->argv + 3 + numkeys, c->argc - 3 - (int)numkeys);
+	script_run_function(flua, c, &run, 2, f->name);
+	script_lock_release();
+}
+
+void cmd_fcall(struct client *c)
+{
+	fcall_generic(c, false);
+}
+
+void cmd_fcall_ro(struct client *c)
+{
+	fcall_generic(c, true);
+}
+
+void function_memory(long long *vm, long long *bytes, unsigned long *funcs, unsigned long *libs)
+{
+	script_lock_acquire();
+	*vm = flua ? (long long)lua_gc(flua, LUA_GCCOUNT, 0) * 1024 : 0;
+	*bytes = (long long)code_bytes;
+	*funcs = nfuncs;
+	*libs = nlibs;
+	script_lock_release();
+}

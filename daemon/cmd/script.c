@@ -1,0 +1,1495 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * Lua scripting as Redis runs it: EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and
+ * SCRIPT LOAD / EXISTS / FLUSH / HELP, over Lua 5.1 with cjson and bit.
+ *
+ * One interpreter serves the whole server, as Redis's one script cache does:
+ * a script loaded on one connection runs by its SHA1 on any other. It is
+ * guarded by script_lock. EVAL's row locks every shard of the store
+ * (CMD_LOCK_ALL), so a script is atomic with respect to every other command
+ * and may call on keys it did not declare, in any database, as in Redis
+ * outside cluster mode. Lock order: the store's shards, then script_lock
+ * (SCRIPT LOAD takes script_lock alone; nothing under it locks shards, a
+ * script's calls running under the shards EVAL already holds).
+ *
+ * A script's redis.call runs the command on a stand-in client (its own
+ * database, so a SELECT in a script stays in the script, and its own
+ * protocol, redis.setresp) through command_call_as(EXEC_IN_EXEC): its
+ * effects join EVAL's propagation unit (MULTI ... EXEC around more than one)
+ * and nothing blocks. Its reply is parsed back into Lua values.
+ *
+ * Sandbox. Globals are read through a proxy: reading a missing one and any
+ * assignment raise Redis's errors, and the libraries' tables are proxied the
+ * same way, read-only. Stock Lua 5.1 has no read-only tables, so rawset on a
+ * library proxy is not refused (it only changes the proxy).
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <lauxlib.h>
+#include <lua.h>
+#include <lualib.h>
+#include <math.h>
+#include <openssl/evp.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "commands.h"
+#include "config.h"
+#include "exec_ctx.h"
+#include "log.h"
+#include "mem.h"
+#include "reply.h"
+#include "script.h"
+#include "util.h"
+
+int luaopen_cjson(lua_State *l);
+int luaopen_bit(lua_State *l);
+
+#define SCRIPT_REDIS_VERSION "7.0.15"
+#define SCRIPT_REDIS_VERSION_NUM 0x07000f
+
+static const struct {
+	const char *name;
+	unsigned flag;
+} shebang_flags[] = {
+	{ "no-writes", SF_NO_WRITES },
+	{ "allow-oom", SF_ALLOW_OOM },
+	{ "allow-stale", SF_ALLOW_STALE },
+	{ "no-cluster", SF_NO_CLUSTER },
+	{ "allow-cross-slot-keys", SF_ALLOW_CROSS_SLOT },
+};
+
+/* Recursive: a script's redis.call('info') reads the counts under it. */
+static pthread_mutex_t script_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+static lua_State *lua;		   /* guarded by script_lock; NULL until first use */
+static struct script_run *running; /* guarded by script_lock */
+static unsigned long nscripts;	   /* in the cache; guarded by script_lock */
+static size_t scripts_bytes;	   /* their bodies' bytes; guarded by script_lock */
+static uint32_t rand_x[3] = { 0x330E, 0xABCD, 0x1234 }; /* math.random: rand48 */
+
+#define REG_FLAGS "__xkv_script_flags"
+#define REG_GLOBALS "__xkv_globals"
+#define REG_PROXIES "__xkv_proxies" /* proxy -> real table */
+
+/* ---- SHA1 and rand48 ---------------------------------------------------------- */
+
+static void sha1_hex(char out[41], const char *p, size_t len)
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned mdlen = 0;
+	static const char hex[] = "0123456789abcdef";
+
+	EVP_Digest(p, len, md, &mdlen, EVP_sha1(), NULL);
+	for (unsigned i = 0; i < 20; i++) {
+		out[i * 2] = hex[md[i] >> 4];
+		out[i * 2 + 1] = hex[md[i] & 15];
+	}
+	out[40] = '\0';
+}
+
+/* The 48-bit linear congruential generator of POSIX rand48, so that
+ * math.random's sequence for a seed is the one Redis gives. */
+static int32_t rand48_next(void)
+{
+	uint64_t x = (uint64_t)rand_x[0] | (uint64_t)rand_x[1] << 16 | (uint64_t)rand_x[2] << 32;
+
+	x = (x * 0x5DEECE66DULL + 0xB) & ((1ULL << 48) - 1);
+	rand_x[0] = x & 0xffff;
+	rand_x[1] = (x >> 16) & 0xffff;
+	rand_x[2] = (x >> 32) & 0xffff;
+	return (int32_t)(x >> 17);
+}
+
+static int lua_math_random(lua_State *l)
+{
+	lua_Number r = (lua_Number)(rand48_next() % 2147483647) / (lua_Number)2147483647;
+
+	switch (lua_gettop(l)) {
+	case 0:
+		lua_pushnumber(l, r);
+		break;
+	case 1: {
+		int u = luaL_checkint(l, 1);
+
+		luaL_argcheck(l, 1 <= u, 1, "interval is empty");
+		lua_pushnumber(l, floor(r * u) + 1);
+		break;
+	}
+	case 2: {
+		int lo = luaL_checkint(l, 1), up = luaL_checkint(l, 2);
+
+		luaL_argcheck(l, lo <= up, 2, "interval is empty");
+		lua_pushnumber(l, floor(r * (up - lo + 1)) + lo);
+		break;
+	}
+	default:
+		return luaL_error(l, "wrong number of arguments");
+	}
+	return 1;
+}
+
+static int lua_math_randomseed(lua_State *l)
+{
+	int32_t seed = luaL_checkint(l, 1);
+
+	rand_x[0] = 0x330E;
+	rand_x[1] = (uint32_t)seed & 0xffff;
+	rand_x[2] = ((uint32_t)seed >> 16) & 0xffff;
+	return 0;
+}
+
+/* ---- errors -------------------------------------------------------------------- */
+
+/* Pushes Redis's error table {err = "CODE message"}: "-CODE msg" keeps its
+ * code, a bare message gets ERR. */
+void script_push_error(lua_State *l, const char *e)
+{
+	char buf[1024];
+	size_t n;
+
+	if (e[0] == '-') {
+		const char *sp = strchr(e, ' ');
+
+		if (!sp)
+			snprintf(buf, sizeof(buf), "ERR %s", e + 1);
+		else
+			snprintf(buf, sizeof(buf), "%.*s %s", (int)(sp - e - 1), e + 1, sp + 1);
+	} else {
+		snprintf(buf, sizeof(buf), "ERR %s", e);
+	}
+	n = strlen(buf);
+	while (n && (buf[n - 1] == '\r' || buf[n - 1] == '\n'))
+		buf[--n] = '\0';
+	lua_newtable(l);
+	lua_pushstring(l, "err");
+	lua_pushstring(l, buf);
+	lua_settable(l, -3);
+}
+
+static int raise_error(lua_State *l, const char *e)
+{
+	script_push_error(l, e);
+	return lua_error(l);
+}
+
+/* ---- Redis replies to Lua -------------------------------------------------------- */
+
+/* Parses one RESP2/RESP3 reply at p (complete, as a handler wrote it) and
+ * pushes its Lua form as Redis converts it; returns the byte after it. */
+static const char *push_reply(lua_State *l, const char *p)
+{
+	const char *eol = strchr(p, '\r');
+	char t = *p;
+	long long n = 0;
+
+	lua_checkstack(l, 6);
+	if (strchr("$*%~=(>|:", t))
+		str_to_ll(p + 1, (size_t)(eol - p - 1), &n);
+	switch (t) {
+	case '+':
+	case '-':
+		lua_newtable(l);
+		lua_pushstring(l, t == '+' ? "ok" : "err");
+		lua_pushlstring(l, p + 1, (size_t)(eol - p - 1));
+		lua_settable(l, -3);
+		return eol + 2;
+	case ':':
+		lua_pushnumber(l, (lua_Number)n);
+		return eol + 2;
+	case '$':
+		if (n < 0) {
+			lua_pushboolean(l, 0);
+			return eol + 2;
+		}
+		lua_pushlstring(l, eol + 2, (size_t)n);
+		return eol + 2 + n + 2;
+	case '=':
+		lua_newtable(l);
+		lua_pushstring(l, "verbatim_string");
+		lua_newtable(l);
+		lua_pushstring(l, "format");
+		lua_pushlstring(l, eol + 2, 3);
+		lua_settable(l, -3);
+		lua_pushstring(l, "string");
+		lua_pushlstring(l, eol + 6, n > 4 ? (size_t)n - 4 : 0);
+		lua_settable(l, -3);
+		lua_settable(l, -3);
+		return eol + 2 + n + 2;
+	case '_':
+		lua_pushnil(l);
+		return eol + 2;
+	case '#':
+		lua_pushboolean(l, p[1] == 't');
+		return eol + 2;
+	case ',': {
+		char buf[64];
+
+		snprintf(buf, sizeof(buf), "%.*s", (int)(eol - p - 1), p + 1);
+		lua_newtable(l);
+		lua_pushstring(l, "double");
+		lua_pushnumber(l, strtod(buf, NULL));
+		lua_settable(l, -3);
+		return eol + 2;
+	}
+	case '(':
+		lua_newtable(l);
+		lua_pushstring(l, "big_number");
+		lua_pushlstring(l, p + 1, (size_t)(eol - p - 1));
+		lua_settable(l, -3);
+		return eol + 2;
+	case '|': /* an attribute: dropped, the reply follows */
+		p = eol + 2;
+		for (long long i = 0; i < 2 * n; i++) {
+			p = push_reply(l, p);
+			lua_pop(l, 1);
+		}
+		return push_reply(l, p);
+	case '*':
+	case '>':
+		p = eol + 2;
+		if (n < 0) {
+			lua_pushboolean(l, 0);
+			return p;
+		}
+		lua_newtable(l);
+		for (long long i = 1; i <= n; i++) {
+			lua_pushnumber(l, (lua_Number)i);
+			p = push_reply(l, p);
+			lua_settable(l, -3);
+		}
+		return p;
+	case '%':
+	case '~':
+		p = eol + 2;
+		lua_newtable(l);
+		lua_pushstring(l, t == '%' ? "map" : "set");
+		lua_newtable(l);
+		for (long long i = 0; i < n; i++) {
+			p = push_reply(l, p);
+			if (t == '%')
+				p = push_reply(l, p);
+			else
+				lua_pushboolean(l, 1);
+			if (lua_type(l, -2) == LUA_TNIL)
+				lua_pop(l, 2); /* a nil key cannot be stored */
+			else
+				lua_settable(l, -3);
+		}
+		lua_settable(l, -3);
+		return p;
+	}
+	lua_pushnil(l);
+	return eol ? eol + 2 : p + strlen(p);
+}
+
+/* ---- Lua values to Redis replies ------------------------------------------------- */
+
+/* A line of an error or status reply cannot carry CR or LF. */
+static void reply_line(struct client *c, char kind, const char *s, size_t len)
+{
+	char *clean = xstrndup(s, len);
+
+	for (size_t i = 0; i < len; i++)
+		if (clean[i] == '\r' || clean[i] == '\n')
+			clean[i] = ' ';
+	reply_raw(c, &kind, 1);
+	reply_raw(c, clean, len);
+	reply_raw(c, "\r\n", 2);
+	xfree(clean);
+}
+
+/* Error table at the top: its message, and whether the error was counted
+ * already (the command that replied it counted it). */
+static const char *error_info(lua_State *l, int idx, bool *counted, const char **source,
+			      const char **line)
+{
+	const char *msg;
+
+	lua_getfield(l, idx, "ignore_error_stats_update");
+	*counted = lua_toboolean(l, -1);
+	lua_pop(l, 1);
+	if (source) {
+		lua_getfield(l, idx, "source");
+		*source = lua_isstring(l, -1) ? lua_tostring(l, -1) : NULL;
+		lua_pop(l, 1);
+		lua_getfield(l, idx, "line");
+		*line = lua_isstring(l, -1) ? lua_tostring(l, -1) : NULL;
+		lua_pop(l, 1);
+	}
+	lua_getfield(l, idx, "err");
+	msg = lua_isstring(l, -1) ? lua_tostring(l, -1) : "ERR unknown error";
+	lua_pop(l, 1);
+	return msg; /* still referenced by the table */
+}
+
+static void reply_error_msg(struct client *c, const char *msg, bool counted)
+{
+	if (counted) {
+		reply_line(c, '-', msg, strlen(msg));
+	} else {
+		size_t n = strlen(msg);
+		char *e = xmalloc(n + 2);
+
+		e[0] = '-';
+		memcpy(e + 1, msg, n + 1);
+		reply_error(c, e);
+		xfree(e);
+	}
+}
+
+static bool field_is(lua_State *l, const char *name, int type)
+{
+	lua_pushstring(l, name);
+	lua_rawget(l, -2);
+	if (lua_type(l, -1) == type)
+		return true;
+	lua_pop(l, 1);
+	return false;
+}
+
+/* Replies to c with the value at the top of the stack, which it pops; resp
+ * is the script's protocol (redis.setresp), which decides booleans. */
+static void reply_value(struct client *c, lua_State *l, int resp)
+{
+	if (!lua_checkstack(l, 4)) {
+		reply_error(c, "reached lua stack limit");
+		lua_pop(l, 1);
+		return;
+	}
+	switch (lua_type(l, -1)) {
+	case LUA_TSTRING: {
+		size_t len;
+		const char *s = lua_tolstring(l, -1, &len);
+
+		reply_bulk(c, s, len);
+		break;
+	}
+	case LUA_TBOOLEAN:
+		if (resp == 2) {
+			if (lua_toboolean(l, -1))
+				reply_int(c, 1);
+			else
+				reply_null(c);
+		} else {
+			reply_bool(c, lua_toboolean(l, -1));
+		}
+		break;
+	case LUA_TNUMBER:
+		reply_int(c, (long long)lua_tonumber(l, -1));
+		break;
+	case LUA_TTABLE: {
+		size_t len;
+		long n = 0;
+
+		if (field_is(l, "err", LUA_TSTRING)) {
+			bool counted;
+			const char *msg;
+
+			lua_pop(l, 1);
+			msg = error_info(l, -1, &counted, NULL, NULL);
+			reply_error_msg(c, msg, counted);
+			break;
+		}
+		if (field_is(l, "ok", LUA_TSTRING)) {
+			const char *s = lua_tolstring(l, -1, &len);
+
+			reply_line(c, '+', s, len);
+			lua_pop(l, 1);
+			break;
+		}
+		if (field_is(l, "double", LUA_TNUMBER)) {
+			reply_double(c, lua_tonumber(l, -1));
+			lua_pop(l, 1);
+			break;
+		}
+		if (field_is(l, "big_number", LUA_TSTRING)) {
+			const char *s = lua_tolstring(l, -1, &len);
+
+			if (c->resp == 3)
+				reply_line(c, '(', s, len);
+			else
+				reply_bulk(c, s, len);
+			lua_pop(l, 1);
+			break;
+		}
+		if (field_is(l, "verbatim_string", LUA_TTABLE)) {
+			lua_getfield(l, -1, "format");
+			lua_getfield(l, -2, "string");
+			if (lua_type(l, -2) == LUA_TSTRING && lua_type(l, -1) == LUA_TSTRING) {
+				size_t flen;
+				const char *f = lua_tolstring(l, -2, &flen);
+				const char *s = lua_tolstring(l, -1, &len);
+
+				if (c->resp == 3) {
+					char hdr[64];
+
+					snprintf(hdr, sizeof(hdr), "=%zu\r\n%.3s:", len + 4, f);
+					reply_raw(c, hdr, strlen(hdr));
+					reply_raw(c, s, len);
+					reply_raw(c, "\r\n", 2);
+				} else {
+					reply_bulk(c, s, len);
+				}
+				lua_pop(l, 4);
+				return;
+			}
+			lua_pop(l, 3);
+		}
+		if (field_is(l, "map", LUA_TTABLE) || field_is(l, "set", LUA_TTABLE)) {
+			bool map;
+
+			lua_pushstring(l, "map");
+			lua_rawget(l, -3);
+			map = lua_rawequal(l, -1, -2);
+			lua_pop(l, 1);
+			lua_pushnil(l);
+			while (lua_next(l, -2)) {
+				lua_pop(l, 1);
+				n++;
+			}
+			if (map)
+				reply_map(c, n);
+			else
+				reply_set(c, n);
+			lua_pushnil(l);
+			while (lua_next(l, -2)) {
+				if (map) {
+					lua_pushvalue(l, -2);
+					reply_value(c, l, resp);
+					reply_value(c, l, resp);
+				} else {
+					lua_pop(l, 1);
+					lua_pushvalue(l, -1);
+					reply_value(c, l, resp);
+				}
+			}
+			lua_pop(l, 1);
+			break;
+		}
+		for (;;) {
+			lua_rawgeti(l, -1, (int)n + 1);
+			if (lua_isnil(l, -1)) {
+				lua_pop(l, 1);
+				break;
+			}
+			lua_pop(l, 1);
+			n++;
+		}
+		reply_array(c, n);
+		for (long i = 1; i <= n; i++) {
+			lua_rawgeti(l, -1, (int)i);
+			reply_value(c, l, resp);
+		}
+		break;
+	}
+	default:
+		reply_null(c);
+	}
+	lua_pop(l, 1);
+}
+
+/* ---- the redis table ---------------------------------------------------------------- */
+
+/* A number as Redis passes it to a command: an integer if it is one. */
+static size_t number_arg(lua_Number v, char *buf, size_t size)
+{
+	if (v == floor(v) && v >= -9.2e18 && v <= 9.2e18)
+		return (size_t)snprintf(buf, size, "%lld", (long long)v);
+	for (int prec = 15; prec <= 17; prec++) {
+		snprintf(buf, size, "%.*g", prec, (double)v);
+		if (strtod(buf, NULL) == (double)v)
+			break;
+	}
+	return strlen(buf);
+}
+
+static void free_args(struct arg *argv, int argc)
+{
+	for (int i = 0; i < argc; i++)
+		xfree(argv[i].p);
+	xfree(argv);
+}
+
+/* Runs the command the Lua arguments name for the running script, and
+ * pushes its reply; on an error with raise, raises it instead. */
+static int redis_call(lua_State *l, bool raise)
+{
+	struct script_run *r = running;
+	int argc = lua_gettop(l);
+	const char *err = NULL;
+	struct command *cmd;
+	struct arg *argv;
+	char *reply, *p;
+	int i;
+
+	if (!r)
+		return raise_error(
+			l, "redis.call/pcall can only be called inside a script invocation");
+	if (argc == 0) {
+		script_push_error(l,
+				  "Please specify at least one argument for this redis lib call");
+		return raise ? lua_error(l) : 1;
+	}
+	argv = xmalloc(sizeof(*argv) * (size_t)argc);
+	for (i = 0; i < argc; i++) {
+		char num[64];
+		const char *s;
+		size_t len;
+
+		if (lua_type(l, i + 1) == LUA_TNUMBER) {
+			len = number_arg(lua_tonumber(l, i + 1), num, sizeof(num));
+			s = num;
+		} else {
+			s = lua_tolstring(l, i + 1, &len);
+			if (!s)
+				break;
+		}
+		argv[i].p = xstrndup(s, len);
+		argv[i].len = len;
+	}
+	lua_pop(l, argc);
+	if (i != argc) {
+		free_args(argv, i);
+		script_push_error(l, "Lua redis lib command arguments must be strings or integers");
+		return raise ? lua_error(l) : 1;
+	}
+	cmd = command_lookup_argv(argc, argv);
+	if (!cmd || (cmd->arity > 0 && argc != cmd->arity) || argc < -cmd->arity)
+		err = cmd ? "Wrong number of args calling Redis command from script"
+			  : "Unknown Redis command called from script";
+	/* The blocking commands run in scripts (never blocking), as in Redis
+	 * 8; their rows keep 7.0's noscript for COMMAND INFO. */
+	else if ((cmd->flags & CMD_NOSCRIPT) && !(cmd->flags & CMD_BLOCKING))
+		err = "This Redis command is not allowed from script";
+	else if (r->read_only && (cmd->flags & (CMD_WRITE | CMD_MAY_REPLICATE)))
+		err = "Write commands are not allowed from read-only scripts.";
+	else if (r->oom && !r->allow_oom && (cmd->flags & CMD_DENYOOM))
+		err = "-OOM command not allowed when used memory > 'maxmemory'.";
+	if (err) {
+		/* Counted as the command's error, and as its rejected call. */
+		reply_error(&r->proxy, err);
+		if (cmd)
+			command_count_rejected(&r->proxy, cmd);
+	} else {
+		command_call_as(&r->proxy, cmd, argc, argv, EXEC_IN_EXEC | EXEC_SCRIPT);
+	}
+	free_args(argv, argc);
+	reply = p = xmalloc(r->proxy.reply_bytes + 1);
+	while (r->proxy.reply_head) {
+		struct reply_block *b = r->proxy.reply_head;
+
+		memcpy(p, b->data, b->used);
+		p += b->used;
+		r->proxy.reply_head = b->next;
+		xfree(b);
+	}
+	*p = '\0';
+	r->proxy.reply_tail = NULL;
+	r->proxy.reply_bytes = 0;
+	if (reply[0]) {
+		push_reply(l, reply);
+	} else {
+		lua_pushboolean(l, 0);
+	}
+	if (reply[0] == '-') {
+		lua_pushstring(l, "ignore_error_stats_update");
+		lua_pushboolean(l, 1);
+		lua_settable(l, -3);
+	}
+	raise = raise && reply[0] == '-';
+	xfree(reply);
+	return raise ? lua_error(l) : 1;
+}
+
+static int lua_redis_call(lua_State *l)
+{
+	return redis_call(l, true);
+}
+
+static int lua_redis_pcall(lua_State *l)
+{
+	return redis_call(l, false);
+}
+
+static int lua_redis_sha1hex(lua_State *l)
+{
+	char hex[41];
+	const char *s;
+	size_t len;
+
+	if (lua_gettop(l) != 1)
+		return raise_error(l, "wrong number of arguments");
+	s = lua_tolstring(l, 1, &len);
+	sha1_hex(hex, s ? s : "", s ? len : 0);
+	lua_pushstring(l, hex);
+	return 1;
+}
+
+static int lua_redis_error_reply(lua_State *l)
+{
+	char *e;
+
+	if (lua_gettop(l) != 1 || lua_type(l, -1) != LUA_TSTRING) {
+		script_push_error(l, "wrong number or type of arguments");
+		return 1;
+	}
+	e = xmalloc(lua_strlen(l, -1) + 2);
+	e[0] = '-';
+	strcpy(e + 1, lua_tostring(l, -1) + (lua_tostring(l, -1)[0] == '-'));
+	script_push_error(l, e);
+	xfree(e);
+	return 1;
+}
+
+static int lua_redis_status_reply(lua_State *l)
+{
+	if (lua_gettop(l) != 1 || lua_type(l, -1) != LUA_TSTRING) {
+		script_push_error(l, "wrong number or type of arguments");
+		return 1;
+	}
+	lua_newtable(l);
+	lua_pushstring(l, "ok");
+	lua_pushvalue(l, -3);
+	lua_settable(l, -3);
+	return 1;
+}
+
+static int lua_redis_log(lua_State *l)
+{
+	int argc = lua_gettop(l), level;
+	char buf[4096];
+	size_t n = 0;
+
+	if (argc < 2)
+		return raise_error(l, "redis.log() requires two arguments or more.");
+	if (!lua_isnumber(l, 1))
+		return raise_error(l, "First argument must be a number (log level).");
+	level = (int)lua_tonumber(l, 1);
+	if (level < LOG_DEBUG || level > LOG_WARNING)
+		return raise_error(l, "Invalid log level.");
+	buf[0] = '\0';
+	for (int j = 2; j <= argc; j++) {
+		size_t len;
+		const char *s = lua_tolstring(l, j, &len);
+
+		if (s && n < sizeof(buf) - 1)
+			n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%.*s", j > 2 ? " " : "",
+					      (int)len, s);
+	}
+	log_msg(level, "%s", buf);
+	return 0;
+}
+
+static int lua_redis_setresp(lua_State *l)
+{
+	int resp;
+
+	if (!running)
+		return raise_error(l,
+				   "redis.setresp can only be called inside a script invocation");
+	if (lua_gettop(l) != 1)
+		return raise_error(l, "redis.setresp() requires one argument.");
+	resp = (int)lua_tonumber(l, 1);
+	if (resp != 2 && resp != 3)
+		return raise_error(l, "RESP version must be 2 or 3.");
+	running->proxy.resp = resp;
+	return 0;
+}
+
+/* REPL_* are accepted; effects always propagate (no consumer distinguishes
+ * AOF from replicas yet). */
+static int lua_redis_set_repl(lua_State *l)
+{
+	int flags;
+
+	if (!running)
+		return raise_error(l,
+				   "redis.set_repl can only be called inside a script invocation");
+	if (lua_gettop(l) != 1)
+		return raise_error(l, "redis.set_repl() requires one argument.");
+	flags = (int)lua_tonumber(l, -1);
+	if (flags & ~3)
+		return raise_error(l, "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, "
+				      "REPL_ALL or REPL_NONE.");
+	return 0;
+}
+
+static int lua_redis_true(lua_State *l)
+{
+	lua_pushboolean(l, 1);
+	return 1;
+}
+
+static int lua_redis_nothing(lua_State *l)
+{
+	return 0;
+}
+
+/* unpack with Lua 5.1.5's fixed bounds check: Debian's 5.1 overflows the
+ * count of unpack({}, -2, 2147483647) and writes past the stack. */
+static int lua_safe_unpack(lua_State *l)
+{
+	long long i, e, n;
+
+	luaL_checktype(l, 1, LUA_TTABLE);
+	i = luaL_optint(l, 2, 1);
+	e = luaL_opt(l, luaL_checkint, 3, (int)lua_objlen(l, 1));
+	if (i > e)
+		return 0;
+	n = e - i + 1;
+	if (n >= 2147483647 || !lua_checkstack(l, (int)n))
+		return luaL_error(l, "too many results to unpack");
+	for (long long k = i; k <= e; k++)
+		lua_rawgeti(l, 1, (int)k);
+	return (int)n;
+}
+
+/* bit.tohex without LuaBitOp 1.0.2's overflow of -INT_MIN digits. */
+static int lua_bit_tohex(lua_State *l)
+{
+	lua_Number d = luaL_checknumber(l, 1);
+	uint32_t b = (uint32_t)(int64_t)d;
+	int n = lua_isnone(l, 2) ? 8 : luaL_checkint(l, 2);
+	const char *digits = "0123456789abcdef";
+	char buf[8];
+
+	if (n == INT32_MIN)
+		n = INT32_MIN + 1;
+	if (n < 0) {
+		n = -n;
+		digits = "0123456789ABCDEF";
+	}
+	if (n > 8)
+		n = 8;
+	for (int i = n - 1; i >= 0; i--) {
+		buf[i] = digits[b & 15];
+		b >>= 4;
+	}
+	lua_pushlstring(l, buf, (size_t)n);
+	return 1;
+}
+
+/* A read-only proxy's real table, or the table itself. */
+static void push_real(lua_State *l, int idx)
+{
+	lua_getfield(l, LUA_REGISTRYINDEX, REG_PROXIES);
+	lua_pushvalue(l, idx);
+	lua_rawget(l, -2);
+	lua_remove(l, -2);
+	if (lua_isnil(l, -1)) {
+		lua_pop(l, 1);
+		lua_pushvalue(l, idx);
+	}
+}
+
+/* next, pairs and ipairs see through the read-only proxies (pairs(redis)). */
+static int lua_proxy_next(lua_State *l)
+{
+	luaL_checktype(l, 1, LUA_TTABLE);
+	lua_settop(l, 2);
+	push_real(l, 1);
+	lua_pushvalue(l, 2);
+	if (lua_next(l, -2))
+		return 2;
+	lua_pushnil(l);
+	return 1;
+}
+
+static int lua_proxy_pairs(lua_State *l)
+{
+	luaL_checktype(l, 1, LUA_TTABLE);
+	lua_pushcfunction(l, lua_proxy_next);
+	lua_pushvalue(l, 1);
+	lua_pushnil(l);
+	return 3;
+}
+
+static int lua_proxy_inext(lua_State *l)
+{
+	int i = luaL_checkint(l, 2) + 1;
+
+	push_real(l, 1);
+	lua_pushinteger(l, i);
+	lua_rawgeti(l, -2, i);
+	return lua_isnil(l, -1) ? 0 : 2;
+}
+
+static int lua_proxy_ipairs(lua_State *l)
+{
+	luaL_checktype(l, 1, LUA_TTABLE);
+	lua_pushcfunction(l, lua_proxy_inext);
+	lua_pushvalue(l, 1);
+	lua_pushinteger(l, 0);
+	return 3;
+}
+
+/* ---- the interpreter ------------------------------------------------------------------ */
+
+static int global_missing(lua_State *l)
+{
+	return luaL_error(l, "Script attempted to access nonexistent global variable '%s'",
+			  lua_tostring(l, 2));
+}
+
+static int table_readonly(lua_State *l)
+{
+	return luaL_error(l, "Attempt to modify a readonly table");
+}
+
+/* Replaces the table at the top with a read-only proxy of it (missing:
+ * global_missing, or nil). */
+static void make_readonly(lua_State *l, bool strict)
+{
+	lua_newtable(l); /* proxy */
+	lua_newtable(l); /* its metatable */
+	lua_pushvalue(l, -3);
+	lua_setfield(l, -2, "__index");
+	lua_pushcfunction(l, table_readonly);
+	lua_setfield(l, -2, "__newindex");
+	/* getmetatable(proxy) gives a read-only view of the metatable. */
+	lua_newtable(l);
+	lua_newtable(l);
+	lua_pushvalue(l, -3);
+	lua_setfield(l, -2, "__index");
+	lua_pushcfunction(l, table_readonly);
+	lua_setfield(l, -2, "__newindex");
+	lua_pushboolean(l, 0);
+	lua_setfield(l, -2, "__metatable");
+	lua_setmetatable(l, -2);
+	lua_setfield(l, -2, "__metatable");
+	lua_setmetatable(l, -2);
+	lua_getfield(l, LUA_REGISTRYINDEX, REG_PROXIES);
+	lua_pushvalue(l, -2);
+	lua_pushvalue(l, -4);
+	lua_rawset(l, -3);
+	lua_pop(l, 1);
+	if (strict) { /* the real table errs on what it lacks */
+		lua_newtable(l);
+		lua_pushcfunction(l, global_missing);
+		lua_setfield(l, -2, "__index");
+		lua_setmetatable(l, -3);
+	}
+	lua_remove(l, -2);
+}
+
+static bool is_proxy(lua_State *l, int idx)
+{
+	bool yes;
+
+	lua_getfield(l, LUA_REGISTRYINDEX, REG_PROXIES);
+	lua_pushvalue(l, idx);
+	lua_rawget(l, -2);
+	yes = !lua_isnil(l, -1);
+	lua_pop(l, 2);
+	return yes;
+}
+
+/* Raised by the C API in Redis's Lua: no position. */
+static int readonly_error(lua_State *l)
+{
+	lua_pushliteral(l, "Attempt to modify a readonly table");
+	return lua_error(l);
+}
+
+/* setmetatable and rawset refuse the read-only tables, as Redis's do. */
+static int lua_guarded_setmetatable(lua_State *l)
+{
+	luaL_checktype(l, 1, LUA_TTABLE);
+	if (is_proxy(l, 1))
+		return readonly_error(l);
+	lua_pushvalue(l, lua_upvalueindex(1));
+	lua_insert(l, 1);
+	lua_call(l, lua_gettop(l) - 1, LUA_MULTRET);
+	return lua_gettop(l);
+}
+
+static int lua_guarded_rawset(lua_State *l)
+{
+	luaL_checktype(l, 1, LUA_TTABLE);
+	if (is_proxy(l, 1))
+		return readonly_error(l);
+	luaL_checkany(l, 2);
+	luaL_checkany(l, 3);
+	lua_settop(l, 3);
+	lua_rawset(l, 1);
+	return 1;
+}
+
+/* loadstring refuses precompiled chunks, as Redis's Lua does (bytecode
+ * can escape the sandbox); the caller gets nil and the reason. */
+static int lua_guarded_loadstring(lua_State *l)
+{
+	size_t len;
+	const char *s = luaL_checklstring(l, 1, &len);
+	const char *name = luaL_optstring(l, 2, s);
+
+	if (len && s[0] == LUA_SIGNATURE[0]) {
+		lua_pushnil(l);
+		lua_pushliteral(l, "binary chunks are not allowed");
+		return 2;
+	}
+	if (luaL_loadbuffer(l, s, len, name)) {
+		lua_pushnil(l);
+		lua_insert(l, -2);
+		return 2;
+	}
+	return 1;
+}
+
+static void open_lib(lua_State *l, const char *name, lua_CFunction fn)
+{
+	lua_pushcfunction(l, fn);
+	lua_pushstring(l, name);
+	lua_call(l, 1, 1);
+	if (name[0] && lua_istable(l, -1))
+		lua_setglobal(l, name);
+	else
+		lua_pop(l, 1);
+}
+
+static void set_fn(lua_State *l, const char *name, lua_CFunction fn)
+{
+	lua_pushcfunction(l, fn);
+	lua_setfield(l, -2, name);
+}
+
+static void set_num(lua_State *l, const char *name, lua_Number v)
+{
+	lua_pushnumber(l, v);
+	lua_setfield(l, -2, name);
+}
+
+/* The error handler adds where the error happened, as Redis's does. */
+static const char err_handler[] =
+	"local dbg = debug\n"
+	"__redis__err__handler = function(err)\n"
+	"  local i = dbg.getinfo(2, 'nSl')\n"
+	"  if i and i.what == 'C' then i = dbg.getinfo(3, 'nSl') end\n"
+	"  if type(err) ~= 'table' then err = {err = 'ERR ' .. tostring(err)} end\n"
+	"  if i then err['source'] = i.source; err['line'] = i.currentline end\n"
+	"  return err\n"
+	"end\n";
+
+lua_State *script_state_new(void)
+{
+	static const char *const libs[] = {
+		"redis", "string", "math", "table", "cjson", "bit", "os"
+	};
+	static const char *const removed[] = { "dofile",  "loadfile", "print", "newproxy",
+					       "setfenv", "getfenv",  "debug" };
+	lua_State *l = luaL_newstate();
+
+	open_lib(l, "", luaopen_base);
+	open_lib(l, LUA_TABLIBNAME, luaopen_table);
+	open_lib(l, LUA_STRLIBNAME, luaopen_string);
+	open_lib(l, LUA_MATHLIBNAME, luaopen_math);
+	open_lib(l, LUA_DBLIBNAME, luaopen_debug);
+	open_lib(l, LUA_OSLIBNAME, luaopen_os);
+	open_lib(l, "cjson", luaopen_cjson);
+	open_lib(l, "bit", luaopen_bit);
+	/* os keeps only clock, as in Redis 8. */
+	lua_getglobal(l, "os");
+	lua_getfield(l, -1, "clock");
+	lua_newtable(l);
+	lua_pushvalue(l, -2);
+	lua_setfield(l, -2, "clock");
+	lua_setglobal(l, "os");
+	lua_pop(l, 2);
+	lua_pushcfunction(l, lua_safe_unpack);
+	lua_setglobal(l, "unpack");
+	lua_getglobal(l, "setmetatable");
+	lua_pushcclosure(l, lua_guarded_setmetatable, 1);
+	lua_setglobal(l, "setmetatable");
+	lua_pushcfunction(l, lua_guarded_rawset);
+	lua_setglobal(l, "rawset");
+	lua_pushcfunction(l, lua_guarded_loadstring);
+	lua_setglobal(l, "loadstring");
+	lua_pushcfunction(l, lua_proxy_next);
+	lua_setglobal(l, "next");
+	lua_pushcfunction(l, lua_proxy_pairs);
+	lua_setglobal(l, "pairs");
+	lua_pushcfunction(l, lua_proxy_ipairs);
+	lua_setglobal(l, "ipairs");
+	lua_getglobal(l, "bit");
+	set_fn(l, "tohex", lua_bit_tohex);
+	lua_pop(l, 1);
+	lua_newtable(l);
+	lua_setfield(l, LUA_REGISTRYINDEX, REG_PROXIES);
+	lua_getglobal(l, "math");
+	set_fn(l, "random", lua_math_random);
+	set_fn(l, "randomseed", lua_math_randomseed);
+	lua_pop(l, 1);
+
+	lua_newtable(l);
+	set_fn(l, "call", lua_redis_call);
+	set_fn(l, "pcall", lua_redis_pcall);
+	set_fn(l, "log", lua_redis_log);
+	set_num(l, "LOG_DEBUG", LOG_DEBUG);
+	set_num(l, "LOG_VERBOSE", LOG_VERBOSE);
+	set_num(l, "LOG_NOTICE", LOG_NOTICE);
+	set_num(l, "LOG_WARNING", LOG_WARNING);
+	set_fn(l, "sha1hex", lua_redis_sha1hex);
+	set_fn(l, "error_reply", lua_redis_error_reply);
+	set_fn(l, "status_reply", lua_redis_status_reply);
+	set_fn(l, "setresp", lua_redis_setresp);
+	set_fn(l, "set_repl", lua_redis_set_repl);
+	set_num(l, "REPL_NONE", 0);
+	set_num(l, "REPL_AOF", 1);
+	set_num(l, "REPL_SLAVE", 2);
+	set_num(l, "REPL_REPLICA", 2);
+	set_num(l, "REPL_ALL", 3);
+	set_fn(l, "replicate_commands", lua_redis_true);
+	set_fn(l, "breakpoint", lua_redis_nothing);
+	set_fn(l, "debug", lua_redis_nothing);
+	lua_pushstring(l, SCRIPT_REDIS_VERSION);
+	lua_setfield(l, -2, "REDIS_VERSION");
+	set_num(l, "REDIS_VERSION_NUM", SCRIPT_REDIS_VERSION_NUM);
+	lua_setglobal(l, "redis");
+
+	if (luaL_loadbuffer(l, err_handler, sizeof(err_handler) - 1, "@err_handler_def") ||
+	    lua_pcall(l, 0, 0, 0))
+		xkv_assert(!"the error handler compiles");
+	for (size_t i = 0; i < sizeof(removed) / sizeof(*removed); i++) {
+		lua_pushnil(l);
+		lua_setglobal(l, removed[i]);
+	}
+	/* Libraries read-only, then the globals themselves. */
+	for (size_t i = 0; i < sizeof(libs) / sizeof(*libs); i++) {
+		lua_getglobal(l, libs[i]);
+		make_readonly(l, false);
+		lua_setglobal(l, libs[i]);
+	}
+	/* Strings' metatable: getmetatable('') gives a read-only proxy. */
+	lua_pushliteral(l, "");
+	lua_getmetatable(l, -1);
+	lua_pushvalue(l, -1);
+	make_readonly(l, false);
+	lua_setfield(l, -2, "__metatable");
+	lua_pop(l, 2);
+	lua_newtable(l);
+	lua_setfield(l, LUA_REGISTRYINDEX, REG_FLAGS);
+	lua_pushvalue(l, LUA_GLOBALSINDEX);
+	lua_setfield(l, LUA_REGISTRYINDEX, REG_GLOBALS);
+	lua_pushvalue(l, LUA_GLOBALSINDEX);
+	make_readonly(l, true);
+	lua_pushvalue(l, -1);
+	lua_setglobal(l, "_G"); /* in the real table */
+	lua_replace(l, LUA_GLOBALSINDEX);
+	return l;
+}
+
+/* Under script_lock: the interpreter, made on first use. */
+static lua_State *state(void)
+{
+	if (!lua)
+		lua = script_state_new();
+	return lua;
+}
+
+/* Reads a "#!lua flags=a,b" first line; its length in *skip (kept out of
+ * the compiled code but for its line feed). NULL, or the error. */
+static const char *shebang(const char *body, size_t len, unsigned *flags, size_t *skip, char *err,
+			   size_t errlen)
+{
+	const char *nl, *p, *end;
+
+	*flags = SF_COMPAT;
+	*skip = 0;
+	if (len < 2 || memcmp(body, "#!", 2))
+		return NULL;
+	nl = memchr(body, '\n', len);
+	if (!nl)
+		return "Invalid script shebang";
+	*skip = (size_t)(nl - body);
+	*flags = 0;
+	p = body;
+	end = nl;
+	for (int part = 0;; part++) {
+		const char *w;
+		size_t wl;
+
+		while (p < end && (*p == ' ' || *p == '\t' || *p == '\r'))
+			p++;
+		if (p == end) {
+			if (part == 0)
+				return "Invalid engine in script shebang";
+			return NULL;
+		}
+		w = p;
+		while (p < end && *p != ' ' && *p != '\t' && *p != '\r')
+			p++;
+		wl = (size_t)(p - w);
+		if (part == 0) {
+			if (wl != 5 || memcmp(w, "#!lua", 5)) {
+				snprintf(err, errlen, "Unexpected engine in script shebang: %.*s",
+					 (int)wl, w);
+				return err;
+			}
+			continue;
+		}
+		if (wl < 6 || memcmp(w, "flags=", 6)) {
+			snprintf(err, errlen, "Unknown lua shebang option: %.*s", (int)wl, w);
+			return err;
+		}
+		for (const char *f = w + 6; f <= p;) {
+			const char *comma = memchr(f, ',', (size_t)(p - f));
+			size_t fl = comma ? (size_t)(comma - f) : (size_t)(p - f);
+			size_t i;
+
+			if (!fl && !comma)
+				break;
+			for (i = 0; i < sizeof(shebang_flags) / sizeof(*shebang_flags); i++)
+				if (strlen(shebang_flags[i].name) == fl &&
+				    !memcmp(shebang_flags[i].name, f, fl))
+					break;
+			if (i == sizeof(shebang_flags) / sizeof(*shebang_flags)) {
+				snprintf(err, errlen, "Unexpected flag in script shebang: %.*s",
+					 (int)fl, f);
+				return err;
+			}
+			*flags |= shebang_flags[i].flag;
+			if (!comma)
+				break;
+			f = comma + 1;
+		}
+	}
+}
+
+/* Under script_lock: compiles body into the cache as f_<sha> unless it is
+ * there; its SHA1 in sha. False after replying with the error to c. */
+static bool script_create(struct client *c, const char *body, size_t len, char sha[41])
+{
+	lua_State *l = state();
+	char fname[43], err[256];
+	const char *e;
+	unsigned flags;
+	size_t skip;
+
+	sha1_hex(sha, body, len);
+	snprintf(fname, sizeof(fname), "f_%s", sha);
+	lua_getfield(l, LUA_REGISTRYINDEX, fname);
+	if (!lua_isnil(l, -1)) {
+		lua_pop(l, 1);
+		return true;
+	}
+	lua_pop(l, 1);
+	e = shebang(body, len, &flags, &skip, err, sizeof(err));
+	if (e) {
+		reply_error(c, e);
+		return false;
+	}
+	if (luaL_loadbuffer(l, body + skip, len - skip, "@user_script")) {
+		reply_errorf(c, "Error compiling script (new function): %s", lua_tostring(l, -1));
+		lua_pop(l, 1);
+		return false;
+	}
+	lua_setfield(l, LUA_REGISTRYINDEX, fname);
+	nscripts++;
+	scripts_bytes += len + 40;
+	/* Only a shebang's flags are kept: most scripts have none, and an
+	 * entry each would cost a quarter of a small script's memory. */
+	if (flags != SF_COMPAT) {
+		lua_getfield(l, LUA_REGISTRYINDEX, REG_FLAGS);
+		lua_pushnumber(l, flags);
+		lua_setfield(l, -2, sha);
+		lua_pop(l, 1);
+	}
+	script_gc(l);
+	return true;
+}
+
+/* Sets a global of the real table (KEYS, ARGV) to argv[0..n). */
+static void set_array(lua_State *l, const char *name, const struct arg *argv, int n)
+{
+	lua_getfield(l, LUA_REGISTRYINDEX, REG_GLOBALS);
+	lua_newtable(l);
+	for (int i = 0; i < n; i++) {
+		lua_pushlstring(l, argv[i].p, argv[i].len);
+		lua_rawseti(l, -2, i + 1);
+	}
+	lua_setfield(l, -2, name);
+	lua_pop(l, 1);
+}
+
+/* A collection step every 50 runs or loads, as Redis takes: a full cycle
+ * left to Lua costs latency. Under the script lock. */
+void script_gc(lua_State *l)
+{
+	static int gc_count;
+
+	if (++gc_count >= 50) {
+		lua_gc(l, LUA_GCSTEP, 50);
+		gc_count = 0;
+	}
+}
+
+/* ---- running a script or function ----------------------------------------------------- */
+
+bool script_run_check(struct client *c, struct script_run *run, unsigned flags, bool ro)
+{
+	const char *e = NULL;
+
+	memset(run, 0, sizeof(*run));
+	run->caller = c;
+	run->read_only = ro || (flags & SF_NO_WRITES);
+	run->allow_oom = flags & SF_ALLOW_OOM;
+	run->oom = config.maxmemory && mem_used() > (size_t)config.maxmemory;
+	if (!(flags & SF_COMPAT)) {
+		if (ro && !(flags & SF_NO_WRITES))
+			e = "Can not execute a script with write flag using *_ro command.";
+		else if (run->oom && !(flags & (SF_ALLOW_OOM | SF_NO_WRITES)))
+			e = "-OOM allow-oom flag is not set on the script, can not run it when "
+			    "used "
+			    "memory > 'maxmemory'";
+	}
+	if (e) {
+		reply_error(c, e);
+		return false;
+	}
+	run->proxy.fd = -1;
+	run->proxy.worker = c->worker;
+	run->proxy.db = c->db;
+	run->proxy.resp = 2;
+	run->proxy.authenticated = true;
+	return true;
+}
+
+void script_run_function(lua_State *l, struct client *c, struct script_run *run, int nargs,
+			 const char *name)
+{
+	running = run;
+	if (lua_pcall(l, nargs, 1, -2 - nargs)) {
+		if (!lua_istable(l, -1)) {
+			const char *msg =
+				lua_isstring(l, -1) ? lua_tostring(l, -1) : "execution failure";
+
+			reply_errorf(c, "Error running script %s, %.100s\n", name, msg);
+		} else {
+			const char *source, *line, *msg;
+			bool counted;
+			char *full;
+			size_t n;
+
+			msg = error_info(l, -1, &counted, &source, &line);
+			n = strlen(msg) + strlen(name) + 128 + (source ? strlen(source) : 0);
+			full = xmalloc(n);
+			if (source && line)
+				snprintf(full, n, "%s script: %s, on %s:%s.", msg, name, source,
+					 line);
+			else
+				snprintf(full, n, "%s", msg);
+			reply_error_msg(c, full, counted);
+			xfree(full);
+		}
+		lua_pop(l, 1);
+	} else {
+		reply_value(c, l, run->proxy.resp);
+	}
+	running = NULL;
+	lua_pop(l, 1);			/* the error handler */
+	while (run->proxy.reply_head) { /* nothing should be left; be safe */
+		struct reply_block *b = run->proxy.reply_head;
+
+		run->proxy.reply_head = b->next;
+		xfree(b);
+	}
+	script_gc(l);
+}
+
+void script_lock_acquire(void)
+{
+	pthread_mutex_lock(&script_lock);
+}
+
+void script_lock_release(void)
+{
+	pthread_mutex_unlock(&script_lock);
+}
+
+unsigned script_flag_named(const char *name)
+{
+	for (size_t i = 0; i < sizeof(shebang_flags) / sizeof(*shebang_flags); i++)
+		if (!strcasecmp(shebang_flags[i].name, name))
+			return shebang_flags[i].flag;
+	return 0;
+}
+
+const char *script_flag_name(unsigned flag)
+{
+	for (size_t i = 0; i < sizeof(shebang_flags) / sizeof(*shebang_flags); i++)
+		if (shebang_flags[i].flag == flag)
+			return shebang_flags[i].name;
+	return NULL;
+}
+
+/* ---- EVAL ---------------------------------------------------------------------------- */
+
+static void eval_generic(struct client *c, bool by_sha, bool ro)
+{
+	struct script_run run;
+	char sha[41], fname[43];
+	long long numkeys;
+	unsigned flags;
+	lua_State *l;
+	if (!arg_ll(c, 2, &numkeys))
+		return;
+	if (numkeys > c->argc - 3) {
+		reply_error(c, "Number of keys can't be greater than number of args");
+		return;
+	}
+	if (numkeys < 0) {
+		reply_error(c, "Number of keys can't be negative");
+		return;
+	}
+	pthread_mutex_lock(&script_lock);
+	l = state();
+	if (by_sha) {
+		size_t n = c->argv[1].len < 40 ? c->argv[1].len : 40;
+
+		for (size_t i = 0; i < n; i++)
+			sha[i] = (char)tolower((unsigned char)c->argv[1].p[i]);
+		sha[n] = '\0';
+	} else if (!script_create(c, c->argv[1].p, c->argv[1].len, sha)) {
+		pthread_mutex_unlock(&script_lock);
+		return;
+	}
+	snprintf(fname, sizeof(fname), "f_%s", sha);
+	lua_getglobal(l, "__redis__err__handler");
+	lua_getfield(l, LUA_REGISTRYINDEX, fname);
+	if (lua_isnil(l, -1)) {
+		lua_pop(l, 2);
+		pthread_mutex_unlock(&script_lock);
+		reply_error(c, "-NOSCRIPT No matching script. Please use EVAL.");
+		return;
+	}
+	lua_getfield(l, LUA_REGISTRYINDEX, REG_FLAGS);
+	lua_getfield(l, -1, sha);
+	flags = lua_isnil(l, -1) ? SF_COMPAT : (unsigned)lua_tonumber(l, -1);
+	lua_pop(l, 2);
+
+	if (!script_run_check(c, &run, flags, ro)) {
+		lua_pop(l, 2);
+		pthread_mutex_unlock(&script_lock);
+		return;
+	}
+	set_array(l, "KEYS", c->argv + 3, (int)numkeys);
+	set_array(l, "ARGV", c->argv + 3 + numkeys, c->argc - 3 - (int)numkeys);
+	script_run_function(l, c, &run, 0, sha);
+	pthread_mutex_unlock(&script_lock);
+}
+
+void cmd_eval(struct client *c)
+{
+	eval_generic(c, false, false);
+}
+
+void cmd_evalsha(struct client *c)
+{
+	eval_generic(c, true, false);
+}
+
+void cmd_eval_ro(struct client *c)
+{
+	eval_generic(c, false, true);
+}
+
+void cmd_evalsha_ro(struct client *c)
+{
+	eval_generic(c, true, true);
+}
+
+/* ---- SCRIPT ---------------------------------------------------------------------------- */
+
+void cmd_script_load(struct client *c)
+{
+	char sha[41];
+	bool ok;
+
+	pthread_mutex_lock(&script_lock);
+	ok = script_create(c, c->argv[2].p, c->argv[2].len, sha);
+	pthread_mutex_unlock(&script_lock);
+	if (ok)
+		reply_bulk(c, sha, 40);
+}
+
+void cmd_script_exists(struct client *c)
+{
+	lua_State *l;
+
+	pthread_mutex_lock(&script_lock);
+	l = state();
+	reply_array(c, c->argc - 2);
+	for (int i = 2; i < c->argc; i++) {
+		char fname[64];
+		size_t n = c->argv[i].len;
+
+		if (n != 40) {
+			reply_int(c, 0);
+			continue;
+		}
+		fname[0] = 'f';
+		fname[1] = '_';
+		for (size_t j = 0; j < n; j++)
+			fname[2 + j] = (char)tolower((unsigned char)c->argv[i].p[j]);
+		fname[2 + n] = '\0';
+		lua_getfield(l, LUA_REGISTRYINDEX, fname);
+		reply_int(c, lua_isfunction(l, -1));
+		lua_pop(l, 1);
+	}
+	pthread_mutex_unlock(&script_lock);
+}
+
+void cmd_script_flush(struct client *c)
+{
+	if (c->argc > 3 || (c->argc == 3 && !arg_is(c, 2, "sync") && !arg_is(c, 2, "async"))) {
+		reply_error(c, "SCRIPT FLUSH only support SYNC|ASYNC option");
+		return;
+	}
+	/* ASYNC frees at once too: closing the interpreter is quick. */
+	pthread_mutex_lock(&script_lock);
+	if (lua)
+		lua_close(lua);
+	lua = NULL;
+	nscripts = 0;
+	scripts_bytes = 0;
+	pthread_mutex_unlock(&script_lock);
+	reply_ok(c);
+}
+
+void cmd_script_help(struct client *c)
+{
+	static const char *const lines[] = {
+		"SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+		"DEBUG (YES|SYNC|NO)",
+		"    Set the debug mode for subsequent scripts executed.",
+		"EXISTS <sha1> [<sha1> ...]",
+		"    Return information about the existence of the scripts in the script cache.",
+		"FLUSH [ASYNC|SYNC]",
+		"    Flush the Lua scripts cache. Very dangerous on replicas.",
+		"    When called without the optional mode argument, the behavior is determined by "
+		"the",
+		"    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+		"    * ASYNC: Asynchronously flush the scripts cache.",
+		"    * SYNC: Synchronously flush the scripts cache.",
+		"KILL",
+		"    Kill the currently executing Lua script.",
+		"LOAD <script>",
+		"    Load a script into the scripts cache without executing it.",
+		"HELP",
+		"    Prints this help.",
+		NULL,
+	};
+
+	reply_help(c, lines);
+}
+
+void script_memory(long long *vm, long long *scripts, unsigned long *n)
+{
+	pthread_mutex_lock(&script_lock);
+	*vm = (long long)lua_gc(state(), LUA_GCCOUNT, 0) * 1024;
+	*n = nscripts;
+	*scripts = (long long)scripts_bytes;
+	pthread_mutex_unlock(&script_lock);
+}

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * script: Lua scripting (cmd/script.c: EVAL and SCRIPT, the interpreter and
+ * the redis API; cmd/function.c: FUNCTION and FCALL). What they share, and
+ * what INFO shows.
+ */
+#ifndef XKV_SCRIPT_H
+#define XKV_SCRIPT_H
+
+#include <stdbool.h>
+
+#include "client.h"
+
+struct lua_State;
+
+enum script_flag {
+	SF_COMPAT = 1u << 0, /* an EVAL script without shebang: the pre-7 rules */
+	SF_NO_WRITES = 1u << 1,
+	SF_ALLOW_OOM = 1u << 2,
+	SF_ALLOW_STALE = 1u << 3,
+	SF_NO_CLUSTER = 1u << 4,
+	SF_ALLOW_CROSS_SLOT = 1u << 5,
+};
+
+/* A script or function running now (under the script lock), for redis.*. */
+struct script_run {
+	struct client *caller;
+	struct client proxy; /* the stand-in its calls run on */
+	bool read_only;	     /* *_RO, or a no-writes script */
+	bool allow_oom;
+	bool oom; /* used memory was over maxmemory when it started */
+};
+
+/* The one lock of every interpreter; taken after the shards (EVAL, FCALL)
+ * or alone (SCRIPT, FUNCTION). */
+void script_lock_acquire(void);
+void script_lock_release(void);
+/* A sandboxed interpreter with the redis API. */
+struct lua_State *script_state_new(void);
+/* Pushes Redis's error table for e ("-CODE msg" or a bare message). */
+void script_push_error(struct lua_State *l, const char *e);
+/* Prepares run for c with the script's flags; false after replying the
+ * error (a write script under *_RO, OOM). */
+bool script_run_check(struct client *c, struct script_run *run, unsigned flags, bool ro);
+/* Calls the function under nargs arguments on l's stack (the error handler
+ * below it), replies to c with its result or error (naming it name), and
+ * pops the handler. */
+void script_run_function(struct lua_State *l, struct client *c, struct script_run *run, int nargs,
+			 const char *name);
+/* A collection step now and then (after a run or a load). */
+void script_gc(struct lua_State *l);
+/* A shebang flag by name (any case), or 0; and a flag's name. */
+unsigned script_flag_named(const char *name);
+const char *script_flag_name(unsigned flag);
+
+/* For INFO memory: the interpreter's bytes, the cached scripts' bytes and
+ * their number; the same for functions. */
+void script_memory(long long *vm, long long *scripts, unsigned long *n);
+void function_memory(long long *vm, long long *bytes, unsigned long *nfuncs, unsigned long *nlibs);
+
+#endif
