@@ -54,6 +54,9 @@ static pthread_mutex_t bg_lock = PTHREAD_MUTEX_INITIALIZER;
 static pid_t bg_pid;
 static bool bg_running;
 static int64_t last_save = -1;
+/* Under bg_lock, with bg_running and last_save. */
+static struct rdbfile_stats stats = { .last_bgsave_ok = true, .last_bgsave_secs = -1 };
+static uint64_t bg_changes; /* store_changes() at the running BGSAVE's fork */
 
 /* ---- writing ---------------------------------------------------------------------------------- */
 
@@ -232,6 +235,7 @@ static int rdbfile_write_path(pid_t pid)
 
 int rdbfile_save(void)
 {
+	uint64_t changes;
 	int rc;
 
 	pthread_mutex_lock(&bg_lock);
@@ -241,6 +245,7 @@ int rdbfile_save(void)
 	}
 	pthread_mutex_unlock(&bg_lock);
 	store_lock_all();
+	changes = store_changes();
 	rc = rdbfile_write_path(getpid());
 	store_unlock_all();
 	if (rc) {
@@ -250,6 +255,8 @@ int rdbfile_save(void)
 	log_notice("DB saved on disk");
 	pthread_mutex_lock(&bg_lock);
 	last_save = now_ms() / 1000;
+	stats.saves++;
+	stats.changes_at_save = changes;
 	pthread_mutex_unlock(&bg_lock);
 	return 0;
 }
@@ -265,12 +272,18 @@ static void *rdbfile_waiter(void *arg)
 	pthread_mutex_lock(&bg_lock);
 	bg_running = false;
 	bg_pid = 0;
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+	stats.last_bgsave_secs = (now_ms() - stats.bgsave_start_ms + 500) / 1000;
+	stats.last_bgsave_ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+	if (stats.last_bgsave_ok) {
 		last_save = now_ms() / 1000;
+		stats.saves++;
+		stats.consecutive_failures = 0;
+		stats.changes_at_save = bg_changes;
 		pthread_mutex_unlock(&bg_lock);
 		log_notice("Background saving terminated with success");
 		return NULL;
 	}
+	stats.consecutive_failures++;
 	pthread_mutex_unlock(&bg_lock);
 	log_warning("Background saving error");
 	return NULL;
@@ -290,6 +303,7 @@ int rdbfile_bgsave(void)
 	/* Every shard lock for the instant of the fork: the child's copy of the
 	 * store is then consistent, no shard half-way through a change. */
 	store_lock_all();
+	bg_changes = store_changes();
 	pid = fork();
 	if (pid == 0) {
 		/* The child: only this thread exists; it writes and exits without
@@ -306,6 +320,7 @@ int rdbfile_bgsave(void)
 	}
 	bg_pid = pid;
 	bg_running = true;
+	stats.bgsave_start_ms = now_ms();
 	pthread_mutex_unlock(&bg_lock);
 	log_notice("Background saving started by pid %d", (int)pid);
 	pthread_attr_init(&attr);
@@ -575,4 +590,15 @@ bad:
 out:
 	xfree(buf);
 	return rc;
+}
+
+void rdbfile_stats(struct rdbfile_stats *out)
+{
+	int64_t last = rdbfile_lastsave();
+
+	pthread_mutex_lock(&bg_lock);
+	*out = stats;
+	out->bgsave_running = bg_running;
+	out->lastsave = last;
+	pthread_mutex_unlock(&bg_lock);
 }

@@ -30,6 +30,17 @@ int rdbfile_bgsave(void);
 bool rdbfile_bgsave_running(void);
 /* Unix time (s) of the last successful save, or of start-up (LASTSAVE). */
 int64_t rdbfile_lastsave(void);
+/* INFO persistence: what the saves so far did. */
+struct rdbfile_stats {
+	bool bgsave_running;
+	bool last_bgsave_ok;	  /* the last BGSAVE's outcome (true before any) */
+	int64_t lastsave;	  /* as rdbfile_lastsave() */
+	int64_t last_bgsave_secs; /* duration of the last BGSAVE, -1 before any */
+	int64_t bgsave_start_ms;  /* of the running one */
+	uint64_t saves, consecutive_failures;
+	uint64_t changes_at_save; /* store_changes() when the last good save began */
+};
+void rdbfile_stats(struct rdbfile_stats *out);
 /* At shutdown: stops a running child and removes its temporary file. */
 void rdbfile_shutdown(void);
 

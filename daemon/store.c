@@ -432,6 +432,16 @@ void db_set_expire(int db, struct entry *e, int64_t when_ms)
 	written(db, e, DB_CHANGE_TTL, 0);
 }
 
+uint64_t store_changes(void)
+{
+	uint64_t n = 0;
+
+	for (int db = 0; db < store.ndbs; db++)
+		for (unsigned i = 0; i < STORE_SHARDS; i++)
+			n += __atomic_load_n(&store_shard(db, i)->changes, __ATOMIC_RELAXED);
+	return n;
+}
+
 uint64_t db_size(int db)
 {
 	uint64_t n = 0;

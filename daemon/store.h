@@ -222,6 +222,8 @@ bool entry_expired(const struct entry *e, int64_t now);
 
 /* Keys and keys with deadlines in db (a racy sum over shards; exact when
  * the caller holds all of db's shards). */
+/* Keys changed since start, summed over every shard (each counts its own). */
+uint64_t store_changes(void);
 uint64_t db_size(int db);
 uint64_t db_expires(int db);
 /* Estimated average time to live of db's keys with deadlines (ms). */

@@ -695,23 +695,14 @@ static void info_memory(struct text *t)
 		    mem_allocator());
 }
 
-/* Changes to keys since start: every shard counts its own (store.c's choke
- * point), one per key a command changes, as Redis's dirty counter for
- * single-element writes. */
-static unsigned long long dirty_count(void)
-{
-	unsigned long long n = 0;
-
-	for (int db = 0; db < store.ndbs; db++)
-		for (unsigned i = 0; i < STORE_SHARDS; i++)
-			n += __atomic_load_n(&store_shard(db, i)->changes, __ATOMIC_RELAXED);
-	return n;
-}
-
 /* No RDB or AOF yet: nothing loads, forks or saves, and the last save is
  * the start, as Redis reports for a server that never saved. */
 static void info_persistence(struct text *t)
 {
+	struct rdbfile_stats rs;
+	int64_t now = now_ms();
+
+	rdbfile_stats(&rs);
 	text_printf(t,
 		    "# Persistence\r\n"
 		    "loading:0\r\n"
@@ -723,13 +714,13 @@ static void info_persistence(struct text *t)
 		    "current_save_keys_processed:0\r\n"
 		    "current_save_keys_total:0\r\n"
 		    "rdb_changes_since_last_save:%llu\r\n"
-		    "rdb_bgsave_in_progress:0\r\n"
+		    "rdb_bgsave_in_progress:%d\r\n"
 		    "rdb_last_save_time:%lld\r\n"
-		    "rdb_last_bgsave_status:ok\r\n"
-		    "rdb_last_bgsave_time_sec:-1\r\n"
-		    "rdb_current_bgsave_time_sec:-1\r\n"
-		    "rdb_saves:0\r\n"
-		    "rdb_saves_consecutive_failures:0\r\n"
+		    "rdb_last_bgsave_status:%s\r\n"
+		    "rdb_last_bgsave_time_sec:%lld\r\n"
+		    "rdb_current_bgsave_time_sec:%lld\r\n"
+		    "rdb_saves:%llu\r\n"
+		    "rdb_saves_consecutive_failures:%llu\r\n"
 		    "rdb_last_cow_size:0\r\n"
 		    "rdb_last_load_keys_expired:0\r\n"
 		    "rdb_last_load_keys_loaded:0\r\n"
@@ -745,7 +736,11 @@ static void info_persistence(struct text *t)
 		    "aof_last_cow_size:0\r\n"
 		    "module_fork_in_progress:0\r\n"
 		    "module_fork_last_cow_size:0\r\n",
-		    dirty_count(), (long long)(server.start_ms / 1000));
+		    (unsigned long long)(store_changes() - rs.changes_at_save), rs.bgsave_running,
+		    (long long)rs.lastsave, rs.last_bgsave_ok ? "ok" : "err",
+		    (long long)rs.last_bgsave_secs,
+		    (long long)(rs.bgsave_running ? (now - rs.bgsave_start_ms) / 1000 : -1),
+		    (unsigned long long)rs.saves, (unsigned long long)rs.consecutive_failures);
 }
 
 static void info_stats(struct text *t)

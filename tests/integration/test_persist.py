@@ -5,7 +5,7 @@ what it wrote, and what redis-server 7.0 wrote (RDB version 10)."""
 import os
 import shutil
 
-from harness import Server, test, wait_until, xkv_only
+from harness import info_fields, Server, test, wait_until, xkv_only
 from test_dump import SETUP, build, content
 
 
@@ -80,6 +80,18 @@ def bgsave_forks_a_child_that_writes_the_file(t):
         shutil.rmtree(copy, ignore_errors=True)
     assert a.call('BGSAVE', 'SCHEDULE') == b'Background saving started'
     assert wait_until(lambda: a.log_bytes().count(b'terminated with success') == 2, 10)
+    # INFO persistence tells what the saves did, as Redis's does.
+    def persistence():
+        return info_fields(a.call('INFO', 'persistence'))['persistence']
+    assert wait_until(lambda: persistence()['rdb_bgsave_in_progress'] == '0', 10)
+    info = persistence()
+    assert info['rdb_last_save_time'] == str(a.call('LASTSAVE')), info
+    assert info['rdb_last_bgsave_status'] == 'ok' and int(info['rdb_saves']) >= 2, info
+    assert info['rdb_changes_since_last_save'] == '0', info
+    a.call('SET', 'one', 'more')
+    a.call('DEL', 'after')
+    info = persistence()
+    assert info['rdb_changes_since_last_save'] == '2', info
 
 
 @test
