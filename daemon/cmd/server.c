@@ -608,18 +608,19 @@ static void info_clients(struct text *t)
 		    pubsub, watching, multi_watched_keys());
 }
 
-/* config_get's visitor for a single directive: keeps its value. */
+/* config_get's visitor for a single directive: copies its value, which is
+ * valid during the visit only, into the 32-byte buffer ctx. */
 static void first_value(void *ctx, const char *name, const char *value)
 {
-	*(const char **)ctx = value;
+	snprintf(ctx, 32, "%s", value);
 }
 
-static const char *policy_name(void)
+/* The policy's name, into buf (32 bytes). */
+static const char *policy_name(char *buf)
 {
-	const char *name = "noeviction";
-
-	config_get("maxmemory-policy", strlen("maxmemory-policy"), first_value, &name);
-	return name;
+	snprintf(buf, 32, "noeviction");
+	config_get("maxmemory-policy", strlen("maxmemory-policy"), first_value, buf);
+	return buf;
 }
 
 static void info_memory(struct text *t)
@@ -629,7 +630,7 @@ static void info_memory(struct text *t)
 	size_t used = mem_used(), rss = mem_rss(), peak = mem_peak(), slab = fastpath_slab_bytes();
 	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
 	size_t total = pages > 0 && psize > 0 ? (size_t)pages * (size_t)psize : 0;
-	char h_used[32], h_rss[32], h_peak[32], h_total[32], h_max[32], h_slab[32];
+	char h_used[32], h_rss[32], h_peak[32], h_total[32], h_max[32], h_slab[32], h_policy[32];
 	char h_vm[32], h_vm_total[32], h_scripts[32];
 	long long vm, scripts, fvm, fbytes;
 	unsigned long nscripts, nfuncs, nlibs;
@@ -691,7 +692,7 @@ static void info_memory(struct text *t)
 		    /* Frees are synchronous: nothing is ever left pending. */
 		    "lazyfree_pending_objects:0\r\n"
 		    "lazyfreed_objects:0\r\n",
-		    config.maxmemory, h_max, policy_name(), used ? (double)rss / (double)used : 0,
+		    config.maxmemory, h_max, policy_name(h_policy), used ? (double)rss / (double)used : 0,
 		    mem_allocator());
 }
 

@@ -132,3 +132,16 @@ def many_short_connections(t):
         assert bystander.cmd('PING') == b'+PONG\r\n'
         with t.sut.client() as c:
             assert c.cmd('PING') == b'+PONG\r\n'
+
+
+@test
+def info_sections_under_the_sanitizer(t):
+    """Every INFO section, directly and from a script, in the tier that runs
+    under AddressSanitizer: INFO memory once read a config value after
+    config_get() had freed it."""
+    with t.sut.client() as c:
+        for section in ('memory', 'everything', 'persistence', 'server'):
+            text = c.call('INFO', section)
+            assert b'# ' in text, text[:80]
+        assert c.call('EVAL', "return type(redis.call('info', 'memory'))", 0) == b'string'
+        assert b'maxmemory_policy:noeviction' in c.call('INFO', 'memory')
