@@ -58,4 +58,22 @@ const char *script_flag_name(unsigned flag);
 void script_memory(long long *vm, long long *scripts, unsigned long *n);
 void function_memory(long long *vm, long long *bytes, unsigned long *nfuncs, unsigned long *nlibs);
 
+/* The next word of a shebang line [*p, end) (EVAL's "#!lua flags=..." and a
+ * library's "#!lua name=..."): skips spaces, tabs and CRs, sets *len and
+ * advances *p past the word; NULL at the end of the line. */
+static inline const char *shebang_word(const char **p, const char *end, size_t *len)
+{
+	const char *w;
+
+	while (*p < end && (**p == ' ' || **p == '\t' || **p == '\r'))
+		(*p)++;
+	if (*p == end)
+		return NULL;
+	w = *p;
+	while (*p < end && **p != ' ' && **p != '\t' && **p != '\r')
+		(*p)++;
+	*len = (size_t)(*p - w);
+	return w;
+}
+
 #endif

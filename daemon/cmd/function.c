@@ -323,22 +323,16 @@ static bool library_create(struct client *c, const char *code, size_t len, bool 
 	p = code;
 	end = nl;
 	for (int part = 0;; part++) {
-		const char *w;
 		size_t wl;
+		const char *w = shebang_word(&p, end, &wl);
 
-		while (p < end && (*p == ' ' || *p == '\t' || *p == '\r'))
-			p++;
-		if (p == end) {
+		if (!w) {
 			if (part == 0) {
 				reply_error(c, "Invalid library metadata");
 				return false;
 			}
 			break;
 		}
-		w = p;
-		while (p < end && *p != ' ' && *p != '\t' && *p != '\r')
-			p++;
-		wl = (size_t)(p - w);
 		if (part == 0) {
 			engine = w + 2; /* checked after the name, as Redis does */
 			engine_len = wl - 2;

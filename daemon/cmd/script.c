@@ -1107,20 +1107,11 @@ static const char *shebang(const char *body, size_t len, unsigned *flags, size_t
 	p = body;
 	end = nl;
 	for (int part = 0;; part++) {
-		const char *w;
 		size_t wl;
+		const char *w = shebang_word(&p, end, &wl);
 
-		while (p < end && (*p == ' ' || *p == '\t' || *p == '\r'))
-			p++;
-		if (p == end) {
-			if (part == 0)
-				return "Invalid engine in script shebang";
-			return NULL;
-		}
-		w = p;
-		while (p < end && *p != ' ' && *p != '\t' && *p != '\r')
-			p++;
-		wl = (size_t)(p - w);
+		if (!w)
+			return part == 0 ? "Invalid engine in script shebang" : NULL;
 		if (part == 0) {
 			if (wl != 5 || memcmp(w, "#!lua", 5)) {
 				snprintf(err, errlen, "Unexpected engine in script shebang: %.*s",
