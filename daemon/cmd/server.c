@@ -692,8 +692,8 @@ static void info_memory(struct text *t)
 		    /* Frees are synchronous: nothing is ever left pending. */
 		    "lazyfree_pending_objects:0\r\n"
 		    "lazyfreed_objects:0\r\n",
-		    config.maxmemory, h_max, policy_name(h_policy), used ? (double)rss / (double)used : 0,
-		    mem_allocator());
+		    config.maxmemory, h_max, policy_name(h_policy),
+		    used ? (double)rss / (double)used : 0, mem_allocator());
 }
 
 /* No RDB or AOF yet: nothing loads, forks or saves, and the last save is
