@@ -14,7 +14,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum obj_type { OBJ_STRING, OBJ_LIST, OBJ_SET, OBJ_ZSET, OBJ_HASH, OBJ_STREAM, OBJ_TYPES };
+enum obj_type {
+	OBJ_STRING,
+	OBJ_LIST,
+	OBJ_SET,
+	OBJ_ZSET,
+	OBJ_HASH,
+	OBJ_STREAM,
+	OBJ_ARRAY,
+	OBJ_TYPES
+};
 /* Encodings, named as OBJECT ENCODING reports them in Redis. */
 enum obj_enc {
 	ENC_INT,
@@ -26,6 +35,7 @@ enum obj_enc {
 	ENC_INTSET,
 	ENC_SKIPLIST,
 	ENC_STREAM,
+	ENC_SLICED_ARRAY,
 };
 
 /* Strings up to this length are reported as "embstr" when set whole. */
