@@ -42,8 +42,9 @@ struct slice {
 	 * holding a value; sparse: room for `size` pairs. */
 	uint32_t offset, size, max;
 	/* Then the payload: dense, size values; sparse, size offsets (uint16)
-	 * padded to a word, then size values. */
-};
+	 * padded to a word, then size values. The alignment keeps the payload's
+	 * values on word boundaries. */
+} __attribute__((aligned(sizeof(ar_value))));
 
 struct block {
 	uint64_t id; /* slice id / BLOCK_SLOTS */
@@ -360,8 +361,9 @@ static struct slice *dense_rewindow(struct array *a, struct slice *s, uint32_t o
 {
 	struct slice *d = ar_alloc(a, dense_bytes(size));
 
-	*d = (struct slice){ .dense = true, .count = s->count, .offset = offset, .size = size,
-			     .max = s->max };
+	*d = (struct slice){
+		.dense = true, .count = s->count, .offset = offset, .size = size, .max = s->max
+	};
 	memset(dense_items(d), 0, size * sizeof(ar_value));
 	if (s->dense) {
 		memcpy(dense_items(d) + (s->offset - offset), dense_items(s),
@@ -449,8 +451,8 @@ static struct slice *dense_maybe_demote(struct array *a, struct slice *d)
 	uint32_t kx = kmax(), kn = kmin();
 	struct slice *s;
 
-	if (!kx || d->count > kn || d->count > kx || d->size == DENSE_MIN ||
-	    d->size < 4 * kn || dense_bytes(d->size) < sparse_bytes(kn) * 5 / 4)
+	if (!kx || d->count > kn || d->count > kx || d->size == DENSE_MIN || d->size < 4 * kn ||
+	    dense_bytes(d->size) < sparse_bytes(kn) * 5 / 4)
 		return d;
 	s = sparse_new(a, kn);
 	for (uint32_t i = 0; i < d->size && s->count < d->count; i++) {
@@ -611,14 +613,15 @@ static void slice_put(struct array *a, uint64_t sid, struct slice *s)
 	if (!found) {
 		if (a->sdir_len == a->sdir_cap) {
 			a->sdir_cap *= 2;
-			a->superdir = ar_realloc(a, a->superdir, a->sdir_cap * sizeof(*a->superdir));
+			a->superdir =
+				ar_realloc(a, a->superdir, a->sdir_cap * sizeof(*a->superdir));
 		}
 		memmove(a->superdir + pos + 1, a->superdir + pos,
 			(a->sdir_len - pos) * sizeof(*a->superdir));
-		a->superdir[pos] = (struct block){
-			.id = sid / BLOCK_SLOTS,
-			.slots = ar_zalloc(a, BLOCK_SLOTS * sizeof(struct slice *))
-		};
+		a->superdir[pos] =
+			(struct block){ .id = sid / BLOCK_SLOTS,
+					.slots = ar_zalloc(a,
+							   BLOCK_SLOTS * sizeof(struct slice *)) };
 		a->sdir_len++;
 	}
 	b = &a->superdir[pos];
@@ -712,8 +715,9 @@ ar_value array_get(const struct array *a, uint64_t idx)
 	if (!s)
 		return 0;
 	if (s->dense)
-		return off >= s->offset && off < s->offset + s->size ? dense_items(s)[off - s->offset]
-								     : 0;
+		return off >= s->offset && off < s->offset + s->size
+			       ? dense_items(s)[off - s->offset]
+			       : 0;
 	pos = sparse_find(s, off, &found);
 	return found ? sparse_values(s)[pos] : 0;
 }
@@ -1004,8 +1008,7 @@ static bool walk_slice(const struct array *a, uint64_t sid, struct slice *s, uin
 
 /* The next slice in use from sid toward the end (or the start when rev),
  * not past `bound`; false if none. */
-static bool next_slice(const struct array *a, uint64_t sid, uint64_t bound, bool rev,
-		       uint64_t *out)
+static bool next_slice(const struct array *a, uint64_t sid, uint64_t bound, bool rev, uint64_t *out)
 {
 	if (!a->superdir) {
 		if (rev) {
@@ -1081,7 +1084,8 @@ void array_walk(const struct array *a, uint64_t from, uint64_t to, array_walk_fn
 	for (uint64_t at = rev ? last : first; next_slice(a, at, rev ? first : last, rev, &sid);) {
 		uint64_t base = sid << a->slice_bits;
 		uint32_t off_lo = lo > base ? (uint32_t)(lo - base) : 0;
-		uint32_t off_hi = hi - base < a->slice_size ? (uint32_t)(hi - base) : a->slice_size - 1;
+		uint32_t off_hi =
+			hi - base < a->slice_size ? (uint32_t)(hi - base) : a->slice_size - 1;
 
 		if (!walk_slice(a, sid, slice_get(a, sid), off_lo, off_hi, rev, fn, ctx))
 			return;

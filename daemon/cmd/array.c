@@ -477,7 +477,8 @@ static bool grep_parse(struct client *c, struct grep *g)
 				return false;
 			}
 			if (k == PRED_RE && c->argv[i + 1].len > GREP_MAX_RE) {
-				reply_errorf(c, "regular expression is too long, maximum is %d bytes",
+				reply_errorf(c,
+					     "regular expression is too long, maximum is %d bytes",
 					     GREP_MAX_RE);
 				return false;
 			}
@@ -643,7 +644,8 @@ static bool op_visit(void *ctx, uint64_t idx, ar_value v)
 	if (o->op == OP_AND || o->op == OP_OR || o->op == OP_XOR) {
 		if (!is_int) {
 			/* A float counts by its integer part, when there is one. */
-			if (isnan(num) || num < (long double)INT64_MIN || num > (long double)INT64_MAX)
+			if (isnan(num) || num < (long double)INT64_MIN ||
+			    num > (long double)INT64_MAX)
 				return true;
 			ival = (int64_t)num;
 		}
@@ -668,8 +670,8 @@ static bool op_visit(void *ctx, uint64_t idx, ar_value v)
 
 void cmd_arop(struct client *c)
 {
-	static const char *const names[] = { "SUM", "MIN", "MAX", "AND",
-					      "OR",  "XOR", "MATCH", "USED" };
+	static const char *const names[] = { "SUM", "MIN", "MAX",   "AND",
+					     "OR",  "XOR", "MATCH", "USED" };
 	struct opacc o = { 0 };
 	uint64_t start, end;
 	struct array *a;
@@ -933,11 +935,11 @@ void cmd_arinfo(struct client *c)
 	reply_bulk_cstr(c, "sparse-slices");
 	reply_int(c, (long long)in.sparse);
 	reply_bulk_cstr(c, "avg-dense-size");
-	reply_double(c, in.dense ? (double)in.dense_window_total / (double)in.dense : 0);
+	reply_double_shortest(c, in.dense ? (double)in.dense_window_total / (double)in.dense : 0);
 	reply_bulk_cstr(c, "avg-dense-fill");
-	reply_double(c, in.dense_window_total
-				? (double)in.dense_count_total / (double)in.dense_window_total
-				: 0);
+	reply_double_shortest(c, in.dense_window_total ? (double)in.dense_count_total /
+								 (double)in.dense_window_total
+						       : 0);
 	reply_bulk_cstr(c, "avg-sparse-size");
-	reply_double(c, in.sparse ? (double)in.sparse_cap_total / (double)in.sparse : 0);
+	reply_double_shortest(c, in.sparse ? (double)in.sparse_cap_total / (double)in.sparse : 0);
 }

@@ -72,10 +72,20 @@ FIXTURE_TEARDOWN(array)
 
 TEST_F(array, values_read_back_as_written)
 {
-	static const char *const vals[] = { "0",   "-7",	"2305843009213693951", "2305843009213693952",
-					    "1.5", "1.0",	"-0.0",		       "0.1",
-					    "",	   "abcdefg", "abcdefgh",	       "1e5",
-					    "007", "+1" };
+	static const char *const vals[] = { "0",
+					    "-7",
+					    "2305843009213693951",
+					    "2305843009213693952",
+					    "1.5",
+					    "1.0",
+					    "-0.0",
+					    "0.1",
+					    "",
+					    "abcdefg",
+					    "abcdefgh",
+					    "1e5",
+					    "007",
+					    "+1" };
 	struct array *a = array_of(&self->o);
 
 	for (unsigned i = 0; i < sizeof(vals) / sizeof(vals[0]); i++)
@@ -127,7 +137,8 @@ TEST_F(array, random_operations_match_a_model)
 		}
 		if (step % 500 == 0) {
 			uint64_t count = 0, len = 0;
-			struct walk_check fw = { .first = true }, bw = { .first = true, .rev = true };
+			struct walk_check fw = { .first = true },
+					  bw = { .first = true, .rev = true };
 
 			for (unsigned k = 0; k < NIDX; k++) {
 				char buf[AR_VALUE_BUF];
