@@ -17,6 +17,7 @@
 #include "multi.h"
 #include "config.h"
 #include "errorstats.h"
+#include "lazyfree.h"
 #include "evict.h"
 #include "fastpath.h"
 #include "latency.h"
@@ -689,11 +690,13 @@ static void info_memory(struct text *t)
 		    "mem_aof_buffer:0\r\n"
 		    "mem_allocator:%s\r\n"
 		    "active_defrag_running:0\r\n"
-		    /* Frees are synchronous: nothing is ever left pending. */
-		    "lazyfree_pending_objects:0\r\n"
-		    "lazyfreed_objects:0\r\n",
+		    /* Both here, in the memory section, as in Redis 8.8. */
+		    "lazyfree_pending_objects:%llu\r\n"
+		    "lazyfreed_objects:%llu\r\n",
 		    config.maxmemory, h_max, policy_name(h_policy),
-		    used ? (double)rss / (double)used : 0, mem_allocator());
+		    used ? (double)rss / (double)used : 0, mem_allocator(),
+		    (unsigned long long)lazyfree_pending_objects(),
+		    (unsigned long long)lazyfree_freed_objects());
 }
 
 /* No RDB or AOF yet: nothing loads, forks or saves, and the last save is
@@ -1085,6 +1088,7 @@ void cmd_config_resetstat(struct client *c)
 	command_stats_reset();
 	errorstats_reset();
 	latency_reset_histograms();
+	lazyfree_reset_stats();
 	reply_ok(c);
 }
 
