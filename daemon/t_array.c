@@ -1187,10 +1187,17 @@ static size_t array_obj_mem(const struct obj *o)
 	return array_of(o)->bytes;
 }
 
+/* Redis's lazy-free effort for an array: its values. */
+static size_t array_obj_free_effort(const struct obj *o)
+{
+	return array_of(o)->count;
+}
+
 static const struct obj_ops array_ops = {
 	.free = array_obj_free,
 	.dup = array_obj_dup,
 	.mem = array_obj_mem,
+	.free_effort = array_obj_free_effort,
 };
 
 static void __attribute__((constructor)) array_register(void)
