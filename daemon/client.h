@@ -19,6 +19,7 @@
 
 struct worker;
 struct command;
+struct trk_client;
 
 struct arg {
 	char *p; /* NUL-terminated for convenience; may contain NULs */
@@ -104,6 +105,13 @@ struct client {
 	 * owner and read by CLIENT LIST on any worker (relaxed atomics). */
 	struct ps_client *pubsub;
 	long pubsub_counts[3];
+
+	/* CLIENT TRACKING (tracking.c): its state, or NULL before the first
+	 * CLIENT TRACKING ON; the owner's mirror of its TRACKING_* flags and
+	 * redirection, read by CLIENT LIST on any worker (relaxed atomics). */
+	struct trk_client *tracking;
+	unsigned trk_flags;
+	uint64_t trk_redir;
 
 	/* Replies. */
 	struct reply_block *reply_head, *reply_tail;

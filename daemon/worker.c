@@ -34,6 +34,7 @@
 #include "pause.h"
 #include "pubsub.h"
 #include "store.h"
+#include "tracking.h"
 #include "udp.h"
 #include "util.h"
 #include "worker.h"
@@ -360,6 +361,7 @@ void worker_cron(struct worker *w)
 	if (debug_active_expire_on())
 		store_active_expire(w->id, server.nworkers, period * 1000 / 4);
 	blocking_serve_ready(); /* a key expiry deleted can feed no one; SWAPDB's can */
+	tracking_cron(w);
 	if (w->nblocked)
 		blocking_timeouts(w);
 	if (w->id == 0) {
