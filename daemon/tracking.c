@@ -25,6 +25,7 @@
  */
 #include <limits.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <xxhash.h>
 
@@ -50,6 +51,9 @@ struct trk_client {
 	uint64_t redir;		      /* the client invalidations go to, or 0 */
 	struct worker *redir_worker;  /* its worker */
 	struct trk_prefix **prefixes; /* BCAST: the prefixes it is registered to */
+	/* Its client, whose protocol (a relaxed atomic) a flush reads; valid
+	 * while the state is in states (tracking_client_free removes it). */
+	struct client *c;
 	int nprefixes;
 };
 
@@ -90,6 +94,8 @@ struct trk_send {
 	uint64_t from;	     /* the tracking client it is for */
 	struct worker *from_w;
 	uint64_t redir_id;   /* SEND_BROKEN: the redirection that broke */
+	int null_resp;	     /* SEND_FLUSH: the tracking client's protocol, whose
+			      * null Redis sends (even to a RESP2 redirection) */
 	struct trk_msg *msg; /* SEND_KEYS */
 };
 
@@ -285,7 +291,8 @@ static void write_to(struct client *c, const struct trk_send *s)
 			goto done;
 		}
 		if (s->kind == SEND_FLUSH)
-			reply_null(c);
+			reply_raw(c, s->null_resp >= 3 ? "_\r\n" : "$-1\r\n",
+				  s->null_resp >= 3 ? 3 : 5);
 		else
 			reply_raw(c, s->msg->proto, s->msg->len);
 	}
@@ -497,79 +504,108 @@ static void bkey_free(struct dict_node *n)
 	xfree(n);
 }
 
-struct bcast_walk {
-	const struct trk_prefix *p;
-	uint64_t skip; /* a NOLOOP client: its own changes are left out */
-	struct trk_msg *m;
-	size_t count, bytes;
+/* Byte order, a prefix first: the order of Redis's radix trees, in which
+ * it lists keys and prefixes. */
+static int bytes_cmp(const char *a, size_t alen, const char *b, size_t blen)
+{
+	int r = memcmp(a, b, alen < blen ? alen : blen);
+
+	return r ? r : (alen > blen) - (alen < blen);
+}
+
+static int bkey_cmp(const void *x, const void *y)
+{
+	const struct trk_bkey *a = *(struct trk_bkey *const *)x, *b = *(struct trk_bkey *const *)y;
+
+	return bytes_cmp(a->key, a->len, b->key, b->len);
+}
+
+static int prefix_cmp(const void *x, const void *y)
+{
+	const struct trk_prefix *a = *(struct trk_prefix *const *)x;
+	const struct trk_prefix *b = *(struct trk_prefix *const *)y;
+
+	return bytes_cmp(a->p, a->len, b->p, b->len);
+}
+
+/* Nodes of a dict, collected into an array by dict_scan. */
+struct node_list {
+	struct dict_node **v;
+	size_t n;
 };
+
+static void collect(void *ctx, struct dict_node *n)
+{
+	struct node_list *l = ctx;
+
+	l->v[l->n++] = n;
+}
+
+static void collect_all(struct dict *d, struct node_list *l)
+{
+	uint64_t cur = 0;
+
+	l->v = xmalloc((d->count ? d->count : 1) * sizeof(*l->v));
+	l->n = 0;
+	do
+		cur = dict_scan(d, cur, collect, l);
+	while (cur);
+}
 
 static bool bkey_matches(const struct trk_prefix *p, const struct trk_bkey *b)
 {
 	return b->len >= p->len && !memcmp(b->key, p->p, p->len);
 }
 
-static void bcast_count(void *ctx, struct dict_node *n)
+/* The changed keys (sorted) under p, less those last changed by skip (a
+ * NOLOOP client; 0 for none), as one message; NULL if there are none. */
+static struct trk_msg *bcast_msg(const struct node_list *bk, const struct trk_prefix *p,
+				 uint64_t skip)
 {
-	struct bcast_walk *bw = ctx;
-	const struct trk_bkey *b = (const struct trk_bkey *)n;
+	size_t count = 0, bytes = 24;
+	struct trk_msg *m;
 
-	if (bkey_matches(bw->p, b) && (!bw->skip || b->by != bw->skip)) {
-		bw->count++;
-		bw->bytes += b->len + 24;
+	for (size_t i = 0; i < bk->n; i++) {
+		const struct trk_bkey *b = (const struct trk_bkey *)bk->v[i];
+
+		if (bkey_matches(p, b) && (!skip || b->by != skip)) {
+			count++;
+			bytes += b->len + 24;
+		}
 	}
-}
-
-static void bcast_fill(void *ctx, struct dict_node *n)
-{
-	struct bcast_walk *bw = ctx;
-	const struct trk_bkey *b = (const struct trk_bkey *)n;
-
-	if (bkey_matches(bw->p, b) && (!bw->skip || b->by != bw->skip))
-		msg_add(bw->m, '$', b->key, b->len);
-}
-
-/* The keys of this command under p (less skip's), as one message; NULL if
- * there are none. */
-static struct trk_msg *bcast_msg(const struct trk_prefix *p, uint64_t skip)
-{
-	struct bcast_walk bw = { .p = p, .skip = skip };
-	uint64_t cur = 0;
-
-	do
-		cur = dict_scan(&bkeys, cur, bcast_count, &bw);
-	while (cur);
-	if (!bw.count)
+	if (!count)
 		return NULL;
-	bw.m = msg_new(bw.bytes + 24);
-	msg_add(bw.m, '*', NULL, bw.count);
-	do
-		cur = dict_scan(&bkeys, cur, bcast_fill, &bw);
-	while (cur);
-	return bw.m;
+	m = msg_new(bytes);
+	msg_add(m, '*', NULL, count);
+	for (size_t i = 0; i < bk->n; i++) {
+		const struct trk_bkey *b = (const struct trk_bkey *)bk->v[i];
+
+		if (bkey_matches(p, b) && (!skip || b->by != skip))
+			msg_add(m, '$', b->key, b->len);
+	}
+	return m;
 }
 
-static void bcast_prefix(void *ctx, struct dict_node *n)
+/* Queues p's message to each of its clients (tlock held). */
+static void bcast_prefix(const struct node_list *bk, const struct trk_prefix *p)
 {
-	const struct trk_prefix *p = (const struct trk_prefix *)n;
 	struct trk_msg *all = NULL;
-	bool counted = false;
+	bool built = false;
 
-	(void)ctx;
 	for (int i = 0; i < p->n; i++) {
 		struct trk_client *st = p->clients[i];
 
 		if (st->flags & TRACKING_NOLOOP) {
-			struct trk_msg *m = bcast_msg(p, st->id);
+			struct trk_msg *m = bcast_msg(bk, p, st->id);
 
 			if (m)
 				queue_locked(st, SEND_KEYS, m);
 			msg_unref(m);
 			continue;
 		}
-		if (!counted) {
-			all = bcast_msg(p, 0);
-			counted = true;
+		if (!built) {
+			all = bcast_msg(bk, p, 0);
+			built = true;
 		}
 		if (all)
 			queue_locked(st, SEND_KEYS, all);
@@ -578,18 +614,24 @@ static void bcast_prefix(void *ctx, struct dict_node *n)
 }
 
 /* Sends the keys changed since the last call to the BCAST clients whose
- * prefixes they match: one message per prefix. */
+ * prefixes they match: one message per prefix, prefixes and keys in
+ * Redis's order. */
 static void flush_bcast(void)
 {
-	uint64_t cur = 0;
+	struct node_list bk, pl;
 
 	if (!bkeys.count)
 		return;
+	collect_all(&bkeys, &bk);
+	qsort(bk.v, bk.n, sizeof(*bk.v), bkey_cmp);
 	pthread_mutex_lock(&tlock);
-	do
-		cur = dict_scan(&prefixes, cur, bcast_prefix, NULL);
-	while (cur);
+	collect_all(&prefixes, &pl);
+	qsort(pl.v, pl.n, sizeof(*pl.v), prefix_cmp);
+	for (size_t i = 0; i < pl.n; i++)
+		bcast_prefix(&bk, (const struct trk_prefix *)pl.v[i]);
 	pthread_mutex_unlock(&tlock);
+	xfree(pl.v);
+	xfree(bk.v);
 	dict_clear(&bkeys, bkey_free);
 	dict_destroy(&bkeys); /* thread-local: nothing outlives the thread */
 	dispatch_out(0);
@@ -616,8 +658,10 @@ static void flush_state(void *ctx, struct dict_node *n)
 	struct trk_client *st = (struct trk_client *)n;
 
 	(void)ctx;
-	if (st->flags & TRACKING_ON)
+	if (st->flags & TRACKING_ON) {
 		queue_locked(st, SEND_FLUSH, NULL);
+		out_tail->null_resp = __atomic_load_n(&st->c->resp, __ATOMIC_RELAXED);
+	}
 }
 
 static void free_key_node(struct dict_node *n)
@@ -911,6 +955,7 @@ void tracking_enable(struct client *c, uint64_t redir, struct worker *redir_work
 		st = xcalloc(1, sizeof(*st));
 		st->id = c->id;
 		st->worker = c->worker;
+		st->c = c;
 		st->node.hash = hash_bytes(&st->id, sizeof(st->id));
 		dict_insert(&states, &st->node);
 		c->tracking = st;
@@ -998,10 +1043,16 @@ void tracking_reply_prefixes(struct client *c)
 {
 	const struct trk_client *st = c->tracking;
 	int n = st ? st->nprefixes : 0;
+	struct trk_prefix **v = xmalloc((size_t)(n ? n : 1) * sizeof(*v));
 
+	/* Redis lists them in byte order. */
+	if (n)
+		memcpy(v, st->prefixes, (size_t)n * sizeof(*v));
+	qsort(v, (size_t)n, sizeof(*v), prefix_cmp);
 	reply_array(c, n);
 	for (int i = 0; i < n; i++)
-		reply_bulk(c, st->prefixes[i]->p, st->prefixes[i]->len);
+		reply_bulk(c, v[i]->p, v[i]->len);
+	xfree(v);
 }
 
 void tracking_client_free(struct client *c)
