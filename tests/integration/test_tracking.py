@@ -12,7 +12,7 @@ import re
 import shutil
 import subprocess
 
-from harness import REPO, decode, info_fields, test, xkv_only
+from harness import REPO, decode, info_fields, test, wait_until, xkv_only
 
 INVALIDATE = b'>2\r\n$10\r\ninvalidate\r\n'
 
@@ -113,7 +113,7 @@ def tracking_resp3_pushes(t):
             out.append(r.cmd('EXEC'))
             out.append(r.read_reply())
             # Expiry invalidates too (active expiry; no command needed).
-            out.append(w.cmd('SET', 'e', 'v', 'PX', '50'))
+            out.append(w.cmd('SET', 'e', 'v', 'PX', '1000'))
             out.append(r.cmd('GET', 'e'))
             out.append(r.read_reply())
             # A flush: one null for all keys, whatever the databases.
@@ -152,6 +152,7 @@ def tracking_resp2_redirect(t):
                 # a key it tracks changes.
                 out.append(r.cmd('GET', 'b'))
                 sub.close()
+                out.append(wait_until(lambda: b'id=%d ' % rid not in w.cmd('CLIENT', 'LIST')))
                 out.append(w.cmd('SET', 'b', '1'))
                 broken = r.cmd('PING')
                 if broken.startswith(b'>'):
