@@ -160,8 +160,9 @@ static uint64_t nitems;				   /* ids in the key table; under tlock */
 static unsigned limit_rounds;			   /* tracking-table-max-keys effort; under tlock */
 static uint64_t rand_state = 88172645463325252ull; /* under tlock */
 unsigned long tracking_nclients;		   /* under tlock; read relaxed */
-/* The key table's size, for the hooks' quick test (written under tlock). */
-static uint64_t nkeys_hint;
+/* The key table's and the prefix table's sizes, for the hooks' quick
+ * tests and INFO: written under tlock, read anywhere (relaxed). */
+static uint64_t nkeys_hint, nprefixes_hint;
 
 static struct trk_inbox inboxes[PUBSUB_MAX_WORKERS] = {
 	[0 ... PUBSUB_MAX_WORKERS - 1] = { .lock = PTHREAD_MUTEX_INITIALIZER },
@@ -688,7 +689,7 @@ static void do_flush(void)
 
 void tracking_on_change(const struct db_change *ch)
 {
-	bool bcast = __atomic_load_n(&prefixes.count, __ATOMIC_RELAXED) != 0;
+	bool bcast = __atomic_load_n(&nprefixes_hint, __ATOMIC_RELAXED) != 0;
 	uint64_t cur;
 	struct trk_key *k;
 
@@ -900,6 +901,7 @@ static struct trk_prefix *prefix_get(const char *p, size_t len)
 		memcpy(tp->p, p, len);
 		tp->node.hash = h;
 		dict_insert(&prefixes, &tp->node);
+		__atomic_store_n(&nprefixes_hint, prefixes.count, __ATOMIC_RELAXED);
 	}
 	return tp;
 }
@@ -935,6 +937,7 @@ static void prefixes_drop_locked(struct trk_client *st)
 		}
 		if (!tp->n) {
 			dict_remove(&prefixes, &tp->node);
+			__atomic_store_n(&nprefixes_hint, prefixes.count, __ATOMIC_RELAXED);
 			dict_maybe_shrink(&prefixes);
 			xfree(tp->clients);
 			xfree(tp);
@@ -1087,5 +1090,5 @@ uint64_t tracking_total_items(void)
 
 uint64_t tracking_total_prefixes(void)
 {
-	return __atomic_load_n(&prefixes.count, __ATOMIC_RELAXED);
+	return __atomic_load_n(&nprefixes_hint, __ATOMIC_RELAXED);
 }
