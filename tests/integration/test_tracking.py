@@ -333,3 +333,24 @@ def tracking_node_client_side_cache(t):
         p.stdout, p.stderr[-4000:])
     result = json.loads(p.stdout.strip().splitlines()[-1])
     assert result['ok'] and result['third'] == 'v2' and result['hits'] == 1, result
+
+
+@test
+@xkv_only
+def tracking_eviction_before_reply(t):
+    """A key maxmemory evicts before a command is invalidated before that
+    command's reply (Redis's order)."""
+    srv = t.spawn('sut')
+    with srv.client(3) as r:
+        assert r.cmd('CLIENT', 'TRACKING', 'on') == b'+OK\r\n'
+        mem = info_fields(r.call('INFO', 'memory').decode())['memory']
+        used = int(mem['used_memory']) - int(mem.get('mem_not_counted_for_evict', 0))
+        assert r.cmd('CONFIG', 'SET', 'maxmemory-policy', 'volatile-random') == b'+OK\r\n'
+        assert r.cmd('CONFIG', 'SET', 'maxmemory', used + 1024 * 1024) == b'+OK\r\n'
+        assert r.cmd('SETEX', 'volatile-key', '10000', 'x') == b'+OK\r\n'
+        assert r.cmd('GET', 'volatile-key') == b'$1\r\nx\r\n'
+        # 2 MB in one value: the next command must evict the volatile key.
+        assert r.cmd('SETBIT', 'big-key', 16 * 1024 * 1024, 0) == b':0\r\n'
+        assert r.cmd('GETBIT', 'big-key', 0) == push_keys('volatile-key')
+        assert r.read_reply() == b':0\r\n'
+        assert r.cmd('EXISTS', 'volatile-key') == b':0\r\n'
