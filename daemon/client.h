@@ -17,6 +17,8 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include "dict.h"
+
 struct worker;
 struct command;
 struct trk_client;
@@ -136,6 +138,7 @@ struct client {
 	struct client *next_closing; /* the engine's list of clients to free */
 
 	struct client *next_in_worker, *prev_in_worker;
+	struct dict_node id_node; /* in its worker's clients_by_id */
 	struct client *next_in_registry, *prev_in_registry;
 };
 

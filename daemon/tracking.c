@@ -247,14 +247,6 @@ static void queue_locked(struct trk_client *st, enum trk_kind kind, struct trk_m
 	append(&out_head, &out_tail, s);
 }
 
-static struct client *find_client(struct worker *w, uint64_t id)
-{
-	for (struct client *c = w->clients; c; c = c->next_in_worker)
-		if (c->id == id)
-			return c;
-	return NULL;
-}
-
 static void publish_mirror(struct client *c, const struct trk_client *st)
 {
 	__atomic_store_n(&c->trk_flags, st ? st->flags : 0, __ATOMIC_RELAXED);
@@ -310,7 +302,7 @@ done:
 /* Delivers s on w, this thread's worker; consumes s. */
 static void deliver_here(struct worker *w, struct trk_send *s)
 {
-	struct client *c = find_client(w, s->to);
+	struct client *c = worker_find_client(w, s->to);
 
 	if (!c) {
 		if (s->redirect && s->kind != SEND_BROKEN) {
@@ -436,7 +428,7 @@ static void send_pending(void)
 	pend_head = pend_tail = NULL;
 	while (s) {
 		struct trk_send *next = s->next;
-		struct client *c = s->to_w == self ? find_client(self, s->to) : NULL;
+		struct client *c = s->to_w == self ? worker_find_client(self, s->to) : NULL;
 
 		if (c && !c->blocked)
 			route(s);

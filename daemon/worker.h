@@ -103,8 +103,9 @@ struct worker {
 	const struct net_engine *engine;
 	void *engine_data;
 
-	struct client *clients; /* owned, doubly linked */
-	unsigned nblocked;	/* of them, blocked in BLPOP & co. */
+	struct client *clients;	   /* owned, doubly linked */
+	struct dict clients_by_id; /* the same, by id (this worker's thread only) */
+	unsigned nblocked;	   /* of them, blocked in BLPOP & co. */
 	/* Of them, held by CLIENT PAUSE, oldest first (pause.c). */
 	struct client *held_head, *held_tail;
 	unsigned nheld;
@@ -191,6 +192,8 @@ void worker_cron(struct worker *w);
 int worker_wait_ms(struct worker *w);
 /* Handles every message in w's mailbox (after its eventfd fired). */
 void worker_drain_mail(struct worker *w);
+/* The client of w with this id, or NULL (on w's own thread only). */
+struct client *worker_find_client(struct worker *w, uint64_t id);
 /* Posts a message to w and wakes it. */
 /* Protected mode (no password set) refuses this peer: not loopback or a Unix socket. */
 bool worker_protected_refuses(const struct sockaddr_storage *peer);
