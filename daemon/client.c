@@ -29,6 +29,7 @@
 #include "resp.h"
 #include "store.h"
 #include "text.h"
+#include "tracking.h"
 #include "util.h"
 #include "worker.h"
 
@@ -173,6 +174,7 @@ void client_free(struct client *c)
 	multi_reset(c);
 	multi_unwatch(c);
 	pubsub_client_free(c);
+	tracking_client_free(c);
 	registry_lock();
 	if (c->prev_in_registry)
 		c->prev_in_registry->next_in_registry = c->next_in_registry;
@@ -425,6 +427,7 @@ void client_reply_sent(struct client *c, size_t n)
 static void info_flags(struct client *c, char *out, bool pubsub)
 {
 	unsigned f = __atomic_load_n(&c->flags, __ATOMIC_RELAXED);
+	unsigned tf = __atomic_load_n(&c->trk_flags, __ATOMIC_RELAXED);
 	char *p = out;
 
 	if (f & CLIENT_MONITOR)
@@ -437,6 +440,12 @@ static void info_flags(struct client *c, char *out, bool pubsub)
 	 * Redis. */
 	if (__atomic_load_n(&c->blocked, __ATOMIC_RELAXED) || (f & CLIENT_WAITING))
 		*p++ = 'b';
+	if (tf & TRACKING_ON)
+		*p++ = 't';
+	if (tf & TRACKING_BROKEN_REDIR)
+		*p++ = 'R';
+	if (tf & TRACKING_BCAST)
+		*p++ = 'B';
 	if (f & CLIENT_UNIX_SOCKET)
 		*p++ = 'U';
 	if (f & CLIENT_NO_EVICT)
@@ -510,7 +519,8 @@ char *client_info_line(struct client *c)
 		"id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=%ld "
 		"psub=%ld ssub=%ld multi=%d watch=%d qbuf=%zu qbuf-free=%zu argv-mem=%zu "
 		"multi-mem=%zu rbs=%zu rbp=0 obl=0 oll=0 omem=%zu omem-shared=0 omem-unshared=%zu "
-		"tot-mem=%zu events=r cmd=%s user=default redir=-1 resp=%d lib-name=%s lib-ver=%s "
+		"tot-mem=%zu events=r cmd=%s user=default redir=%lld resp=%d lib-name=%s "
+		"lib-ver=%s "
 		"io-thread=%u tot-net-in=%llu tot-net-out=%llu tot-cmds=%llu read-events=%llu "
 		"avg-pipeline-len-sum=%llu avg-pipeline-len-cnt=%llu",
 		(unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name ? c->name : "",
@@ -523,6 +533,9 @@ char *client_info_line(struct client *c)
 		__atomic_load_n(&c->nwatched, __ATOMIC_RELAXED), qlen - qstart, qcap - qlen,
 		argv_mem, mmem, (size_t)REPLY_BLOCK_SIZE, omem, omem, client_mem(c),
 		__atomic_load_n(&c->last_cmd, __ATOMIC_RELAXED),
+		(__atomic_load_n(&c->trk_flags, __ATOMIC_RELAXED) & TRACKING_ON)
+			? (long long)__atomic_load_n(&c->trk_redir, __ATOMIC_RELAXED)
+			: -1LL,
 		__atomic_load_n(&c->resp, __ATOMIC_RELAXED), c->lib_name ? c->lib_name : "",
 		c->lib_ver ? c->lib_ver : "", c->worker->id,
 		(unsigned long long)__atomic_load_n(&c->net_in, __ATOMIC_RELAXED),

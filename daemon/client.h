@@ -17,8 +17,11 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include "dict.h"
+
 struct worker;
 struct command;
+struct trk_client;
 
 struct arg {
 	char *p; /* NUL-terminated for convenience; may contain NULs */
@@ -111,6 +114,13 @@ struct client {
 	struct ps_client *pubsub;
 	long pubsub_counts[3];
 
+	/* CLIENT TRACKING (tracking.c): its state, or NULL before the first
+	 * CLIENT TRACKING ON; the owner's mirror of its TRACKING_* flags and
+	 * redirection, read by CLIENT LIST on any worker (relaxed atomics). */
+	struct trk_client *tracking;
+	unsigned trk_flags;
+	uint64_t trk_redir;
+
 	/* Replies. */
 	struct reply_block *reply_head, *reply_tail;
 	size_t reply_bytes;
@@ -134,6 +144,7 @@ struct client {
 	struct client *next_closing; /* the engine's list of clients to free */
 
 	struct client *next_in_worker, *prev_in_worker;
+	struct dict_node id_node; /* in its worker's clients_by_id */
 	struct client *next_in_registry, *prev_in_registry;
 };
 

@@ -27,6 +27,7 @@
 #include "propagate.h"
 #include "pubsub.h"
 #include "slowlog.h"
+#include "tracking.h"
 #include "util.h"
 #include "worker.h"
 
@@ -495,7 +496,12 @@ static struct command *resolve(struct client *c)
 
 void command_dispatch(struct client *c)
 {
-	struct command *cmd = resolve(c);
+	struct command *cmd;
+
+	/* Invalidations that wait for this worker go out before any reply to
+	 * a command that came after them. */
+	tracking_before_command(c);
+	cmd = resolve(c);
 
 	if (!cmd) {
 		/* A command that cannot be queued dooms the transaction. */
@@ -593,6 +599,7 @@ void command_call(struct client *c, struct command *cmd)
 	start = mono_us();
 	exec_ctx_push(&x, c, cmd, c->db, touch_flags(c, cmd), start);
 	cmd->fn(c);
+	tracking_call_done(c, cmd);
 	/* Its effect enters the stream under its locks, before the pops it
 	 * feeds. */
 	if (propagate_enabled()) {
@@ -604,6 +611,9 @@ void command_call(struct client *c, struct command *cmd)
 	exec_ctx_pop(&x);
 	lockset_release(&ls);
 	blocking_serve_ready();
+	/* Its own invalidations follow its reply (and a served waiter's its
+	 * answer). */
+	tracking_command_end(c, cmd);
 	account(c, cmd, start, errors);
 }
 
@@ -625,6 +635,7 @@ void command_call_as(struct client *c, struct command *cmd, int argc, struct arg
 	c->argc = argc;
 	exec_ctx_push(&x, c, cmd, c->db, flags | touch_flags(c, cmd), start);
 	cmd->fn(c);
+	tracking_call_done(c, cmd);
 	/* A queued command's effect joins EXEC's; a served waiter's is a unit
 	 * of its own, emitted under the locks its server holds. */
 	if (propagate_enabled()) {

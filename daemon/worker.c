@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include "bgjob.h"
 #include "blocking.h"
@@ -36,6 +37,7 @@
 #include "pause.h"
 #include "pubsub.h"
 #include "store.h"
+#include "tracking.h"
 #include "udp.h"
 #include "util.h"
 #include "worker.h"
@@ -54,15 +56,36 @@ void server_request_shutdown(void)
 	}
 }
 
+static uint64_t id_hash(uint64_t id)
+{
+	return XXH3_64bits(&id, sizeof(id));
+}
+
+static bool client_id_equal(const struct dict_node *n, const void *key, size_t len)
+{
+	const struct client *c =
+		(const struct client *)((const char *)n - offsetof(struct client, id_node));
+
+	(void)len;
+	return c->id == *(const uint64_t *)key;
+}
+
+static const struct dict_type client_id_type = { .key_equal = client_id_equal };
+
+struct client *worker_find_client(struct worker *w, uint64_t id)
+{
+	struct dict_node *n = dict_find(&w->clients_by_id, &id, sizeof(id), id_hash(id));
+
+	return n ? (struct client *)((char *)n - offsetof(struct client, id_node)) : NULL;
+}
+
 static void kill_deliver(struct worker *w, uint64_t client_id, void *payload)
 {
+	struct client *c = worker_find_client(w, client_id);
+
 	(void)payload;
-	for (struct client *c = w->clients; c; c = c->next_in_worker) {
-		if (c->id == client_id) {
-			w->engine->close_client(c);
-			break;
-		}
-	}
+	if (c)
+		w->engine->close_client(c);
 }
 
 const struct mail_ops worker_mail_kill = { .deliver = kill_deliver };
@@ -203,6 +226,8 @@ struct client *worker_accept(struct worker *w, int fd)
 	if (w->clients)
 		w->clients->prev_in_worker = c;
 	w->clients = c;
+	c->id_node.hash = id_hash(c->id);
+	dict_insert(&w->clients_by_id, &c->id_node);
 	stat_add(&w->stats.connections, 1);
 	return c;
 }
@@ -232,6 +257,8 @@ void worker_client_free(struct client *c)
 		w->clients = c->next_in_worker;
 	if (c->next_in_worker)
 		c->next_in_worker->prev_in_worker = c->prev_in_worker;
+	dict_remove(&w->clients_by_id, &c->id_node);
+	dict_maybe_shrink(&w->clients_by_id);
 	client_free(c);
 }
 
@@ -406,6 +433,7 @@ void worker_cron(struct worker *w)
 	if (debug_active_expire_on())
 		store_active_expire(w->id, server.nworkers, period * 1000 / 4);
 	blocking_serve_ready(); /* a key expiry deleted can feed no one; SWAPDB's can */
+	tracking_cron(w);
 	if (w->nblocked)
 		blocking_timeouts(w);
 	sample_cpu(w);
@@ -584,6 +612,7 @@ static void free_workers(void)
 	for (unsigned i = 0; i < server.nworkers; i++) {
 		latency_worker_free(&server.workers[i]);
 		xfree(server.workers[i].cmd_stats);
+		dict_destroy(&server.workers[i].clients_by_id);
 	}
 	xfree(server.workers);
 	server.workers = NULL;
@@ -676,6 +705,7 @@ int server_run(void)
 		latency_worker_init(w);
 		w->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 		pthread_mutex_init(&w->mail_lock, NULL);
+		dict_init(&w->clients_by_id, &client_id_type);
 		if (w->wake_fd < 0 || open_listeners(w) < 0 || udp_open(w) < 0) {
 			server.nworkers = i + 1;
 			close_listeners();

@@ -103,7 +103,8 @@ struct worker {
 	const struct net_engine *engine;
 	void *engine_data;
 
-	struct client *clients; /* owned, doubly linked */
+	struct client *clients;	   /* owned, doubly linked */
+	struct dict clients_by_id; /* the same, by id (this worker's thread only) */
 	/* Of them, blocked in BLPOP & co., or waiting for the background
 	 * pool (CLIENT_JOB_WAIT). */
 	unsigned nblocked;
@@ -203,6 +204,8 @@ void worker_cron(struct worker *w);
 int worker_wait_ms(struct worker *w);
 /* Handles every message in w's mailbox (after its eventfd fired). */
 void worker_drain_mail(struct worker *w);
+/* The client of w with this id, or NULL (on w's own thread only). */
+struct client *worker_find_client(struct worker *w, uint64_t id);
 /* Posts a message to w and wakes it. */
 /* Protected mode (no password set) refuses this peer: not loopback or a Unix socket. */
 bool worker_protected_refuses(const struct sockaddr_storage *peer);

@@ -28,6 +28,7 @@
 #include "rdbfile.h"
 #include "repl.h"
 #include "text.h"
+#include "tracking.h"
 #include "script.h"
 #include "util.h"
 #include "worker.h"
@@ -601,13 +602,14 @@ static void info_clients(struct text *t)
 		    "client_recent_max_input_buffer:0\r\n"
 		    "client_recent_max_output_buffer:0\r\n"
 		    "blocked_clients:%u\r\n"
-		    "tracking_clients:0\r\n"
+		    "tracking_clients:%lu\r\n"
 		    "pubsub_clients:%u\r\n"
 		    "watching_clients:%u\r\n"
 		    "clients_in_timeout_table:0\r\n"
 		    "total_watched_keys:%llu\r\n",
 		    (unsigned long long)registry_count(), config.maxclients, blocked_clients(),
-		    pubsub, watching, multi_watched_keys());
+		    __atomic_load_n(&tracking_nclients, __ATOMIC_RELAXED), pubsub, watching,
+		    multi_watched_keys());
 }
 
 /* config_get's visitor for a single directive: copies its value, which is
@@ -831,9 +833,9 @@ static void info_stats(struct text *t)
 		    "active_defrag_key_misses:0\r\n"
 		    "total_active_defrag_time:0\r\n"
 		    "current_active_defrag_time:0\r\n"
-		    "tracking_total_keys:0\r\n"
-		    "tracking_total_items:0\r\n"
-		    "tracking_total_prefixes:0\r\n"
+		    "tracking_total_keys:%llu\r\n"
+		    "tracking_total_items:%llu\r\n"
+		    "tracking_total_prefixes:%llu\r\n"
 		    "unexpected_error_replies:0\r\n"
 		    "total_error_replies:%llu\r\n"
 		    "dump_payload_sanitizations:0\r\n"
@@ -855,8 +857,10 @@ static void info_stats(struct text *t)
 		    (unsigned long long)store_expire_cycle_ms(), (unsigned long long)evict_count(),
 		    (unsigned long long)STAT(reads.hits), (unsigned long long)STAT(reads.misses),
 		    pubsub_active(PUBSUB_CHANNEL), pubsub_numpat(), pubsub_active(PUBSUB_SHARD),
-		    (unsigned long long)STAT(errors), (unsigned long long)STAT(read_calls),
-		    (unsigned long long)STAT(write_calls),
+		    (unsigned long long)tracking_total_keys(),
+		    (unsigned long long)tracking_total_items(),
+		    (unsigned long long)tracking_total_prefixes(), (unsigned long long)STAT(errors),
+		    (unsigned long long)STAT(read_calls), (unsigned long long)STAT(write_calls),
 		    (unsigned long long)STAT(qbuf_limit_closes),
 		    (unsigned long long)STAT(obuf_limit_closes));
 }
