@@ -76,6 +76,8 @@ struct obj_ops {
 	struct obj (*dup)(const struct obj *o);
 	/* Heap bytes owned by the value. */
 	size_t (*mem)(const struct obj *o);
+	/* Its elements: items, members or fields (INFO keysizes). */
+	size_t (*items)(const struct obj *o);
 };
 
 /* Called by each type module once, from a constructor. */
@@ -85,5 +87,8 @@ const char *obj_type_name(const struct obj *o);
 const char *obj_encoding_name(const struct obj *o);
 /* Heap bytes owned by the value (for MEMORY USAGE / accounting). */
 size_t obj_mem(const struct obj *o);
+/* The size INFO keysizes counts: a string's length, an aggregate's
+ * elements (0 for a stream, which keysizes leaves out). */
+size_t obj_items(const struct obj *o);
 
 #endif

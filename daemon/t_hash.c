@@ -787,6 +787,7 @@ static const struct obj_ops hash_ops = {
 	.free = hash_free,
 	.dup = hash_dup,
 	.mem = hash_mem,
+	.items = hash_len,
 };
 
 static void __attribute__((constructor)) hash_register(void)

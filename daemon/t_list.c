@@ -1181,6 +1181,7 @@ static const struct obj_ops list_ops = {
 	.free = list_free,
 	.dup = list_dup,
 	.mem = list_mem,
+	.items = list_len,
 };
 
 static void __attribute__((constructor)) list_register(void)

@@ -925,6 +925,7 @@ static const struct obj_ops set_ops = {
 	.free = set_free,
 	.dup = set_dup,
 	.mem = set_mem,
+	.items = set_size,
 };
 
 static void __attribute__((constructor)) set_register(void)

@@ -963,6 +963,7 @@ static const struct obj_ops zset_ops = {
 	.free = zset_free,
 	.dup = zset_dup,
 	.mem = zset_mem,
+	.items = zset_len,
 };
 
 static void __attribute__((constructor)) zset_register(void)

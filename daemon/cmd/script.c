@@ -1279,6 +1279,8 @@ void script_run_function(lua_State *l, struct client *c, struct script_run *run,
 		reply_value(c, l, run->proxy.resp);
 	}
 	running = NULL;
+	/* The script's own calls count in its caller's tot-cmds, as in Redis. */
+	c->commands += run->proxy.commands;
 	lua_pop(l, 1);			/* the error handler */
 	while (run->proxy.reply_head) { /* nothing should be left; be safe */
 		struct reply_block *b = run->proxy.reply_head;

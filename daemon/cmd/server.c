@@ -879,6 +879,47 @@ static void info_keyspace(struct text *t)
 	}
 }
 
+/* Redis 8's keysizes: db<n>_distrib_<type>:<bin label>=<keys>,... per type
+ * that has keys, the labels powers of two with K, M, G... suffixes. */
+static void info_keysizes(struct text *t)
+{
+	static const char *const fields[KEYSIZES_TYPES] = {
+		[OBJ_STRING] = "distrib_strings_sizes", [OBJ_LIST] = "distrib_lists_items",
+		[OBJ_SET] = "distrib_sets_items",	[OBJ_ZSET] = "distrib_zsets_items",
+		[OBJ_HASH] = "distrib_hashes_items",
+	};
+	static const char suffix[] = " KMGTPE";
+
+	text_printf(t, "# Keysizes\r\n");
+	for (int db = 0; db < store.ndbs; db++) {
+		keysizes_hist h = { { 0 } };
+
+		if (!db_size(db))
+			continue;
+		db_keysizes(db, h);
+		for (unsigned type = 0; type < KEYSIZES_TYPES; type++) {
+			bool first = true;
+
+			for (unsigned b = 0; b < KEYSIZES_BINS; b++) {
+				unsigned p = b ? b - 1 : 0; /* bin b starts at 2^(b-1) */
+
+				if (!h[type][b])
+					continue;
+				if (first)
+					text_printf(t, "db%d_%s:", db, fields[type]);
+				text_printf(t, "%s%llu", first ? "" : ",",
+					    b ? 1ULL << (p % 10) : 0ULL);
+				if (p >= 10)
+					text_printf(t, "%c", suffix[p / 10]);
+				text_printf(t, "=%llu", (unsigned long long)h[type][b]);
+				first = false;
+			}
+			if (!first)
+				text_printf(t, "\r\n");
+		}
+	}
+}
+
 static void info_field(void *ctx, const char *name, const char *value)
 {
 	text_printf(ctx, "%s:%s\r\n", name, value);
@@ -952,6 +993,7 @@ static const struct {
 	{ "latencystats", NULL, info_latencystats, true },
 	{ "cluster", NULL, info_cluster, false },
 	{ "keyspace", NULL, info_keyspace, false },
+	{ "keysizes", NULL, info_keysizes, false },
 	{ "fastpath", NULL, info_fastpath, false },
 };
 
