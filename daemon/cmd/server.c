@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "command_meta.h"
+#include "command_docs.h"
 #include "commands.h"
 #include "multi.h"
 #include "config.h"
@@ -297,27 +298,6 @@ void cmd_command_info(struct client *c)
 	}
 }
 
-static void reply_command_docs(struct client *c, const struct command *cmd)
-{
-	reply_map(c, cmd->nsubs ? 5 : 4);
-	reply_bulk_cstr(c, "summary");
-	reply_bulk_cstr(c, cmd->summary);
-	reply_bulk_cstr(c, "since");
-	reply_bulk_cstr(c, cmd->since);
-	reply_bulk_cstr(c, "group");
-	reply_bulk_cstr(c, cmd->group);
-	reply_bulk_cstr(c, "arity");
-	reply_int(c, cmd->arity);
-	if (cmd->nsubs) {
-		reply_bulk_cstr(c, "subcommands");
-		reply_map(c, cmd->nsubs);
-		for (unsigned i = 0; i < cmd->nsubs; i++) {
-			reply_bulk_cstr(c, cmd->subs[i]->name);
-			reply_command_docs(c, cmd->subs[i]);
-		}
-	}
-}
-
 void cmd_command_docs(struct client *c)
 {
 	int found = 0;
@@ -326,7 +306,7 @@ void cmd_command_docs(struct client *c)
 		reply_map(c, command_count());
 		for (struct command **all = command_all(); *all; all++) {
 			reply_bulk_cstr(c, (*all)->name);
-			reply_command_docs(c, *all);
+			command_docs_reply(c, *all);
 		}
 		return;
 	}
@@ -338,7 +318,7 @@ void cmd_command_docs(struct client *c)
 
 		if (cmd) {
 			reply_bulk_cstr(c, cmd->name);
-			reply_command_docs(c, cmd);
+			command_docs_reply(c, cmd);
 		}
 	}
 }
