@@ -6,31 +6,19 @@
 #include "command_docs.h"
 #include "reply.h"
 
-#define DOC_ARG(nm, ty, disp, ksi, tok, summ, snc, depr, fl, sub, nsub)                             \
-	{ .name = (nm),                                                                            \
-	  .type = (ty),                                                                            \
-	  .display_text = (disp),                                                                  \
-	  .key_spec_index = (ksi),                                                                 \
-	  .token = (tok),                                                                          \
-	  .summary = (summ),                                                                       \
-	  .since = (snc),                                                                          \
-	  .deprecated_since = (depr),                                                              \
-	  .flags = (fl),                                                                           \
-	  .args = (sub),                                                                           \
-	  .nargs = (nsub) }
-#define DOC(nm, summ, snc, grp, cplx, dfl, depr, repl, hist, nhist, a, na)                          \
-	{ .name = (nm),                                                                            \
-	  .summary = (summ),                                                                       \
-	  .since = (snc),                                                                          \
-	  .group = (grp),                                                                          \
-	  .complexity = (cplx),                                                                    \
-	  .doc_flags = (dfl),                                                                      \
-	  .deprecated_since = (depr),                                                              \
-	  .replaced_by = (repl),                                                                   \
-	  .history = (hist),                                                                       \
-	  .nhistory = (nhist),                                                                     \
-	  .args = (a),                                                                             \
-	  .nargs = (na) }
+#define DOC_ARG(nm, ty, disp, ksi, tok, summ, snc, depr, fl, sub, nsub)                            \
+	{                                                                                          \
+		.name = (nm), .type = (ty), .display_text = (disp), .key_spec_index = (ksi),       \
+		.token = (tok), .summary = (summ), .since = (snc), .deprecated_since = (depr),     \
+		.flags = (fl), .args = (sub), .nargs = (nsub)                                      \
+	}
+#define DOC(nm, summ, snc, grp, cplx, dfl, depr, repl, hist, nhist, a, na)                         \
+	{                                                                                          \
+		.name = (nm), .summary = (summ), .since = (snc), .group = (grp),                   \
+		.complexity = (cplx), .doc_flags = (dfl), .deprecated_since = (depr),              \
+		.replaced_by = (repl), .history = (hist), .nhistory = (nhist), .args = (a),        \
+		.nargs = (na)                                                                      \
+	}
 
 #include "cmd/docs_redis.def"
 
@@ -77,8 +65,8 @@ static void reply_args(struct client *c, const struct command_doc_arg *args, uns
 		bool nested = a->nargs != 0;
 
 		reply_map(c, 2 + !!a->display_text + (a->key_spec_index >= 0) + !!a->token +
-				     !!a->summary + !!a->since + !!a->deprecated_since + !!a->flags +
-				     nested);
+				     !!a->summary + !!a->since + !!a->deprecated_since +
+				     !!a->flags + nested);
 		reply_pair(c, "name", a->name);
 		reply_pair(c, "type", a->type);
 		if (a->display_text)
