@@ -127,6 +127,14 @@ const char *command_meta_key_flags(const char *name, const struct key_spec *s, i
 		}
 		return get ? "RW access update" : cond ? "RW update" : "OW update";
 	}
+	if (!strcmp(name, "delex")) {
+		/* DELEX deletes blind, unless a condition reads the value. */
+		for (int i = 2; i < argc; i++)
+			if (!strcasecmp(argv[i].p, "ifeq") || !strcasecmp(argv[i].p, "ifne") ||
+			    !strcasecmp(argv[i].p, "ifdeq") || !strcasecmp(argv[i].p, "ifdne"))
+				return "RW delete";
+		return "RM delete";
+	}
 	if (!strcmp(name, "bitfield")) {
 		/* Read-only while every operation is a GET (or OVERFLOW); a syntax
 		 * error counts as a write, as in Redis. */

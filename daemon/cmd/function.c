@@ -707,6 +707,20 @@ static void fcall_generic(struct client *c, bool ro)
 	script_lock_release();
 }
 
+bool function_declares_no_writes(int argc, const struct arg *argv)
+{
+	const struct function *f;
+	bool no_writes;
+
+	if (argc < 2)
+		return false;
+	script_lock_acquire();
+	f = function_find(argv[1].p, argv[1].len);
+	no_writes = f && (f->flags & SF_NO_WRITES);
+	script_lock_release();
+	return no_writes;
+}
+
 void cmd_fcall(struct client *c)
 {
 	fcall_generic(c, false);

@@ -244,8 +244,7 @@ static bool lolwut6(struct client *c, int base, struct lw_rand *r, struct text *
 			x += lw_rand(r) % 8;
 			b.x = x;
 			b.width = 10 + lw_rand(r) % 9;
-			b.height = cv.height / 2 +
-				   lw_rand(r) % cv.height / (color == 2 ? 2 : 3);
+			b.height = cv.height / 2 + lw_rand(r) % cv.height / (color == 2 ? 2 : 3);
 			draw_building(&cv, &b, r);
 			x += color == 2 ? b.width / 2 : b.width + 1;
 		}
@@ -297,8 +296,8 @@ static const struct verse verses[] = {
 	{ " Assumes / the well-known shape / of a mushroom ",
 	  " assume   / la ben nota forma  / di fungo ", "2/4", "3/4", '1' },
 	/* Paul Goldwin, The Mystery of the Elevator. */
-	{ " The head / pressed / upon the shoulder ", " la testa / premuta  / sulla spalla  ", "1/4",
-	  "2/4", '2' },
+	{ " The head / pressed / upon the shoulder ", " la testa / premuta  / sulla spalla  ",
+	  "1/4", "2/4", '2' },
 	{ " The hair / between the lips ", " i  capelli   /  tra le labbra ", "1/4", "2/4", '2' },
 	{ " They lay / motionless / without speaking ", " giacquero  /   immobili / senza parlare ",
 	  "2/3", "2/3", '2' },
@@ -362,10 +361,12 @@ static void lolwut8(struct client *c, int base, struct lw_rand *r, struct text *
 		t->p[i] = t->p[i] == '/' ? ' ' : (char)toupper((unsigned char)t->p[i]);
 	text_printf(
 		t,
-		"\nIn 1961, Nanni Balestrini created one of the first computer-generated poems, TAPE "
+		"\nIn 1961, Nanni Balestrini created one of the first computer-generated poems, "
+		"TAPE "
 		"MARK I, using an IBM 7090 mainframe. Each execution combined verses from three "
 		"literary sources following algorithmic rules based on metrical compatibility and "
-		"group constraints. This LOLWUT command reproduces Balestrini's original algorithm, "
+		"group constraints. This LOLWUT command reproduces Balestrini's original "
+		"algorithm, "
 		"generating new stanzas through the same computational poetry process described in "
 		"Almanacco Letterario Bompiani, 1962.\n\n"
 		"https://en.wikipedia.org/wiki/Digital_poetry\n"

@@ -1373,6 +1373,34 @@ static void eval_generic(struct client *c, bool by_sha, bool ro)
 	pthread_mutex_unlock(&script_lock);
 }
 
+bool script_declares_no_writes(int argc, const struct arg *argv, bool by_sha)
+{
+	unsigned flags = SF_COMPAT;
+	char sha[41], err[128];
+	size_t skip;
+
+	if (argc < 2)
+		return false;
+	if (!by_sha)
+		return !shebang(argv[1].p, argv[1].len, &flags, &skip, err, sizeof(err)) &&
+		       (flags & SF_NO_WRITES) && !(flags & SF_COMPAT);
+	if (argv[1].len != 40)
+		return false;
+	for (size_t i = 0; i < 40; i++)
+		sha[i] = (char)tolower((unsigned char)argv[1].p[i]);
+	sha[40] = '\0';
+	pthread_mutex_lock(&script_lock);
+	if (lua) {
+		lua_getfield(lua, LUA_REGISTRYINDEX, REG_FLAGS);
+		lua_getfield(lua, -1, sha);
+		if (!lua_isnil(lua, -1))
+			flags = (unsigned)lua_tonumber(lua, -1);
+		lua_pop(lua, 2);
+	}
+	pthread_mutex_unlock(&script_lock);
+	return (flags & SF_NO_WRITES) && !(flags & SF_COMPAT);
+}
+
 void cmd_eval(struct client *c)
 {
 	eval_generic(c, false, false);
