@@ -20,6 +20,7 @@
 
 #include "commands.h"
 #include "mem.h"
+#include "monitor.h"
 #include "reply.h"
 #include "script.h"
 #include "util.h"
@@ -674,6 +675,7 @@ static void fcall_generic(struct client *c, bool ro)
 	struct function *f;
 	long long numkeys;
 
+	monitor_feed_script(c);
 	if (!arg_ll(c, 2, &numkeys))
 		return;
 	script_lock_acquire();

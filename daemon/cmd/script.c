@@ -40,6 +40,7 @@
 #include "exec_ctx.h"
 #include "log.h"
 #include "mem.h"
+#include "monitor.h"
 #include "reply.h"
 #include "script.h"
 #include "util.h"
@@ -1240,6 +1241,7 @@ bool script_run_check(struct client *c, struct script_run *run, unsigned flags, 
 		return false;
 	}
 	run->proxy.fd = -1;
+	run->proxy.flags = CLIENT_SCRIPT;
 	run->proxy.worker = c->worker;
 	run->proxy.db = c->db;
 	run->proxy.resp = 2;
@@ -1403,21 +1405,25 @@ bool script_declares_no_writes(int argc, const struct arg *argv, bool by_sha)
 
 void cmd_eval(struct client *c)
 {
+	monitor_feed_script(c);
 	eval_generic(c, false, false);
 }
 
 void cmd_evalsha(struct client *c)
 {
+	monitor_feed_script(c);
 	eval_generic(c, true, false);
 }
 
 void cmd_eval_ro(struct client *c)
 {
+	monitor_feed_script(c);
 	eval_generic(c, false, true);
 }
 
 void cmd_evalsha_ro(struct client *c)
 {
+	monitor_feed_script(c);
 	eval_generic(c, true, true);
 }
 
