@@ -588,8 +588,12 @@ static void expire_unlink(struct expire_ctx *ctx, struct entry *e, unsigned flag
 	signal_change_as(ctx->db, -1, e, DB_CHANGE_EXPIRE, flags);
 	if (e->expire >= 0)
 		ctx->shard->nexpires--;
+	/* The value goes first: DBSIZE (the count, read without the lock)
+	 * drops once a big value's free is over, when the cycle that freed it
+	 * is about to end and report its latency, as in single-threaded Redis. */
+	obj_free(&e->val);
 	dict_remove(&ctx->shard->keys, &e->node);
-	entry_free(e);
+	xfree(e);
 }
 
 /* Reclaims a hash's expired fields, as Redis 7.4's active field expiry does;
