@@ -292,12 +292,20 @@ run: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(OUTPUT)/xkvd --bind 127.0.0.1 --port 6379
 
+# COMMAND DOCS come from the Redis version xkvd follows (tools/gen-command-docs.py).
+REDIS_88 ?= /work/peers/redis-8.8.0/src/redis-server
+
 docs: $(OUTPUT)/xkvd
 	$(call msg,GEN,docs/commands.md)
 	$(Q)$(PYTHON) tools/gen-commands-md.py $(OUTPUT)/xkvd > docs/commands.md
 	$(call msg,GEN,daemon/cmd/meta_redis.def)
 	$(Q)$(PYTHON) tools/gen-command-meta.py $(OUTPUT)/xkvd > daemon/cmd/meta_redis.def.tmp
 	$(Q)mv daemon/cmd/meta_redis.def.tmp daemon/cmd/meta_redis.def
+	$(call msg,GEN,daemon/cmd/docs_redis.def)
+	$(Q)if [ -x $(REDIS_88) ]; then \
+		$(PYTHON) tools/gen-command-docs.py $(OUTPUT)/xkvd $(REDIS_88) > daemon/cmd/docs_redis.def.tmp && \
+		mv daemon/cmd/docs_redis.def.tmp daemon/cmd/docs_redis.def; \
+	else echo "  (no Redis 8.8 at $(REDIS_88): daemon/cmd/docs_redis.def kept)"; fi
 	$(call msg,GEN,docs/configuration.md)
 	$(Q)$(OUTPUT)/xkvd --config-doc > docs/configuration.md
 

@@ -321,6 +321,7 @@ void blocking_serve_ready(void)
 /* After c was answered: carry on with what it sent meanwhile. */
 static void resume(struct client *c)
 {
+	c->commands++; /* answered: now it counts in tot-cmds */
 	client_command_done(c);
 	if (!client_process_input(c) && !(c->flags & CLIENT_CLOSE_ASAP))
 		c->flags |= CLIENT_CLOSE_AFTER_REPLY;

@@ -500,10 +500,10 @@ char *client_info_line(struct client *c)
 	long ssub = __atomic_load_n(&c->pubsub_counts[2], __ATOMIC_RELAXED);
 	size_t qlen = __atomic_load_n(&c->qlen, __ATOMIC_RELAXED);
 	size_t qcap = __atomic_load_n(&c->qcap, __ATOMIC_RELAXED);
-	/* Unparsed bytes, the request being parsed included. The running
-	 * command's own bytes do not count: it is parsed, as in Redis with I/O
-	 * threads, where the reader hands commands over parsed. */
-	size_t qstart = c != exec_ctx_client() && __atomic_load_n(&c->req_type, __ATOMIC_RELAXED)
+	/* Unparsed bytes, the request being parsed or run included: Redis
+	 * without I/O threads (io-threads 1, what we report) trims a request
+	 * from its buffer only after it ran, so CLIENT INFO counts its own. */
+	size_t qstart = __atomic_load_n(&c->req_type, __ATOMIC_RELAXED)
 				? __atomic_load_n(&c->cmd_start, __ATOMIC_RELAXED)
 				: __atomic_load_n(&c->qpos, __ATOMIC_RELAXED);
 	size_t omem = __atomic_load_n(&c->reply_bytes, __ATOMIC_RELAXED);

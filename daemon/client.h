@@ -52,6 +52,7 @@ enum client_flag {
 	CLIENT_NO_TOUCH = 1 << 11, /* CLIENT NO-TOUCH ON: its lookups leave LRU/LFU alone */
 	/* Its command waits for the background pool (blocking_wait_jobs). */
 	CLIENT_JOB_WAIT = 1 << 12,
+	CLIENT_SCRIPT = 1 << 13, /* a script's stand-in: MONITOR shows it as "lua" */
 };
 
 /* A client whose command is not answered yet, apart from BLPOP & co.

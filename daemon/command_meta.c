@@ -114,11 +114,26 @@ const char *command_meta_key_flags(const char *name, const struct key_spec *s, i
 	if (!strstr(s->flags, "variable_flags"))
 		return s->flags;
 	if (!strcmp(name, "set")) {
-		/* SET ... GET reads the old value. */
-		for (int i = 3; i < argc; i++)
+		/* SET ... GET reads the old value; a condition on it
+		 * (IFEQ, IFNE, IFDEQ, IFDNE) reads it without returning it. */
+		bool get = false, cond = false;
+
+		for (int i = 3; i < argc; i++) {
 			if (!strcasecmp(argv[i].p, "get"))
-				return "RW access update";
-		return "OW update";
+				get = true;
+			else if (!strcasecmp(argv[i].p, "ifeq") || !strcasecmp(argv[i].p, "ifne") ||
+				 !strcasecmp(argv[i].p, "ifdeq") || !strcasecmp(argv[i].p, "ifdne"))
+				cond = true;
+		}
+		return get ? "RW access update" : cond ? "RW update" : "OW update";
+	}
+	if (!strcmp(name, "delex")) {
+		/* DELEX deletes blind, unless a condition reads the value. */
+		for (int i = 2; i < argc; i++)
+			if (!strcasecmp(argv[i].p, "ifeq") || !strcasecmp(argv[i].p, "ifne") ||
+			    !strcasecmp(argv[i].p, "ifdeq") || !strcasecmp(argv[i].p, "ifdne"))
+				return "RW delete";
+		return "RM delete";
 	}
 	if (!strcmp(name, "bitfield")) {
 		/* Read-only while every operation is a GET (or OVERFLOW); a syntax

@@ -571,7 +571,10 @@ static void account(struct client *c, struct command *cmd, int64_t start, uint64
 	slowlog_push_if_needed(c, cmd, elapsed);
 	latency_command_done(w, cmd, elapsed);
 	__atomic_store_n(&c->last_ms, end / 1000, __ATOMIC_RELAXED);
-	c->commands++;
+	/* CLIENT INFO's tot-cmds counts a blocked command when it is
+	 * answered (blocking.c), as Redis does. */
+	if (!c->blocked)
+		c->commands++;
 	stat_add(&w->stats.commands, 1);
 }
 

@@ -405,6 +405,14 @@ void latency_command_done(struct worker *w, const struct command *cmd, uint64_t 
 		add_sample(cmd->flags & CMD_FAST ? "fast-command" : "command", duration_us / 1000);
 }
 
+void latency_event_done(const char *event, uint64_t duration_us)
+{
+	long long threshold = __atomic_load_n(&config.latency_monitor_threshold, __ATOMIC_RELAXED);
+
+	if (threshold > 0 && duration_us / 1000 >= (uint64_t)threshold)
+		add_sample(event, duration_us / 1000);
+}
+
 /* arg: the command; w's histogram of it, if it ran there. */
 static const uint64_t *histogram_at(const struct worker *w, const void *arg)
 {

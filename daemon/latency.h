@@ -17,6 +17,10 @@ struct worker;
 /* Called by command_call() after every command, on w (its client's
  * worker), with no lock held. */
 void latency_command_done(struct worker *w, const struct command *cmd, uint64_t duration_us);
+/* Work outside commands that took duration_us: a sample of event (a static
+ * name, such as Redis's "expire-cycle") if it reached
+ * latency-monitor-threshold. */
+void latency_event_done(const char *event, uint64_t duration_us);
 /* w's histograms: set up before w starts; freed after it has stopped. */
 void latency_worker_init(struct worker *w);
 void latency_worker_free(struct worker *w);

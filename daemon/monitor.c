@@ -60,7 +60,8 @@ void monitor_redact(struct client *c, int i)
 
 static bool redacted(const struct client *c, int i)
 {
-	if (redact.id != c->id || redact.seq != c->commands)
+	/* A stand-in client (id 0) never matches, not even the empty record. */
+	if (!c->id || redact.id != c->id || redact.seq != c->commands)
 		return false;
 	if (i >= redact.from)
 		return true;
@@ -108,6 +109,8 @@ static const char *peer_of(struct client *c)
 	struct sockaddr_un un;
 	socklen_t len = sizeof(un);
 
+	if (c->flags & CLIENT_SCRIPT)
+		return "lua";
 	if (c->monitor_peer)
 		return c->monitor_peer;
 	/* An accepted Unix socket's local name is the listener's path. */
@@ -177,14 +180,10 @@ static void deliver(struct worker *w, const struct monitor_line *line, const str
 /* A line for another worker's monitors (defined at the end). */
 static const struct mail_ops line_mail;
 
-void monitor_feed(struct client *c, const struct command *cmd)
+static void feed(struct client *c)
 {
-	struct monitor_line *line;
+	struct monitor_line *line = format_line(c);
 
-	if ((cmd->flags & (CMD_ADMIN | CMD_SKIP_MONITOR)) || (exec_ctx_flags() & EXEC_RETRY) ||
-	    !c->worker)
-		return;
-	line = format_line(c);
 	for (unsigned i = 0; i < server.nworkers; i++) {
 		struct worker *w = &server.workers[i];
 
@@ -196,6 +195,20 @@ void monitor_feed(struct client *c, const struct command *cmd)
 	if (c->worker->nmonitors)
 		deliver(c->worker, line, c);
 	line_put(line);
+}
+
+void monitor_feed(struct client *c, const struct command *cmd)
+{
+	if ((cmd->flags & (CMD_ADMIN | CMD_SKIP_MONITOR)) || (exec_ctx_flags() & EXEC_RETRY) ||
+	    !c->worker)
+		return;
+	feed(c);
+}
+
+void monitor_feed_script(struct client *c)
+{
+	if (monitor_active() && c->worker && !(exec_ctx_flags() & EXEC_RETRY))
+		feed(c);
 }
 
 void monitor_deliver(struct worker *w, void *payload)

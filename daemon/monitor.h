@@ -38,6 +38,9 @@ void monitor_stop(struct client *c);
 /* After c ran cmd with c->argv: shows it to the monitors, unless Redis hides
  * it (admin and skip-monitor commands, blocked commands run again). */
 void monitor_feed(struct client *c, const struct command *cmd);
+/* EVAL and FCALL (skip-monitor) show themselves before their script runs,
+ * so the script's calls come after them, as in Redis. */
+void monitor_feed_script(struct client *c);
 /* The running command's argument i is a secret: monitors see "(redacted)"
  * (AUTH, HELLO ... AUTH). */
 void monitor_redact(struct client *c, int i);

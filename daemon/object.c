@@ -148,6 +148,13 @@ const char *obj_encoding_name(const struct obj *o)
 	return names[o->enc];
 }
 
+size_t obj_items(const struct obj *o)
+{
+	if (o->type == OBJ_STRING)
+		return o->len;
+	return type_ops[o->type]->items ? type_ops[o->type]->items(o) : 0;
+}
+
 size_t obj_mem(const struct obj *o)
 {
 	if (o->type != OBJ_STRING)

@@ -88,6 +88,8 @@ struct obj_ops {
 	size_t (*mem)(const struct obj *o);
 	/* About how many allocations freeing it takes (lazyfree.h); NULL: 1. */
 	size_t (*free_effort)(const struct obj *o);
+	/* Its elements: items, members or fields (INFO keysizes). */
+	size_t (*items)(const struct obj *o);
 };
 
 /* Called by each type module once, from a constructor. */
@@ -99,5 +101,8 @@ const char *obj_encoding_name(const struct obj *o);
 size_t obj_mem(const struct obj *o);
 /* The work freeing the value takes, in allocations (1 for a string). */
 size_t obj_free_effort(const struct obj *o);
+/* The size INFO keysizes counts: a string's length, an aggregate's
+ * elements (0 for a stream, which keysizes leaves out). */
+size_t obj_items(const struct obj *o);
 
 #endif

@@ -7,6 +7,7 @@
 #include "mem.h"
 #include "multi.h"
 #include "pause.h"
+#include "script.h"
 #include "util.h"
 #include "worker.h"
 
@@ -78,16 +79,29 @@ void pause_stop(void)
 			worker_post(&server.workers[i], &wake_mail, 0);
 }
 
-/* Does cmd write, or may it propagate (PUBLISH)? EXEC by what it queued. */
+/* Does cmd with argv write, or may it propagate (PUBLISH)? A script by its
+ * declared flags, as Redis's getCommandFlags: no-writes is a read. */
+static bool call_writes(const struct command *cmd, int argc, const struct arg *argv)
+{
+	if (!(cmd->flags & (CMD_WRITE | CMD_MAY_REPLICATE)))
+		return false;
+	if (cmd->fn == cmd_eval || cmd->fn == cmd_evalsha)
+		return !script_declares_no_writes(argc, argv, cmd->fn == cmd_evalsha);
+	if (cmd->fn == cmd_fcall)
+		return !function_declares_no_writes(argc, argv);
+	return true;
+}
+
+/* EXEC by what it queued. */
 static bool writes(const struct client *c, const struct command *cmd)
 {
-	if (cmd->flags & (CMD_WRITE | CMD_MAY_REPLICATE))
-		return true;
-	if (cmd->fn == cmd_exec && c->in_multi)
+	if (cmd->fn == cmd_exec && c->in_multi) {
 		for (int i = 0; i < c->nqueued; i++)
-			if (c->queue[i].cmd->flags & (CMD_WRITE | CMD_MAY_REPLICATE))
+			if (call_writes(c->queue[i].cmd, c->queue[i].argc, c->queue[i].argv))
 				return true;
-	return false;
+		return false;
+	}
+	return call_writes(cmd, c->argc, c->argv);
 }
 
 bool pause_holds(const struct client *c, const struct command *cmd)

@@ -49,6 +49,12 @@ void script_run_function(struct lua_State *l, struct client *c, struct script_ru
 			 const char *name);
 /* A collection step now and then (after a run or a load). */
 void script_gc(struct lua_State *l);
+/* True if the EVAL or EVALSHA of argv (argv[1] the body or the SHA1)
+ * declares no-writes; FCALL's counterpart for the function argv[1] names.
+ * What CLIENT PAUSE WRITE lets through, as Redis's getCommandFlags; taken
+ * with no shard lock held. */
+bool script_declares_no_writes(int argc, const struct arg *argv, bool by_sha);
+bool function_declares_no_writes(int argc, const struct arg *argv);
 /* A shebang flag by name (any case), or 0; and a flag's name. */
 unsigned script_flag_named(const char *name);
 const char *script_flag_name(unsigned flag);

@@ -83,8 +83,10 @@ void store_destroy(void)
 {
 	for (int db = 0; db < store.ndbs; db++) {
 		db_flush(db);
-		for (unsigned i = 0; i < STORE_SHARDS; i++)
+		for (unsigned i = 0; i < STORE_SHARDS; i++) {
 			pthread_mutex_destroy(&store_shard(db, i)->lock);
+			xfree(store_shard(db, i)->keysizes);
+		}
 	}
 	xfree(store.dbs);
 	store.dbs = NULL;
@@ -182,6 +184,41 @@ static inline struct shard *entry_shard(int db, const struct entry *e)
 
 static store_hook_fn *hooks[STORE_HOOKS];
 
+static unsigned keysizes_bin(size_t n)
+{
+	unsigned bin = n ? 64 - (unsigned)__builtin_clzll((unsigned long long)n) : 0;
+
+	return bin < KEYSIZES_BINS ? bin : KEYSIZES_BINS - 1;
+}
+
+/* Moves e to the bin of its size now (none once removed); written with
+ * atomic stores because INFO sums the bins without the lock. */
+static void keysizes_update(struct shard *sh, struct entry *e, bool removed)
+{
+	unsigned type = KEYSIZES_NONE, bin = 0;
+	uint64_t *cell;
+
+	if (!removed && e->val.type < KEYSIZES_TYPES) {
+		type = e->val.type;
+		bin = keysizes_bin(obj_items(&e->val));
+	}
+	if (type == e->ks_type && bin == e->ks_bin)
+		return;
+	if (e->ks_type != KEYSIZES_NONE) {
+		cell = &(*sh->keysizes)[e->ks_type][e->ks_bin];
+		__atomic_store_n(cell, *cell - 1, __ATOMIC_RELAXED);
+	}
+	if (type != KEYSIZES_NONE) {
+		if (!sh->keysizes)
+			__atomic_store_n(&sh->keysizes, xcalloc(1, sizeof(*sh->keysizes)),
+					 __ATOMIC_RELEASE);
+		cell = &(*sh->keysizes)[type][bin];
+		__atomic_store_n(cell, *cell + 1, __ATOMIC_RELAXED);
+	}
+	e->ks_type = (uint8_t)type;
+	e->ks_bin = (uint8_t)bin;
+}
+
 void store_hook_set(enum store_hook h, store_hook_fn *fn)
 {
 	hooks[h] = fn;
@@ -201,6 +238,8 @@ static void signal_change_as(int db, int other_db, struct entry *e, enum db_chan
 		struct shard *sh = store_shard(db, e->slot % STORE_SHARDS);
 
 		__atomic_store_n(&sh->changes, sh->changes + 1, __ATOMIC_RELAXED);
+		if (why != DB_CHANGE_TTL)
+			keysizes_update(sh, e, why != DB_CHANGE_WRITE);
 	}
 	for (unsigned i = 0; i < STORE_HOOKS; i++)
 		if (hooks[i])
@@ -377,6 +416,8 @@ struct entry *db_add(int db, const char *key, size_t len, struct obj val)
 	e->fp_epoch = 0;
 	e->atime = store_clock();
 	e->lfu = LFU_INIT_VAL;
+	e->ks_type = KEYSIZES_NONE;
+	e->ks_bin = 0;
 	e->node.hash = key_hash(key, len);
 	e->expire = -1;
 	e->val = val;
@@ -509,6 +550,19 @@ size_t db_table_bytes(int db)
 	return n;
 }
 
+void db_keysizes(int db, keysizes_hist out)
+{
+	for (unsigned i = 0; i < STORE_SHARDS; i++) {
+		keysizes_hist *h = __atomic_load_n(&store_shard(db, i)->keysizes, __ATOMIC_ACQUIRE);
+
+		if (!h)
+			continue;
+		for (unsigned t = 0; t < KEYSIZES_TYPES; t++)
+			for (unsigned b = 0; b < KEYSIZES_BINS; b++)
+				out[t][b] += __atomic_load_n(&(*h)[t][b], __ATOMIC_RELAXED);
+	}
+}
+
 uint64_t db_expires(int db)
 {
 	uint64_t n = 0;
@@ -568,6 +622,11 @@ uint64_t db_flush_lazy(int db, bool lazy)
 		} else {
 			dict_clear(&s->keys, entry_free_node);
 		}
+		if (s->keysizes)
+			for (unsigned t = 0; t < KEYSIZES_TYPES; t++)
+				for (unsigned b = 0; b < KEYSIZES_BINS; b++)
+					__atomic_store_n(&(*s->keysizes)[t][b], 0,
+							 __ATOMIC_RELAXED);
 		s->nexpires = 0;
 		s->expire_cursor = 0;
 	}
@@ -588,11 +647,14 @@ void db_swap(int a, int b)
 		struct shard *x = store_shard(a, i), *y = store_shard(b, i);
 		struct dict keys = x->keys;
 		uint64_t nexpires = x->nexpires;
+		keysizes_hist *ks = x->keysizes;
 
 		x->keys = y->keys;
 		y->keys = keys;
 		x->nexpires = y->nexpires;
 		y->nexpires = nexpires;
+		__atomic_store_n(&x->keysizes, y->keysizes, __ATOMIC_RELEASE);
+		__atomic_store_n(&y->keysizes, ks, __ATOMIC_RELEASE);
 		x->expire_cursor = y->expire_cursor = 0;
 		/* Either may now hold the other's hashes with field deadlines. */
 		x->field_ttls_seen = y->field_ttls_seen = 0;
@@ -616,8 +678,17 @@ static void expire_unlink(struct expire_ctx *ctx, struct entry *e, unsigned flag
 	signal_change_as(ctx->db, -1, e, DB_CHANGE_EXPIRE, flags);
 	if (e->expire >= 0)
 		ctx->shard->nexpires--;
+	if (config.lazyfree_lazy_expire) {
+		dict_remove(&ctx->shard->keys, &e->node);
+		entry_free_lazy(e, true);
+		return;
+	}
+	/* The value goes first: DBSIZE (the count, read without the lock)
+	 * drops once a big value's free is over, when the cycle that freed it
+	 * is about to end and report its latency, as in single-threaded Redis. */
+	obj_free(&e->val);
 	dict_remove(&ctx->shard->keys, &e->node);
-	entry_free_lazy(e, config.lazyfree_lazy_expire);
+	xfree(e);
 }
 
 /* Reclaims a hash's expired fields, as Redis 7.4's active field expiry does;

@@ -42,10 +42,23 @@ struct entry {
 	uint32_t fp_epoch; /* fp_slot is valid only in the epoch it was set in */
 	uint32_t atime;	   /* last access, in store_clock() ticks (LRU, OBJECT IDLETIME) */
 	uint8_t lfu;	   /* logarithmic access counter, under LFU policies (evict.c) */
+	/* Where INFO keysizes counts the key: type and bin, or KEYSIZES_NONE. */
+	uint8_t ks_type, ks_bin;
 	char key[];
 };
 
 #define FP_UNCACHEABLE 1 /* indexing failed once: stay daemon-served */
+
+/*
+ * INFO keysizes (Redis 8): per database and type (strings by length, the
+ * aggregates by elements; streams are not counted), how many keys have a
+ * size in each power-of-two bin: bin 0 holds size 0, bin i sizes
+ * [2^(i-1), 2^i). Kept exact on every change, under the shard lock.
+ */
+#define KEYSIZES_TYPES 5 /* OBJ_STRING .. OBJ_HASH */
+#define KEYSIZES_BINS 60
+#define KEYSIZES_NONE 0xff
+typedef uint64_t keysizes_hist[KEYSIZES_TYPES][KEYSIZES_BINS];
 
 #define entry_of(n) ((struct entry *)((char *)(n) - __builtin_offsetof(struct entry, node)))
 
@@ -65,6 +78,7 @@ struct shard {
 	uint64_t expired_subkeys_active;
 	uint64_t avg_ttl; /* ms, a running estimate from active expiry samples */
 	uint64_t changes; /* keys changed, one per change (INFO's rdb_changes_since_last_save) */
+	keysizes_hist *keysizes; /* the shard's keys by size; allocated at its first key */
 } __attribute__((aligned(64)));
 
 struct db {
@@ -244,6 +258,9 @@ uint64_t store_expire_time_cap_reached(void);
 uint64_t store_expire_cycle_ms(void);
 /* Bytes of db's bucket arrays (MEMORY STATS' hashtable overhead). */
 size_t db_table_bytes(int db);
+/* Adds db's keysizes histogram into out (a racy sum over shards, as
+ * db_size). */
+void db_keysizes(int db, keysizes_hist out);
 uint64_t db_expires(int db);
 /* Estimated average time to live of db's keys with deadlines (ms). */
 uint64_t db_avg_ttl(int db);

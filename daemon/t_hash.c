@@ -794,6 +794,7 @@ static const struct obj_ops hash_ops = {
 	.dup = hash_dup,
 	.mem = hash_mem,
 	.free_effort = hash_free_effort,
+	.items = hash_len,
 };
 
 static void __attribute__((constructor)) hash_register(void)

@@ -1188,6 +1188,7 @@ static const struct obj_ops list_ops = {
 	.dup = list_dup,
 	.mem = list_mem,
 	.free_effort = list_free_effort,
+	.items = list_len,
 };
 
 static void __attribute__((constructor)) list_register(void)

@@ -932,6 +932,7 @@ static const struct obj_ops set_ops = {
 	.dup = set_dup,
 	.mem = set_mem,
 	.free_effort = set_free_effort,
+	.items = set_size,
 };
 
 static void __attribute__((constructor)) set_register(void)

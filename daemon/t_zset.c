@@ -970,6 +970,7 @@ static const struct obj_ops zset_ops = {
 	.dup = zset_dup,
 	.mem = zset_mem,
 	.free_effort = zset_free_effort,
+	.items = zset_len,
 };
 
 static void __attribute__((constructor)) zset_register(void)

@@ -430,8 +430,12 @@ void worker_cron(struct worker *w)
 		}
 	}
 	/* A quarter of each period at most, as Redis's slow expiry cycle. */
-	if (debug_active_expire_on())
+	if (debug_active_expire_on()) {
+		int64_t start = mono_us();
+
 		store_active_expire(w->id, server.nworkers, period * 1000 / 4);
+		latency_event_done("expire-cycle", (uint64_t)(mono_us() - start));
+	}
 	blocking_serve_ready(); /* a key expiry deleted can feed no one; SWAPDB's can */
 	tracking_cron(w);
 	if (w->nblocked)

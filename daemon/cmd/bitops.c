@@ -252,18 +252,19 @@ err:
  * The string at argv[1] for a write that reaches bit maxbit: created, or
  * grown with zero bytes, as needed. Returns NULL after replying WRONGTYPE.
  * *dirty says whether the value already changed (created or grown); the
- * caller calls db_changed() once its edits are done.
+ * caller calls db_changed() once its edits are done, unless *created: the
+ * add was the key's one change (Redis counts a new key once).
  */
-static struct entry *string_for_bits(struct client *c, uint64_t maxbit, bool *dirty)
+static struct entry *string_for_bits(struct client *c, uint64_t maxbit, bool *dirty, bool *created)
 {
 	const struct arg *key = &c->argv[1];
 	size_t need = (size_t)(maxbit >> 3) + 1, len;
 	struct entry *e = key_find(c, 1);
 	char *p;
 
-	*dirty = false;
+	*dirty = *created = false;
 	if (!e) {
-		*dirty = true;
+		*dirty = *created = true;
 		return db_add(c->db, key->p, key->len,
 			      obj_string_owned(xcalloc(1, need + 1), need));
 	}
@@ -295,7 +296,7 @@ void cmd_setbit(struct client *c)
 	unsigned char *p, mask;
 	struct entry *e;
 	long long on;
-	bool dirty;
+	bool dirty, created;
 	int old;
 
 	if (!bit_offset_arg(c, 2, 0, &offset))
@@ -304,7 +305,7 @@ void cmd_setbit(struct client *c)
 		reply_error(c, ERR_BIT_VALUE);
 		return;
 	}
-	e = string_for_bits(c, offset, &dirty);
+	e = string_for_bits(c, offset, &dirty, &created);
 	if (!e)
 		return;
 	p = (unsigned char *)e->val.bytes + (offset >> 3);
@@ -314,7 +315,8 @@ void cmd_setbit(struct client *c)
 	 * the bit flipped; WATCH observes the difference. */
 	if (dirty || old != on) {
 		*p = on ? (unsigned char)(*p | mask) : (unsigned char)(*p & ~mask);
-		db_changed(c->db, e);
+		if (!created)
+			db_changed(c->db, e);
 		notify_arg(c, NOTIFY_STRING, "setbit", 1);
 	}
 	reply_int(c, old);
@@ -395,30 +397,26 @@ void cmd_bitcount(struct client *c)
 	struct entry *e;
 	size_t len;
 
-	/* Redis 7.0 looks the key up before it reads the range. */
-	e = key_find_read(c, 1);
-	if (!e) {
-		reply_int(c, 0);
-		return;
-	}
-	if (!entry_is(c, e, OBJ_STRING))
-		return;
-	p = string_bytes(e, tmp, &len);
+	/* Redis 8 reads the range before it looks the key up, so a bad range
+	 * is an error even on a missing key. */
 	if (c->argc == 4 || c->argc == 5) {
 		if (!arg_ll(c, 2, &start) || !arg_ll(c, 3, &end))
 			return;
-		/* Two negative indexes out of order are empty whatever the
-		 * unit, even an invalid one. */
-		if (start < 0 && end < 0 && start > end) {
-			reply_int(c, 0);
-			return;
-		}
 		if (c->argc == 5 && !unit_arg(c, 4, &in_bits))
 			return;
 	} else if (c->argc != 2) {
 		reply_error(c, ERR_SYNTAX);
 		return;
 	}
+	e = key_find_read(c, 1);
+	if (e && !entry_is(c, e, OBJ_STRING))
+		return;
+	/* Two negative indexes out of order are empty whatever the unit. */
+	if (!e || (start < 0 && end < 0 && start > end)) {
+		reply_int(c, 0);
+		return;
+	}
+	p = string_bytes(e, tmp, &len);
 	if (!bit_range(start, end, in_bits, len, &first, &last))
 		reply_int(c, 0);
 	else
@@ -457,14 +455,14 @@ void cmd_bitpos(struct client *c)
 		reply_error(c, ERR_SYNTAX);
 		return;
 	}
-	/* A missing key is an endless run of zeros. */
 	e = key_find_read(c, 1);
+	if (e && !entry_is(c, e, OBJ_STRING))
+		return;
+	/* A missing key is an endless run of zeros. */
 	if (!e) {
 		reply_int(c, bit ? -1 : 0);
 		return;
 	}
-	if (!entry_is(c, e, OBJ_STRING))
-		return;
 	p = string_bytes(e, tmp, &len);
 	/* An empty range holds neither a 0 nor a 1. */
 	if (!bit_range(start, end, in_bits, len, &first, &last)) {
@@ -860,9 +858,9 @@ static void bitfield_generic(struct client *c, bool ro)
 	}
 	{
 		unsigned char *p;
-		bool dirty;
+		bool dirty, created;
 
-		e = string_for_bits(c, maxbit, &dirty);
+		e = string_for_bits(c, maxbit, &dirty, &created);
 		if (!e)
 			goto out;
 		p = (unsigned char *)e->val.bytes;
@@ -873,9 +871,10 @@ static void bitfield_generic(struct client *c, bool ro)
 			else if (bitfield_write(c, &ops[i], p))
 				dirty = true;
 		}
-		/* Like Redis, any write counts as a change, even one refused;
-		 * its event (8.8) only one that grew the string or changed bits. */
-		db_changed(c->db, e);
+		/* Like Redis 8.8, only a write that grew the string or changed
+		 * bits is a change (and its event). */
+		if (dirty && !created)
+			db_changed(c->db, e);
 		if (dirty)
 			notify_arg(c, NOTIFY_STRING, "setbit", 1);
 	}

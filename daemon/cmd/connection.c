@@ -427,8 +427,12 @@ void cmd_client_kill(struct client *c)
 					return;
 				}
 			} else if (arg_is(c, i, "MAXAGE")) {
-				if (!str_to_ll(v->p, v->len, &n) || n <= 0) {
-					reply_error(c, ERR_SYNTAX);
+				if (!str_to_ll(v->p, v->len, &n)) {
+					reply_error(c, "maxage is not an integer or out of range");
+					return;
+				}
+				if (n <= 0) {
+					reply_error(c, "maxage should be greater than 0");
 					return;
 				}
 				f.maxage = n;

@@ -22,6 +22,7 @@
 #include "config.h"
 #include "lazyfree.h"
 #include "mem.h"
+#include "monitor.h"
 #include "reply.h"
 #include "script.h"
 #include "util.h"
@@ -725,6 +726,7 @@ static void fcall_generic(struct client *c, bool ro)
 	struct function *f;
 	long long numkeys;
 
+	monitor_feed_script(c);
 	if (!arg_ll(c, 2, &numkeys))
 		return;
 	script_lock_acquire();
@@ -756,6 +758,20 @@ static void fcall_generic(struct client *c, bool ro)
 	push_args(flua, c->argv + 3 + numkeys, c->argc - 3 - (int)numkeys);
 	script_run_function(flua, c, &run, 2, f->name);
 	script_lock_release();
+}
+
+bool function_declares_no_writes(int argc, const struct arg *argv)
+{
+	const struct function *f;
+	bool no_writes;
+
+	if (argc < 2)
+		return false;
+	script_lock_acquire();
+	f = function_find(argv[1].p, argv[1].len);
+	no_writes = f && (f->flags & SF_NO_WRITES);
+	script_lock_release();
+	return no_writes;
 }
 
 void cmd_fcall(struct client *c)

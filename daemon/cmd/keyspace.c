@@ -31,6 +31,7 @@
 #include "fastpath.h"
 #include "mem.h"
 #include "notify.h"
+#include "pause.h"
 #include "propagate.h"
 #include "util.h"
 
@@ -412,13 +413,15 @@ static void walk_node(void *ctx, struct dict_node *node)
 	struct entry *e = entry_of(node);
 
 	w->seen++;
+	/* Redis 8's order: the pattern, then expiry (a key the pattern skips
+	 * is not expired by SCAN), then the type. */
+	if (w->pat && !glob_match(w->pat, w->plen, e->key, e->klen, false))
+		return;
 	if (entry_expired(e, w->now)) {
 		if (w->dead)
 			keyvec_push(w->dead, e->key, e->klen);
 		return;
 	}
-	if (w->pat && !glob_match(w->pat, w->plen, e->key, e->klen, false))
-		return;
 	if (w->type && !str_eq_nocase(w->type, w->tlen, obj_type_name(&e->val)))
 		return;
 	keyvec_push(&w->keys, e->key, e->klen);
@@ -545,6 +548,7 @@ void cmd_randomkey(struct client *c)
 {
 	uint64_t counts[STORE_SHARDS], total = 0;
 	int64_t now = store_now();
+	struct entry *frozen = NULL;
 	int db = c->db;
 
 	for (unsigned i = 0; i < STORE_SHARDS; i++) {
@@ -573,6 +577,8 @@ void cmd_randomkey(struct client *c)
 			reply_bulk(c, e->key, e->klen);
 			return;
 		}
+		/* Under CLIENT PAUSE an expired key stays (pause_frozen). */
+		frozen = pause_frozen() ? e : NULL;
 		{
 			struct keyvec dead = { 0 };
 
@@ -581,6 +587,12 @@ void cmd_randomkey(struct client *c)
 		}
 		counts[i]--;
 		total--;
+	}
+	/* As Redis: a paused server whose keys all have deadlines answers an
+	 * expired one rather than nothing (they cannot expire meanwhile). */
+	if (frozen && db_size(db) == db_expires(db)) {
+		reply_bulk(c, frozen->key, frozen->klen);
+		return;
 	}
 
 	for (unsigned i = 0; i < STORE_SHARDS; i++) {

@@ -41,6 +41,7 @@
 #include "lazyfree.h"
 #include "log.h"
 #include "mem.h"
+#include "monitor.h"
 #include "reply.h"
 #include "script.h"
 #include "util.h"
@@ -1241,6 +1242,7 @@ bool script_run_check(struct client *c, struct script_run *run, unsigned flags, 
 		return false;
 	}
 	run->proxy.fd = -1;
+	run->proxy.flags = CLIENT_SCRIPT;
 	run->proxy.worker = c->worker;
 	run->proxy.db = c->db;
 	run->proxy.resp = 2;
@@ -1280,6 +1282,8 @@ void script_run_function(lua_State *l, struct client *c, struct script_run *run,
 		reply_value(c, l, run->proxy.resp);
 	}
 	running = NULL;
+	/* The script's own calls count in its caller's tot-cmds, as in Redis. */
+	c->commands += run->proxy.commands;
 	lua_pop(l, 1);			/* the error handler */
 	while (run->proxy.reply_head) { /* nothing should be left; be safe */
 		struct reply_block *b = run->proxy.reply_head;
@@ -1372,23 +1376,55 @@ static void eval_generic(struct client *c, bool by_sha, bool ro)
 	pthread_mutex_unlock(&script_lock);
 }
 
+bool script_declares_no_writes(int argc, const struct arg *argv, bool by_sha)
+{
+	unsigned flags = SF_COMPAT;
+	char sha[41], err[128];
+	size_t skip;
+
+	if (argc < 2)
+		return false;
+	if (!by_sha)
+		return !shebang(argv[1].p, argv[1].len, &flags, &skip, err, sizeof(err)) &&
+		       (flags & SF_NO_WRITES) && !(flags & SF_COMPAT);
+	if (argv[1].len != 40)
+		return false;
+	for (size_t i = 0; i < 40; i++)
+		sha[i] = (char)tolower((unsigned char)argv[1].p[i]);
+	sha[40] = '\0';
+	pthread_mutex_lock(&script_lock);
+	if (lua) {
+		lua_getfield(lua, LUA_REGISTRYINDEX, REG_FLAGS);
+		lua_getfield(lua, -1, sha);
+		if (!lua_isnil(lua, -1))
+			flags = (unsigned)lua_tonumber(lua, -1);
+		lua_pop(lua, 2);
+	}
+	pthread_mutex_unlock(&script_lock);
+	return (flags & SF_NO_WRITES) && !(flags & SF_COMPAT);
+}
+
 void cmd_eval(struct client *c)
 {
+	monitor_feed_script(c);
 	eval_generic(c, false, false);
 }
 
 void cmd_evalsha(struct client *c)
 {
+	monitor_feed_script(c);
 	eval_generic(c, true, false);
 }
 
 void cmd_eval_ro(struct client *c)
 {
+	monitor_feed_script(c);
 	eval_generic(c, false, true);
 }
 
 void cmd_evalsha_ro(struct client *c)
 {
+	monitor_feed_script(c);
 	eval_generic(c, true, true);
 }
 

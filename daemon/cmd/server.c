@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "command_meta.h"
+#include "command_docs.h"
 #include "commands.h"
 #include "multi.h"
 #include "config.h"
@@ -300,27 +301,6 @@ void cmd_command_info(struct client *c)
 	}
 }
 
-static void reply_command_docs(struct client *c, const struct command *cmd)
-{
-	reply_map(c, cmd->nsubs ? 5 : 4);
-	reply_bulk_cstr(c, "summary");
-	reply_bulk_cstr(c, cmd->summary);
-	reply_bulk_cstr(c, "since");
-	reply_bulk_cstr(c, cmd->since);
-	reply_bulk_cstr(c, "group");
-	reply_bulk_cstr(c, cmd->group);
-	reply_bulk_cstr(c, "arity");
-	reply_int(c, cmd->arity);
-	if (cmd->nsubs) {
-		reply_bulk_cstr(c, "subcommands");
-		reply_map(c, cmd->nsubs);
-		for (unsigned i = 0; i < cmd->nsubs; i++) {
-			reply_bulk_cstr(c, cmd->subs[i]->name);
-			reply_command_docs(c, cmd->subs[i]);
-		}
-	}
-}
-
 void cmd_command_docs(struct client *c)
 {
 	int found = 0;
@@ -329,7 +309,7 @@ void cmd_command_docs(struct client *c)
 		reply_map(c, command_count());
 		for (struct command **all = command_all(); *all; all++) {
 			reply_bulk_cstr(c, (*all)->name);
-			reply_command_docs(c, *all);
+			command_docs_reply(c, *all);
 		}
 		return;
 	}
@@ -341,7 +321,7 @@ void cmd_command_docs(struct client *c)
 
 		if (cmd) {
 			reply_bulk_cstr(c, cmd->name);
-			reply_command_docs(c, cmd);
+			command_docs_reply(c, cmd);
 		}
 	}
 }
@@ -944,6 +924,47 @@ static void info_keyspace(struct text *t)
 	}
 }
 
+/* Redis 8's keysizes: db<n>_distrib_<type>:<bin label>=<keys>,... per type
+ * that has keys, the labels powers of two with K, M, G... suffixes. */
+static void info_keysizes(struct text *t)
+{
+	static const char *const fields[KEYSIZES_TYPES] = {
+		[OBJ_STRING] = "distrib_strings_sizes", [OBJ_LIST] = "distrib_lists_items",
+		[OBJ_SET] = "distrib_sets_items",	[OBJ_ZSET] = "distrib_zsets_items",
+		[OBJ_HASH] = "distrib_hashes_items",
+	};
+	static const char suffix[] = " KMGTPE";
+
+	text_printf(t, "# Keysizes\r\n");
+	for (int db = 0; db < store.ndbs; db++) {
+		keysizes_hist h = { { 0 } };
+
+		if (!db_size(db))
+			continue;
+		db_keysizes(db, h);
+		for (unsigned type = 0; type < KEYSIZES_TYPES; type++) {
+			bool first = true;
+
+			for (unsigned b = 0; b < KEYSIZES_BINS; b++) {
+				unsigned p = b ? b - 1 : 0; /* bin b starts at 2^(b-1) */
+
+				if (!h[type][b])
+					continue;
+				if (first)
+					text_printf(t, "db%d_%s:", db, fields[type]);
+				text_printf(t, "%s%llu", first ? "" : ",",
+					    b ? 1ULL << (p % 10) : 0ULL);
+				if (p >= 10)
+					text_printf(t, "%c", suffix[p / 10]);
+				text_printf(t, "=%llu", (unsigned long long)h[type][b]);
+				first = false;
+			}
+			if (!first)
+				text_printf(t, "\r\n");
+		}
+	}
+}
+
 static void info_field(void *ctx, const char *name, const char *value)
 {
 	text_printf(ctx, "%s:%s\r\n", name, value);
@@ -1017,6 +1038,7 @@ static const struct {
 	{ "latencystats", NULL, info_latencystats, true },
 	{ "cluster", NULL, info_cluster, false },
 	{ "keyspace", NULL, info_keyspace, false },
+	{ "keysizes", NULL, info_keysizes, false },
 	{ "fastpath", NULL, info_fastpath, false },
 };
 

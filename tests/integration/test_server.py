@@ -164,9 +164,10 @@ def command_docs(t):
             assert raw[:1] == b'*' and len(reply) == 2 and reply[0] == b'get', raw
             d = pairs(reply[1])
             assert {b'summary', b'since', b'group'} <= set(d), d
-            return d[b'summary'], d[b'group'], d[b'since']
-    summary, group, since = t.same(docs, 'COMMAND DOCS get')
-    assert summary and group == b'string' and since == b'1.0.0'
+            return d[b'group'], d[b'since']
+    # The summaries are 8.8's (test_command_docs.py compares them with 8.8).
+    group, since = t.same(docs, 'COMMAND DOCS get')
+    assert group == b'string' and since == b'1.0.0'
     t.compare([('COMMAND', 'DOCS', 'nosuch')])
 
 

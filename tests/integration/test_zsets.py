@@ -596,7 +596,8 @@ def command_table(t):
     def docs(srv):
         reply = srv.call('COMMAND', 'DOCS', *(fixed + movable + ['zrank', 'zrevrank']))
         d = pairs(reply)
-        return {k: (pairs(v)[b'summary'], pairs(v)[b'group'], pairs(v)[b'since']) for k, v in d.items()}
+        # Summaries are 8.8's wording (test_command_docs.py compares them).
+        return {k: (pairs(v)[b'group'], pairs(v)[b'since']) for k, v in d.items()}
     t.same(docs, 'COMMAND DOCS')
 
 
