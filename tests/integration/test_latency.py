@@ -143,7 +143,7 @@ def info_commandstats_and_errorstats(t):
             c.cmd('GET')                        # rejected (arity)
             c.call('LPUSH', 'l', 'a')
             c.cmd('GET', 'l')                   # WRONGTYPE
-            c.cmd('NOSUCHCOMMAND')
+            c.cmd('NOSUCHCOMMAND', 'x')
             c.call('CLIENT', 'ID')
             stats = info_fields(c.call('INFO', 'commandstats'))['commandstats']
             out = {}
@@ -162,7 +162,7 @@ def info_commandstats_and_errorstats(t):
     assert stats['cmdstat_client|id'] == (1, 0, 0), stats
     assert 'latency_percentiles_usec_client|id' in latency, latency
     t.compare([
-        ('CONFIG', 'RESETSTAT'), ('INCR', 'nosuch', 'x'), ('NOSUCH',), ('SET', 's', 'v'),
+        ('CONFIG', 'RESETSTAT'), ('INCR', 'nosuch', 'x'), ('NOSUCH', 'x'), ('SET', 's', 'v'),
         ('LPUSH', 's', 'a'), ('INFO', 'errorstats'), ('CONFIG', 'RESETSTAT'),
         ('INFO', 'errorstats'),
     ])
