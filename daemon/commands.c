@@ -11,6 +11,7 @@
 #include <strings.h>
 #include <ctype.h>
 
+#include "aof.h"
 #include "blocking.h"
 #include "command_meta.h"
 #include "commands.h"
@@ -24,6 +25,7 @@
 #include "multi.h"
 #include "notify.h"
 #include "pause.h"
+#include "persist.h"
 #include "propagate.h"
 #include "pubsub.h"
 #include "slowlog.h"
@@ -505,6 +507,18 @@ void command_dispatch(struct client *c)
 			c->multi_error = true;
 		return;
 	}
+	/* A failed save or AOF write: no writes (nor PING), as Redis refuses. */
+	if ((cmd->flags & CMD_WRITE) || cmd->fn == cmd_ping) {
+		const char *misconf = persist_write_denied();
+
+		if (misconf) {
+			reply_error(c, misconf);
+			stat_add(&own_stats(c, cmd)->rejected, 1);
+			if (c->in_multi)
+				c->multi_error = true;
+			return;
+		}
+	}
 	/* A RESP2 subscriber's connection carries only pushes and these. */
 	if (c->resp == 2 && pubsub_client_subscribed(c) && cmd->fn != cmd_ping &&
 	    cmd->fn != cmd_subscribe && cmd->fn != cmd_ssubscribe && cmd->fn != cmd_unsubscribe &&
@@ -581,6 +595,13 @@ void command_call(struct client *c, struct command *cmd)
 	lockset_init(&ls);
 	command_add_locks(cmd, c, c->db, c->argc, c->argv, &ls);
 	lockset_acquire(&ls);
+	/* The final save was taken while this waited for a lock: run nothing
+	 * more, so no write is acknowledged that the image lacks. */
+	if (__builtin_expect(server.shutdown, 0)) {
+		lockset_release(&ls);
+		c->flags |= CLIENT_CLOSE_ASAP;
+		return;
+	}
 	__atomic_store_n(&c->last_cmd, cmd->name, __ATOMIC_RELAXED);
 	errors = __atomic_load_n(&w->stats.errors, __ATOMIC_RELAXED);
 	/* Three clock reads per command: its monotonic start and end (duration,
@@ -599,6 +620,9 @@ void command_call(struct client *c, struct command *cmd)
 	exec_ctx_pop(&x);
 	lockset_release(&ls);
 	blocking_serve_ready();
+	/* Its records reach the AOF (and the disk, under appendfsync always)
+	 * before its reply leaves. */
+	aof_after_command();
 	account(c, cmd, start, errors);
 }
 

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "access.h"
+#include "aof.h"
 #include "blocking.h"
 #include "commands.h"
 #include "config.h"
@@ -118,8 +119,9 @@ int main(int argc, char **argv)
 	store_hook_set(STORE_HOOK_NOTIFY, notify_on_change);
 	if (proplog_start_from_env() < 0)
 		return 1;
-	/* Before any worker runs: the keys are there for the first command. */
-	if (rdbfile_load() < 0)
+	/* Before any worker runs: the keys are there for the first command
+	 * (from the AOF with appendonly yes, else from the RDB file). */
+	if (aof_start_up() < 0)
 		return 1;
 	if (write_pidfile() < 0)
 		return 1;
@@ -127,6 +129,7 @@ int main(int argc, char **argv)
 	fastpath_start();
 	ret = server_run();
 	rdbfile_shutdown();
+	aof_stop();
 	fastpath_stop();
 	if (config.pidfile[0])
 		unlink(config.pidfile);

@@ -32,6 +32,7 @@
 #include "fastpath.h"
 #include "monitor.h"
 #include "pause.h"
+#include "persist.h"
 #include "pubsub.h"
 #include "store.h"
 #include "udp.h"
@@ -363,6 +364,7 @@ void worker_cron(struct worker *w)
 	if (w->nblocked)
 		blocking_timeouts(w);
 	if (w->id == 0) {
+		persist_cron();
 		mem_sample_peak();
 		sample_ops(now);
 		fastpath_heartbeat();
@@ -668,7 +670,14 @@ int server_run(void)
 			log_warning("Received %s scheduling shutdown...",
 				    sig == SIGTERM ? "SIGTERM" : "SIGINT");
 			server.shutdown_signal = sig;
-			server_request_shutdown();
+			/* shutdown-on-sigterm/-sigint's flags; a failed final save
+			 * keeps the server running, as Redis's cron does. */
+			if (started < server.nworkers)
+				server_request_shutdown();
+			else if (persist_shutdown((
+					 unsigned)(sig == SIGTERM ? config.shutdown_on_sigterm
+								  : config.shutdown_on_sigint)) < 0)
+				server.shutdown_signal = 0;
 		}
 	}
 	ok = started == server.nworkers;
