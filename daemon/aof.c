@@ -70,7 +70,7 @@ static pthread_mutex_t io_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct text buf;		 /* under buf_lock */
 static uint64_t appended;	 /* under buf_lock, read atomically */
 static int64_t last_ts;		 /* the last #TS annotation, under buf_lock */
-static uint64_t written;	 /* under io_lock */
+static uint64_t written;	 /* under io_lock, read atomically */
 static uint64_t synced;		 /* under io_lock, read atomically */
 static int state = AOF_OFF;	 /* under io_lock and every shard lock, read atomically */
 static int fd = -1;		 /* the incremental file being written, under io_lock */
@@ -653,7 +653,7 @@ static void do_flush(bool sync)
 		/* No file (a failed start): the bytes are dropped. */
 	}
 	xfree(out.p);
-	written = upto;
+	__atomic_store_n(&written, upto, __ATOMIC_RELEASE);
 	if (sync && fd >= 0 && __atomic_load_n(&synced, __ATOMIC_RELAXED) < written) {
 		if (fdatasync(fd) < 0) {
 			log_warning("Can't persist the AOF: fdatasync: %s", strerror(errno));
@@ -678,7 +678,8 @@ void aof_after_command(void)
 		return;
 	target = __atomic_load_n(&appended, __ATOMIC_ACQUIRE);
 	always = config.appendfsync == FSYNC_ALWAYS;
-	if (target == __atomic_load_n(&synced, __ATOMIC_ACQUIRE))
+	/* Nothing of anyone's left to write (or, under always, to sync). */
+	if (target == __atomic_load_n(always ? &synced : &written, __ATOMIC_ACQUIRE))
 		return;
 	pthread_mutex_lock(&io_lock);
 	/* Another thread may have written (and synced) this one's bytes while it
@@ -1142,7 +1143,8 @@ static int do_start(void)
 		return rc;
 	}
 	man.incr_seq = f.seq;
-	written = synced = __atomic_load_n(&appended, __ATOMIC_RELAXED);
+	__atomic_store_n(&written, __atomic_load_n(&appended, __ATOMIC_RELAXED), __ATOMIC_RELEASE);
+	__atomic_store_n(&synced, written, __ATOMIC_RELEASE);
 	__atomic_store_n(&state, AOF_WAIT_REWRITE, __ATOMIC_RELAXED);
 	propagate_forget_db();
 	propagate_consumer_activate(aof_feed, true);

@@ -401,6 +401,24 @@ static void add_key_locks(const struct command *cmd, int db, int argc, const str
 		lockset_add_key(ls, db, argv[keys[i]].p, argv[keys[i]].len);
 }
 
+/* The persistence commands that take every shard lock themselves (a fork's
+ * instant, a reload, the AOF switched on): they get every lock from here,
+ * so inside EXEC the handler's store_lock_all() nests instead of waiting
+ * for a lock its own transaction holds. */
+static bool locks_everything(const struct command *cmd, int argc, const struct arg *argv)
+{
+	if (cmd->fn == cmd_bgsave || cmd->fn == cmd_bgrewriteaof)
+		return true;
+	if (cmd->fn == cmd_debug)
+		return argc >= 2 && (str_eq_nocase(argv[1].p, argv[1].len, "reload") ||
+				     str_eq_nocase(argv[1].p, argv[1].len, "loadaof"));
+	if (cmd->fn == cmd_config_set)
+		for (int i = 2; i < argc; i += 2)
+			if (str_eq_nocase(argv[i].p, argv[i].len, "appendonly"))
+				return true;
+	return false;
+}
+
 int command_add_locks(const struct command *cmd, struct client *c, int db, int argc,
 		      const struct arg *argv, struct lockset *ls)
 {
@@ -412,7 +430,7 @@ int command_add_locks(const struct command *cmd, struct client *c, int db, int a
 		add_key_locks(cmd, db, argc, argv, ls);
 		return db;
 	}
-	if (f & CMD_LOCK_ALL)
+	if ((f & CMD_LOCK_ALL) || ((f & CMD_NO_KEYS_LOCK) && locks_everything(cmd, argc, argv)))
 		lockset_add_all(ls);
 	if (f & CMD_LOCK_DB)
 		lockset_add_db(ls, db);
