@@ -226,7 +226,7 @@ static int manifest_read(struct aof_manifest *m)
 				goto bad;
 			}
 			m->has_base = true;
-			snprintf(m->base.name, sizeof(m->base.name), "%s", name);
+			memcpy(m->base.name, name, strlen(name) + 1);
 			m->base.seq = seq;
 			m->base_seq = seq;
 		} else if (type == 'i') {
@@ -238,7 +238,7 @@ static int manifest_read(struct aof_manifest *m)
 				err = "Too many incremental AOF files";
 				goto bad;
 			}
-			snprintf(m->incr[m->nincr].name, sizeof(m->incr[0].name), "%s", name);
+			memcpy(m->incr[m->nincr].name, name, strlen(name) + 1);
 			m->incr[m->nincr++].seq = seq;
 			m->incr_seq = maxseq = seq;
 		} else if (type != 'h') {
