@@ -741,7 +741,9 @@ static int open_incr(const struct aof_file *f, bool append)
 	int nfd;
 
 	path_in_dir(path, sizeof(path), f->name);
-	nfd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (append ? O_APPEND : O_TRUNC), 0644);
+	/* O_APPEND always: after a failed write is cut off (ftruncate), the next
+	 * one lands at the new end, leaving no hole. */
+	nfd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_APPEND | (append ? 0 : O_TRUNC), 0644);
 	if (nfd < 0) {
 		int err = errno;
 

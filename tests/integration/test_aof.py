@@ -413,3 +413,89 @@ def redis_8_8_loads_our_aof_and_we_load_its(t):
         finish(b)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+@test
+@xkv_only
+def auto_aof_rewrite_on_growth(t):
+    tmp = tempfile.mkdtemp(prefix='xkv-it-aof-auto-')
+    try:
+        a = xkvd(t, tmp, appendonly='yes', save='',
+                 **{'auto-aof-rewrite-min-size': '1kb', 'auto-aof-rewrite-percentage': '100'})
+        assert persistence(a)['aof_rewrites'] == '0'
+        # Past the minimum size and twice the base: the cron rewrites.
+        for i in range(40):
+            a.call('SET', 'key:%d' % i, 'x' * 64)
+        assert wait_until(lambda: persistence(a)['aof_rewrites'] == '1', 10)
+        assert b'Starting automatic rewriting of AOF on' in a.log_bytes()
+        fields = persistence(a)
+        assert int(fields['aof_base_size']) > 500, fields
+        finish(a)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+@test
+@xkv_only
+def kill_9_under_everysec_loses_no_acknowledged_write(t):
+    # Each write reaches the kernel before its reply: only a machine crash
+    # could lose the last second.
+    tmp = tempfile.mkdtemp(prefix='xkv-it-aof-kill-es-')
+    try:
+        a = xkvd(t, tmp, appendonly='yes', appendfsync='everysec', save='')
+        with a.client() as c:
+            c.send_raw(b''.join(encode(('RPUSH', 'l', str(i))) for i in range(500)))
+            assert c.read_replies(500).endswith(b':500\r\n')
+        os.kill(a.proc.pid, signal.SIGKILL)
+        a.proc.wait(10)
+        a.dir = None
+        b = xkvd(t, tmp, appendonly='yes', save='')
+        assert b.call('LLEN', 'l') == 500
+        finish(b)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+@test
+@xkv_only
+def a_full_disk_refuses_writes_with_misconf_and_recovers(t):
+    tmp = tempfile.mkdtemp(prefix='xkv-it-aof-full-')
+    mnt = os.path.join(tmp, 'small')
+    os.mkdir(mnt)
+    if subprocess.run(['mount', '-t', 'tmpfs', '-o', 'size=512k', 'xkv-it-%d' % os.getpid(),
+                       mnt], capture_output=True).returncode != 0:
+        shutil.rmtree(tmp, ignore_errors=True)
+        return     # no mount here (not root, or a container without it)
+    filler = os.path.join(mnt, 'filler')
+    try:
+        with open(filler, 'wb') as f:
+            f.write(b'\0' * (256 * 1024))
+        a = xkvd(t, mnt, appendonly='yes', save='')
+        big = 'v' * 4096
+        refused, acked = None, 0
+        with a.client() as c:
+            for i in range(200):
+                reply = c.cmd('SET', 'k%d' % i, big)
+                if reply != b'+OK\r\n':
+                    refused = reply
+                    break
+                acked += 1
+            assert refused is not None and refused.startswith(
+                b'-MISCONF Errors writing to the AOF file: No space left on device'), refused
+            assert persistence(a)['aof_last_write_status'] == 'err'
+            assert c.cmd('GET', 'k0').startswith(b'$4096')
+            # Room again: the cron writes what waited, and writes are taken again.
+            os.unlink(filler)
+            assert wait_until(lambda: persistence(a)['aof_last_write_status'] == 'ok', 10)
+            assert c.call('SET', 'after', 'room') == b'OK'
+        os.kill(a.proc.pid, signal.SIGKILL)
+        a.proc.wait(10)
+        a.dir = None
+        # Every acknowledged write is in the file.
+        b = xkvd(t, mnt, appendonly='yes', save='')
+        assert b.call('DBSIZE') == acked + 1
+        assert b.call('GET', 'after') == b'room'
+        finish(b)
+    finally:
+        subprocess.run(['umount', mnt], capture_output=True)
+        shutil.rmtree(tmp, ignore_errors=True)
