@@ -463,6 +463,24 @@ static size_t multi_mem(const struct client *c)
 	return n;
 }
 
+size_t client_mem(struct client *c)
+{
+	return sizeof(*c) + __atomic_load_n(&c->qcap, __ATOMIC_RELAXED) +
+	       __atomic_load_n(&c->argv_mem, __ATOMIC_RELAXED) + multi_mem(c) +
+	       __atomic_load_n(&c->reply_bytes, __ATOMIC_RELAXED);
+}
+
+size_t clients_mem(void)
+{
+	size_t sum = 0;
+
+	registry_lock();
+	for (struct client *c = registry_first(); c; c = c->next_in_registry)
+		sum += client_mem(c);
+	registry_unlock();
+	return sum;
+}
+
 char *client_info_line(struct client *c)
 {
 	int64_t now = mono_ms();
@@ -502,8 +520,7 @@ char *client_info_line(struct client *c)
 			? __atomic_load_n(&c->nqueued, __ATOMIC_RELAXED)
 			: -1,
 		__atomic_load_n(&c->nwatched, __ATOMIC_RELAXED), qlen - qstart, qcap - qlen,
-		argv_mem, mmem, (size_t)REPLY_BLOCK_SIZE, omem, omem,
-		sizeof(*c) + qcap + argv_mem + mmem + omem,
+		argv_mem, mmem, (size_t)REPLY_BLOCK_SIZE, omem, omem, client_mem(c),
 		__atomic_load_n(&c->last_cmd, __ATOMIC_RELAXED),
 		__atomic_load_n(&c->resp, __ATOMIC_RELAXED), c->lib_name ? c->lib_name : "",
 		c->lib_ver ? c->lib_ver : "", c->worker->id,

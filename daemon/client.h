@@ -174,6 +174,12 @@ static inline void client_command_done(struct client *c)
  * the caller's own). Returns a heap string the caller frees. */
 char *client_info_line(struct client *c);
 
+/* What c holds: the struct, query buffer, arguments, queued MULTI commands
+ * and pending replies (CLIENT LIST's tot-mem). Any thread. */
+size_t client_mem(struct client *c);
+/* client_mem summed over every client (takes the registry lock). */
+size_t clients_mem(void);
+
 /* The registry of every client on every worker. */
 void registry_lock(void);
 void registry_unlock(void);

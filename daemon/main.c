@@ -119,6 +119,9 @@ int main(int argc, char **argv)
 	store_hook_set(STORE_HOOK_NOTIFY, notify_on_change);
 	if (proplog_start_from_env() < 0)
 		return 1;
+	/* What an empty server holds (INFO's used_memory_startup), before the
+	 * data is loaded. */
+	mem_mark_startup();
 	/* Before any worker runs: the keys are there for the first command
 	 * (from the AOF with appendonly yes, else from the RDB file). */
 	if (aof_start_up() < 0)

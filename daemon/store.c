@@ -451,6 +451,22 @@ uint64_t db_size(int db)
 	return n;
 }
 
+size_t db_table_bytes(int db)
+{
+	size_t n = 0;
+
+	/* Relaxed reads, no lock: INFO may run inside a script, which holds
+	 * every shard lock. The size is what xmalloc gives such an array. */
+	for (unsigned i = 0; i < STORE_SHARDS; i++) {
+		struct dict *d = &store_shard(db, i)->keys;
+
+		if (__atomic_load_n(&d->table, __ATOMIC_RELAXED))
+			n += xgood_size((__atomic_load_n(&d->mask, __ATOMIC_RELAXED) + 1) *
+					sizeof(struct dict_node *));
+	}
+	return n;
+}
+
 uint64_t db_expires(int db)
 {
 	uint64_t n = 0;
@@ -534,12 +550,16 @@ static void expire_unlink(struct expire_ctx *ctx, struct entry *e, unsigned flag
  * a hash left empty is deleted. */
 static void expire_hash_fields(struct expire_ctx *ctx, struct entry *e)
 {
+	uint64_t n;
+
 	ctx->shard->field_ttls_seen++;
 	if (hash_next_expire(&e->val) > ctx->now)
 		return;
 	ctx->sampled++;
 	ctx->expired++;
-	hash_expire_due(&e->val, ctx->now);
+	n = hash_expire_due(&e->val, ctx->now);
+	ctx->shard->expired_subkeys += n;
+	ctx->shard->expired_subkeys_active += n;
 	if (hash_len(&e->val))
 		written(ctx->db, e, DB_CHANGE_WRITE, DB_CHANGE_F_FIELDS);
 	else
@@ -555,6 +575,7 @@ static void expire_visit(void *arg, struct dict_node *node)
 		ctx->sampled++;
 		if (entry_expired(e, ctx->now)) {
 			ctx->shard->expired++;
+			ctx->shard->expired_active++;
 			ctx->expired++;
 			expire_unlink(ctx, e, 0);
 			return;
@@ -580,10 +601,50 @@ static void field_ttls_scan_wrapped(struct shard *s)
  * time, and keep going on a shard while a good share of what was sampled had
  * expired, within the time budget.
  */
+/* Written by whichever worker ends a cycle (relaxed: estimates and counts). */
+static uint64_t stale_perc_bits; /* a double's bits */
+static uint64_t time_cap_reached, cycle_us;
+
+double store_expired_stale_perc(void)
+{
+	uint64_t bits = __atomic_load_n(&stale_perc_bits, __ATOMIC_RELAXED);
+	double perc;
+
+	memcpy(&perc, &bits, sizeof(perc));
+	return perc;
+}
+
+uint64_t store_expire_time_cap_reached(void)
+{
+	return __atomic_load_n(&time_cap_reached, __ATOMIC_RELAXED);
+}
+
+uint64_t store_expire_cycle_ms(void)
+{
+	return __atomic_load_n(&cycle_us, __ATOMIC_RELAXED) / 1000;
+}
+
+/* Redis's estimate: each cycle moves it 5% toward the share it found. */
+static void stale_perc_update(uint64_t sampled, uint64_t expired)
+{
+	double perc = store_expired_stale_perc(), now = sampled ? (double)expired / sampled : 0;
+	uint64_t bits;
+
+	perc = now * 0.05 + perc * 0.95;
+	memcpy(&bits, &perc, sizeof(bits));
+	__atomic_store_n(&stale_perc_bits, bits, __ATOMIC_RELAXED);
+}
+
+void db_count_expired_fields(int db, struct entry *e, uint64_t n)
+{
+	entry_shard(db, e)->expired_subkeys += n;
+}
+
 void store_active_expire(unsigned self, unsigned n, int64_t budget_us)
 {
-	int64_t deadline = now_us() + budget_us;
+	int64_t start = now_us(), deadline = start + budget_us;
 	unsigned total = (unsigned)store.ndbs * STORE_SHARDS;
+	uint64_t sampled = 0, expired = 0;
 
 	if (pause_frozen())
 		return;
@@ -609,6 +670,8 @@ void store_active_expire(unsigned self, unsigned n, int64_t budget_us)
 					break;
 			}
 			dict_maybe_shrink(&s->keys);
+			sampled += ctx.sampled;
+			expired += ctx.expired;
 		} while ((s->nexpires || s->field_ttls) && ctx.sampled &&
 			 ctx.expired * 4 > ctx.sampled && now_us() < deadline);
 		if (ctx.ttl_n) {
@@ -620,9 +683,13 @@ void store_active_expire(unsigned self, unsigned n, int64_t budget_us)
 		if (!s->nexpires)
 			s->avg_ttl = 0;
 		pthread_mutex_unlock(&s->lock);
-		if (now_us() >= deadline)
+		if (now_us() >= deadline) {
+			__atomic_fetch_add(&time_cap_reached, 1, __ATOMIC_RELAXED);
 			break;
+		}
 	}
+	__atomic_fetch_add(&cycle_us, (uint64_t)(now_us() - start), __ATOMIC_RELAXED);
+	stale_perc_update(sampled, expired);
 }
 
 void lockset_init(struct lockset *ls)

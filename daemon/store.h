@@ -60,6 +60,9 @@ struct shard {
 	uint32_t field_ttls_seen; /* such hashes met since the scan last wrapped */
 	/* Summed by INFO; written under the lock. */
 	uint64_t expired;
+	uint64_t expired_active;  /* of them, by active expiry */
+	uint64_t expired_subkeys; /* hash fields reclaimed past their deadline */
+	uint64_t expired_subkeys_active;
 	uint64_t avg_ttl; /* ms, a running estimate from active expiry samples */
 	uint64_t changes; /* keys changed, one per change (INFO's rdb_changes_since_last_save) */
 } __attribute__((aligned(64)));
@@ -225,6 +228,17 @@ bool entry_expired(const struct entry *e, int64_t now);
 /* Keys changed since start, summed over every shard (each counts its own). */
 uint64_t store_changes(void);
 uint64_t db_size(int db);
+/* Counts n hash fields of e reclaimed past their deadline by a command (INFO's
+ * expired_subkeys); e's shard lock held. */
+void db_count_expired_fields(int db, struct entry *e, uint64_t n);
+/* Active expiry's own figures (INFO stats): the running estimate of the share
+ * of sampled keys found expired (percent), the cycles cut short by their time
+ * budget, and the CPU time spent in cycles (ms). */
+double store_expired_stale_perc(void);
+uint64_t store_expire_time_cap_reached(void);
+uint64_t store_expire_cycle_ms(void);
+/* Bytes of db's bucket arrays (MEMORY STATS' hashtable overhead). */
+size_t db_table_bytes(int db);
 uint64_t db_expires(int db);
 /* Estimated average time to live of db's keys with deadlines (ms). */
 uint64_t db_avg_ttl(int db);

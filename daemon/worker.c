@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -300,26 +301,70 @@ void server_reset_stats(void)
 	server_counters_rebase(stats_at, &start, stats_base, scratch, NSTATS);
 }
 
-static void sample_ops(int64_t now)
+static void sample_rate(struct rate_sampler *r, uint64_t total, int64_t now)
 {
-	uint64_t total = server_stat(offsetof(struct worker_stats, commands));
-	int64_t dt = now - server.ops_last_ms;
+	int64_t dt = now - r->last_ms;
 
 	if (dt <= 0)
 		return;
-	server.ops_samples[server.ops_sample_idx++ % 16] =
-		total >= server.ops_last_total ? (total - server.ops_last_total) * 1000 / dt : 0;
-	server.ops_last_total = total;
-	server.ops_last_ms = now;
+	r->samples[r->idx++ % 16] =
+		total >= r->last_total ? (total - r->last_total) * 1000 / (uint64_t)dt : 0;
+	r->last_total = total;
+	r->last_ms = now;
 }
 
-uint64_t server_ops_per_sec(void)
+static uint64_t rate_of(const struct rate_sampler *r)
 {
 	uint64_t sum = 0;
 
 	for (int i = 0; i < 16; i++)
-		sum += server.ops_samples[i];
+		sum += r->samples[i];
 	return sum / 16;
+}
+
+static void sample_rates(int64_t now)
+{
+	sample_rate(&server.ops_rate, server_stat(offsetof(struct worker_stats, commands)), now);
+	sample_rate(&server.net_in_rate, server_stat(offsetof(struct worker_stats, net_in)), now);
+	sample_rate(&server.net_out_rate, server_stat(offsetof(struct worker_stats, net_out)), now);
+}
+
+uint64_t server_ops_per_sec(void)
+{
+	return rate_of(&server.ops_rate);
+}
+
+uint64_t server_net_in_per_sec(void)
+{
+	return rate_of(&server.net_in_rate);
+}
+
+uint64_t server_net_out_per_sec(void)
+{
+	return rate_of(&server.net_out_rate);
+}
+
+static void sample_cpu(struct worker *w)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_THREAD, &ru) != 0)
+		return;
+	__atomic_store_n(&w->cpu_sys_us,
+			 (uint64_t)ru.ru_stime.tv_sec * 1000000 + (uint64_t)ru.ru_stime.tv_usec,
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&w->cpu_user_us,
+			 (uint64_t)ru.ru_utime.tv_sec * 1000000 + (uint64_t)ru.ru_utime.tv_usec,
+			 __ATOMIC_RELAXED);
+}
+
+void server_workers_cpu(uint64_t *sys_us, uint64_t *user_us)
+{
+	*sys_us = *user_us = 0;
+	for (unsigned i = 0; i < server.nworkers; i++) {
+		*sys_us += __atomic_load_n(&server.workers[i].cpu_sys_us, __ATOMIC_RELAXED);
+		*user_us += __atomic_load_n(&server.workers[i].cpu_user_us, __ATOMIC_RELAXED);
+	}
 }
 
 void worker_cron(struct worker *w)
@@ -363,10 +408,11 @@ void worker_cron(struct worker *w)
 	blocking_serve_ready(); /* a key expiry deleted can feed no one; SWAPDB's can */
 	if (w->nblocked)
 		blocking_timeouts(w);
+	sample_cpu(w);
 	if (w->id == 0) {
 		persist_cron();
 		mem_sample_peak();
-		sample_ops(now);
+		sample_rates(now);
 		fastpath_heartbeat();
 		fastpath_collect_hits();
 	}
