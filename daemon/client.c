@@ -68,7 +68,7 @@ static void qbuf_give_back(struct client *c)
 {
 	if (reusable_user != c)
 		return;
-	if (c->req_type || c->qpos != c->qlen || c->blocked || (c->flags & CLIENT_HELD)) {
+	if (c->req_type || c->qpos != c->qlen || c->blocked || (c->flags & CLIENT_WAITING)) {
 		client_qbuf_keep(c);
 		return;
 	}
@@ -349,7 +349,7 @@ bool client_process_input(struct client *c)
 		prefetch_gets(c);
 	/* A blocked or held client's next commands wait until it is answered. */
 	while (!c->blocked &&
-	       !(c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP | CLIENT_HELD))) {
+	       !(c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP | CLIENT_WAITING))) {
 		const char *err = NULL;
 		int r = resp_parse_request(c, &err);
 
@@ -372,7 +372,7 @@ bool client_process_input(struct client *c)
 			command_dispatch(c);
 		}
 		resp_request_done(c);
-		if (!c->blocked && !(c->flags & CLIENT_HELD)) {
+		if (!c->blocked && !(c->flags & CLIENT_WAITING)) {
 			__atomic_store_n(&c->argv_mem, 0, __ATOMIC_RELAXED);
 			client_command_done(c);
 		}
@@ -433,8 +433,9 @@ static void info_flags(struct client *c, char *out, bool pubsub)
 		*p++ = 'P';
 	if (__atomic_load_n(&c->in_multi, __ATOMIC_RELAXED))
 		*p++ = 'x';
-	/* Held by CLIENT PAUSE counts as blocked, as in Redis. */
-	if (__atomic_load_n(&c->blocked, __ATOMIC_RELAXED) || (f & CLIENT_HELD))
+	/* Held by CLIENT PAUSE or waiting on a FLUSH counts as blocked, as in
+	 * Redis. */
+	if (__atomic_load_n(&c->blocked, __ATOMIC_RELAXED) || (f & CLIENT_WAITING))
 		*p++ = 'b';
 	if (f & CLIENT_UNIX_SOCKET)
 		*p++ = 'U';

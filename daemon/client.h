@@ -47,7 +47,13 @@ enum client_flag {
 	CLIENT_PUSHING = 1 << 9,   /* writing a pub/sub push: not muted by CLIENT REPLY */
 	CLIENT_NO_EVICT = 1 << 10, /* CLIENT NO-EVICT ON (only shown: no client eviction here) */
 	CLIENT_NO_TOUCH = 1 << 11, /* CLIENT NO-TOUCH ON: its lookups leave LRU/LFU alone */
+	/* Its command waits for the background pool (blocking_wait_jobs). */
+	CLIENT_JOB_WAIT = 1 << 12,
 };
+
+/* A client whose command is not answered yet, apart from BLPOP & co.
+ * (c->blocked): its next commands wait. */
+#define CLIENT_WAITING (CLIENT_HELD | CLIENT_JOB_WAIT)
 
 /* Flags that stop reply_raw(); CLIENT_PUSHING lets pushes past the REPLY ones. */
 #define CLIENT_MUTED (CLIENT_CLOSE_ASAP | CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP)

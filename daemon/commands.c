@@ -333,11 +333,16 @@ int command_key_indexes(const struct command *cmd, int argc, const struct arg *a
 	return command_meta_keys(cmd->name, cmd->specs, argc, argv, keys, specs, max);
 }
 
+/* Redis 8's wording: the arguments part only when there are arguments. */
 static void reply_unknown_command(struct client *c)
 {
 	char args[256];
 	size_t n = 0;
 
+	if (c->argc < 2) {
+		reply_errorf(c, "unknown command '%.128s'", c->argv[0].p);
+		return;
+	}
 	args[0] = '\0';
 	for (int i = 1; i < c->argc && n < 128; i++)
 		n += (size_t)snprintf(args + n, sizeof(args) - n, "'%.*s' ",

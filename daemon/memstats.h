@@ -17,9 +17,9 @@
 #include <stdint.h>
 
 struct memstats_db {
-	size_t keys;	     /* keys of the database */
-	size_t table_bytes;  /* its bucket arrays */
-	size_t main_bytes;   /* bucket arrays plus the entries' headers */
+	size_t keys;	    /* keys of the database */
+	size_t table_bytes; /* its bucket arrays */
+	size_t main_bytes;  /* bucket arrays plus the entries' headers */
 };
 
 struct memstats {
@@ -34,8 +34,8 @@ struct memstats {
 	size_t alloc_allocated, alloc_active, alloc_resident, alloc_muzzy;
 	double alloc_frag, alloc_rss, rss_overhead, frag;
 	long long alloc_frag_bytes, alloc_rss_bytes, rss_overhead_bytes, frag_bytes;
-	int ndbs;		   /* non-empty databases in dbs[] */
-	int db_ids[64];		   /* their numbers (the first 64 listed) */
+	int ndbs;	/* non-empty databases in dbs[] */
+	int db_ids[64]; /* their numbers (the first 64 listed) */
 	struct memstats_db dbs[64];
 };
 

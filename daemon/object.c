@@ -154,3 +154,10 @@ size_t obj_mem(const struct obj *o)
 		return xusable(o->bytes);
 	return 0;
 }
+
+size_t obj_free_effort(const struct obj *o)
+{
+	if (o->type != OBJ_STRING && type_ops[o->type]->free_effort)
+		return type_ops[o->type]->free_effort(o);
+	return 1;
+}

@@ -76,6 +76,8 @@ struct obj_ops {
 	struct obj (*dup)(const struct obj *o);
 	/* Heap bytes owned by the value. */
 	size_t (*mem)(const struct obj *o);
+	/* About how many allocations freeing it takes (lazyfree.h); NULL: 1. */
+	size_t (*free_effort)(const struct obj *o);
 };
 
 /* Called by each type module once, from a constructor. */
@@ -85,5 +87,7 @@ const char *obj_type_name(const struct obj *o);
 const char *obj_encoding_name(const struct obj *o);
 /* Heap bytes owned by the value (for MEMORY USAGE / accounting). */
 size_t obj_mem(const struct obj *o);
+/* The work freeing the value takes, in allocations (1 for a string). */
+size_t obj_free_effort(const struct obj *o);
 
 #endif

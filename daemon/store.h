@@ -206,9 +206,14 @@ typedef void store_hook_fn(const struct db_change *ch);
  * runs: the list is read without a lock. */
 void store_hook_set(enum store_hook h, store_hook_fn *fn);
 
-/* Removes e and frees it (DB_CHANGE_DELETE). */
+/* Removes e and frees it (DB_CHANGE_DELETE); a big value on the background
+ * pool under lazyfree-lazy-server-del (lazyfree.h), as Redis's dbDelete. The
+ * value replaced by db_set_value, db_set, db_set_string goes the same way. */
 void db_delete(int db, struct entry *e);
-/* As db_delete, for another reason (DB_CHANGE_RENAME, EXPIRE, EVICT). */
+/* As db_delete, lazily or not as the caller says (DEL, UNLINK). */
+void db_delete_lazy(int db, struct entry *e, bool lazy);
+/* As db_delete, for another reason (DB_CHANGE_RENAME, EXPIRE, EVICT); lazy
+ * as lazyfree-lazy-expire or -eviction says for those two. */
 void db_remove(int db, struct entry *e, enum db_change_reason why);
 /* Sets e's deadline (absolute ms) or removes it with -1. */
 void db_set_expire(int db, struct entry *e, int64_t when_ms);
@@ -244,6 +249,9 @@ uint64_t db_expires(int db);
 uint64_t db_avg_ttl(int db);
 /* Empties db; the caller holds all of its shards. Returns keys removed. */
 uint64_t db_flush(int db);
+/* As db_flush; if lazy, the keys are freed on the background pool (their
+ * tables are replaced by empty ones at once). */
+uint64_t db_flush_lazy(int db, bool lazy);
 /* Exchanges the contents of two databases; the caller holds both. */
 void db_swap(int a, int b);
 

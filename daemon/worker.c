@@ -22,6 +22,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "bgjob.h"
 #include "blocking.h"
 #include "client.h"
 #include "commands.h"
@@ -392,7 +393,7 @@ void worker_cron(struct worker *w)
 			next = c->next_in_worker;
 			/* As Redis: no idle timeout for monitors and for clients
 			 * that wait (blocked, held, subscribed). */
-			if (c->closing || (c->flags & (CLIENT_MONITOR | CLIENT_HELD)) ||
+			if (c->closing || (c->flags & (CLIENT_MONITOR | CLIENT_WAITING)) ||
 			    c->blocked || pubsub_client_subscribed(c))
 				continue;
 			if (now - c->last_ms > config.timeout * 1000) {
@@ -695,6 +696,9 @@ int server_run(void)
 	pthread_sigmask(SIG_BLOCK, &signals, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
+	/* The background pool lives while the workers do (bgjob.h); without it
+	 * lazy frees run inline, so a failure to start it is only logged. */
+	bgjob_start();
 	for (; started < server.nworkers; started++)
 		if (pthread_create(&server.workers[started].thread, NULL, worker_main,
 				   &server.workers[started]) != 0)
@@ -729,6 +733,9 @@ int server_run(void)
 	ok = started == server.nworkers;
 	for (unsigned i = 0; i < started; i++)
 		pthread_join(server.workers[i].thread, NULL);
+	/* Its last jobs may post to the workers' mailboxes: drained before the
+	 * mailboxes go. */
+	bgjob_stop();
 	close_listeners();
 	free_workers();
 	return ok ? 0 : -1;

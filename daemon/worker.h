@@ -104,7 +104,9 @@ struct worker {
 	void *engine_data;
 
 	struct client *clients; /* owned, doubly linked */
-	unsigned nblocked;	/* of them, blocked in BLPOP & co. */
+	/* Of them, blocked in BLPOP & co., or waiting for the background
+	 * pool (CLIENT_JOB_WAIT). */
+	unsigned nblocked;
 	/* Of them, held by CLIENT PAUSE, oldest first (pause.c). */
 	struct client *held_head, *held_tail;
 	unsigned nheld;

@@ -18,6 +18,7 @@
 #include "multi.h"
 #include "config.h"
 #include "errorstats.h"
+#include "lazyfree.h"
 #include "evict.h"
 #include "fastpath.h"
 #include "latency.h"
@@ -718,13 +719,14 @@ static void info_memory(struct text *t)
 		    "mem_allocator:%s\r\n"
 		    "mem_overhead_db_hashtable_rehashing:0\r\n"
 		    "active_defrag_running:0\r\n"
-		    /* Frees are synchronous: nothing is ever left pending. */
-		    "lazyfree_pending_objects:0\r\n"
-		    "lazyfreed_objects:0\r\n",
+		    /* Both here, in the memory section, as in Redis 8.8. */
+		    "lazyfree_pending_objects:%llu\r\n"
+		    "lazyfreed_objects:%llu\r\n",
 		    config.maxmemory, h_max, policy_name(h_policy), m.alloc_frag,
 		    m.alloc_frag_bytes, m.alloc_rss, m.alloc_rss_bytes, m.rss_overhead,
 		    m.rss_overhead_bytes, m.frag, m.frag_bytes, m.clients_normal, m.clients_normal,
-		    mem_allocator());
+		    mem_allocator(), (unsigned long long)lazyfree_pending_objects(),
+		    (unsigned long long)lazyfree_freed_objects());
 }
 
 /* Redis 8.8's fields. xkvd loads before it accepts clients, so a client
@@ -1171,6 +1173,7 @@ void cmd_config_resetstat(struct client *c)
 	command_stats_reset();
 	errorstats_reset();
 	latency_reset_histograms();
+	lazyfree_reset_stats();
 	reply_ok(c);
 }
 
