@@ -11,6 +11,7 @@
 #include <strings.h>
 #include <ctype.h>
 
+#include "aof.h"
 #include "blocking.h"
 #include "command_meta.h"
 #include "commands.h"
@@ -24,6 +25,7 @@
 #include "multi.h"
 #include "notify.h"
 #include "pause.h"
+#include "persist.h"
 #include "propagate.h"
 #include "pubsub.h"
 #include "slowlog.h"
@@ -405,6 +407,24 @@ static void add_key_locks(const struct command *cmd, int db, int argc, const str
 		lockset_add_key(ls, db, argv[keys[i]].p, argv[keys[i]].len);
 }
 
+/* The persistence commands that take every shard lock themselves (a fork's
+ * instant, a reload, the AOF switched on): they get every lock from here,
+ * so inside EXEC the handler's store_lock_all() nests instead of waiting
+ * for a lock its own transaction holds. */
+static bool locks_everything(const struct command *cmd, int argc, const struct arg *argv)
+{
+	if (cmd->fn == cmd_bgsave || cmd->fn == cmd_bgrewriteaof)
+		return true;
+	if (cmd->fn == cmd_debug)
+		return argc >= 2 && (str_eq_nocase(argv[1].p, argv[1].len, "reload") ||
+				     str_eq_nocase(argv[1].p, argv[1].len, "loadaof"));
+	if (cmd->fn == cmd_config_set)
+		for (int i = 2; i < argc; i += 2)
+			if (str_eq_nocase(argv[i].p, argv[i].len, "appendonly"))
+				return true;
+	return false;
+}
+
 int command_add_locks(const struct command *cmd, struct client *c, int db, int argc,
 		      const struct arg *argv, struct lockset *ls)
 {
@@ -416,7 +436,7 @@ int command_add_locks(const struct command *cmd, struct client *c, int db, int a
 		add_key_locks(cmd, db, argc, argv, ls);
 		return db;
 	}
-	if (f & CMD_LOCK_ALL)
+	if ((f & CMD_LOCK_ALL) || ((f & CMD_NO_KEYS_LOCK) && locks_everything(cmd, argc, argv)))
 		lockset_add_all(ls);
 	if (f & CMD_LOCK_DB)
 		lockset_add_db(ls, db);
@@ -516,6 +536,18 @@ void command_dispatch(struct client *c)
 			c->multi_error = true;
 		return;
 	}
+	/* A failed save or AOF write: no writes (nor PING), as Redis refuses. */
+	if ((cmd->flags & CMD_WRITE) || cmd->fn == cmd_ping) {
+		const char *misconf = persist_write_denied();
+
+		if (misconf) {
+			reply_error(c, misconf);
+			stat_add(&own_stats(c, cmd)->rejected, 1);
+			if (c->in_multi)
+				c->multi_error = true;
+			return;
+		}
+	}
 	/* A RESP2 subscriber's connection carries only pushes and these. */
 	if (c->resp == 2 && pubsub_client_subscribed(c) && cmd->fn != cmd_ping &&
 	    cmd->fn != cmd_subscribe && cmd->fn != cmd_ssubscribe && cmd->fn != cmd_unsubscribe &&
@@ -595,6 +627,13 @@ void command_call(struct client *c, struct command *cmd)
 	lockset_init(&ls);
 	command_add_locks(cmd, c, c->db, c->argc, c->argv, &ls);
 	lockset_acquire(&ls);
+	/* The final save was taken while this waited for a lock: run nothing
+	 * more, so no write is acknowledged that the image lacks. */
+	if (__builtin_expect(server.shutdown, 0)) {
+		lockset_release(&ls);
+		c->flags |= CLIENT_CLOSE_ASAP;
+		return;
+	}
 	__atomic_store_n(&c->last_cmd, cmd->name, __ATOMIC_RELAXED);
 	errors = __atomic_load_n(&w->stats.errors, __ATOMIC_RELAXED);
 	/* Three clock reads per command: its monotonic start and end (duration,
@@ -614,6 +653,9 @@ void command_call(struct client *c, struct command *cmd)
 	exec_ctx_pop(&x);
 	lockset_release(&ls);
 	blocking_serve_ready();
+	/* Its records reach the AOF (and the disk, under appendfsync always)
+	 * before its reply leaves. */
+	aof_after_command();
 	/* Its own invalidations follow its reply (and a served waiter's its
 	 * answer). */
 	tracking_command_end(c, cmd);

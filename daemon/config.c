@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "access.h"
+#include "aof.h"
 #include "config.h"
 #include "config_table.h"
 #include "log.h"
@@ -104,6 +105,14 @@ static const struct config_enum tls_auth_clients_names[] = {
 static const struct config_enum tls_client_auth_user_names[] = { { "CN", 1 }, { "off", 0 }, { 0 } };
 
 /* ---- checks and appliers ------------------------------------------------------ */
+
+/* appendonly: the AOF starts (with a rewrite) or stops now, as in Redis. */
+static int apply_appendonly(const char **err)
+{
+	(void)err;
+	aof_config_changed();
+	return 0;
+}
 
 static int apply_loglevel(const char **err)
 {

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "access.h"
+#include "aof.h"
 #include "blocking.h"
 #include "commands.h"
 #include "config.h"
@@ -123,8 +124,9 @@ int main(int argc, char **argv)
 	/* What an empty server holds (INFO's used_memory_startup), before the
 	 * data is loaded. */
 	mem_mark_startup();
-	/* Before any worker runs: the keys are there for the first command. */
-	if (rdbfile_load() < 0)
+	/* Before any worker runs: the keys are there for the first command
+	 * (from the AOF with appendonly yes, else from the RDB file). */
+	if (aof_start_up() < 0)
 		return 1;
 	if (write_pidfile() < 0)
 		return 1;
@@ -132,6 +134,7 @@ int main(int argc, char **argv)
 	fastpath_start();
 	ret = server_run();
 	rdbfile_shutdown();
+	aof_stop();
 	fastpath_stop();
 	if (config.pidfile[0])
 		unlink(config.pidfile);

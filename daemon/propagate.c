@@ -32,16 +32,18 @@ struct prop_ops {
 static struct {
 	propagate_fn *fn;
 	void *arg;
+	bool active; /* under the lock */
 } consumers[CONSUMERS_MAX];
-/* Written at start-up only, read without the lock. */
-static int nconsumers;
+/* nconsumers is written at start-up only; nactive, the active ones, under
+ * every shard lock and the lock, read without either (atomically). */
+static int nconsumers, nactive;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int stream_db = -1; /* the database the stream's last SELECT chose */
 
 bool propagate_enabled(void)
 {
-	return nconsumers > 0;
+	return __atomic_load_n(&nactive, __ATOMIC_RELAXED) > 0;
 }
 
 struct arg prop_ll(char *buf, long long v)
@@ -74,7 +76,8 @@ static void op_add(struct exec_ctx *unit, int db, int argc, const struct arg *ar
 static void emit(int argc, const struct arg *argv)
 {
 	for (int i = 0; i < nconsumers; i++)
-		consumers[i].fn(consumers[i].arg, argc, argv);
+		if (consumers[i].active)
+			consumers[i].fn(consumers[i].arg, argc, argv);
 }
 
 static void emit_in(int db, int argc, const struct arg *argv)
@@ -100,6 +103,8 @@ static void propagate_on_change(const struct db_change *ch)
 	struct exec_ctx *x = exec_ctx_top;
 	struct arg del[2];
 
+	if (!propagate_enabled())
+		return;
 	if (ch->reason != DB_CHANGE_EXPIRE && ch->reason != DB_CHANGE_EVICT) {
 		if (x)
 			x->dirty = true;
@@ -121,22 +126,44 @@ static void propagate_on_change(const struct db_change *ch)
 	pthread_mutex_unlock(&lock);
 }
 
-int propagate_consumer_add(propagate_fn *fn, void *arg)
+int propagate_consumer_add(propagate_fn *fn, void *arg, bool active)
 {
 	if (nconsumers == CONSUMERS_MAX)
 		return -ENOSPC;
 	consumers[nconsumers].fn = fn;
 	consumers[nconsumers].arg = arg;
+	consumers[nconsumers].active = active;
 	nconsumers++;
+	if (active)
+		nactive++;
 	store_hook_set(STORE_HOOK_PROPAGATE, propagate_on_change);
 	return 0;
+}
+
+void propagate_consumer_activate(propagate_fn *fn, bool on)
+{
+	pthread_mutex_lock(&lock);
+	for (int i = 0; i < nconsumers; i++) {
+		if (consumers[i].fn != fn || consumers[i].active == on)
+			continue;
+		consumers[i].active = on;
+		__atomic_store_n(&nactive, nactive + (on ? 1 : -1), __ATOMIC_RELAXED);
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+void propagate_forget_db(void)
+{
+	pthread_mutex_lock(&lock);
+	stream_db = -1;
+	pthread_mutex_unlock(&lock);
 }
 
 void propagate_rewrite(int argc, const struct arg *argv)
 {
 	struct exec_ctx *x = exec_ctx_top;
 
-	if (!nconsumers || !x || !x->client)
+	if (!propagate_enabled() || !x || !x->client)
 		return;
 	x->rewritten = true;
 	op_add(x->unit, x->client->db, argc, argv);

@@ -35,8 +35,16 @@ struct exec_ctx;
  * it must not block for long, and must copy what it keeps. */
 typedef void propagate_fn(void *arg, int argc, const struct arg *argv);
 
-/* Adds a consumer (at start-up only, before any worker runs); 0 or -ENOSPC. */
-int propagate_consumer_add(propagate_fn *fn, void *arg);
+/* Adds a consumer (at start-up only, before any worker runs), active or
+ * not; 0 or -ENOSPC. */
+int propagate_consumer_add(propagate_fn *fn, void *arg, bool active);
+/* Starts or stops feeding a consumer (AOF on and off at run time). The
+ * caller holds every shard lock, so each call's effect reaches the
+ * consumer whole or not at all. */
+void propagate_consumer_activate(propagate_fn *fn, bool on);
+/* The next command goes out after a SELECT, whatever the database (a
+ * consumer that starts a new file needs one). */
+void propagate_forget_db(void);
 /* Is anyone consuming the stream? */
 bool propagate_enabled(void);
 

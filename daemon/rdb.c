@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "crc64.h"
 #include "mem.h"
 #include "rdb.h"
 #include "t_array.h"
@@ -589,6 +590,22 @@ void rdb_save_value(struct rdb_buf *b, const struct obj *o, bool compress)
 	case OBJ_ARRAY:
 		rdb_save_array(b, o, compress);
 		break;
+	}
+}
+
+void rdb_dump_payload(struct rdb_buf *b, const struct obj *o)
+{
+	uint8_t ver[2] = { RDB_VERSION & 0xff, RDB_VERSION >> 8 };
+	uint64_t crc = 0;
+
+	rdb_save_value(b, o, config.rdbcompression);
+	rdb_buf_put(b, ver, sizeof(ver));
+	if (config.rdbchecksum)
+		crc = crc64_update(0, b->p, b->len);
+	for (int i = 0; i < 8; i++) {
+		uint8_t x = crc >> (8 * i);
+
+		rdb_buf_put(b, &x, 1);
 	}
 }
 

@@ -2,12 +2,12 @@
 /*
  * rdbfile: RDB files (see rdbfile.h).
  *
- * State: bg_pid, bg_running and last_save are written under bg_lock, by the
- * thread that forks (a worker running BGSAVE) and by the waiter thread that
- * reaps the child; readers take the lock too. Lock order: bg_lock is never
- * held while taking a shard lock, except in rdbfile_bgsave, which takes it
- * first and the shard locks (store_lock_all) inside it, and nothing takes
- * bg_lock with shard locks held.
+ * State: bg_pid, bg_running, last_save and stats are written under bg_lock,
+ * by the thread that forks (a worker running BGSAVE) and by the waiter
+ * thread that reaps the child; readers take the lock too, except
+ * stats.last_bgsave_ok, also stored atomically for the write path's MISCONF
+ * check. Lock order: shard locks (store_lock_all), then bg_lock; bg_lock is
+ * never held while taking a shard lock.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -148,6 +148,12 @@ static void out_key(struct rdb_out *o, const struct entry *e, uint32_t clock)
 		xfree(v.p);
 	}
 	out_maybe_flush(o);
+	/* rdb-key-save-delay: tests slow a save down to catch it running
+	 * (Redis's debugDelay: microseconds, or nanoseconds when negative). */
+	if (config.rdb_key_save_delay > 0)
+		usleep((useconds_t)config.rdb_key_save_delay);
+	else if (config.rdb_key_save_delay < 0)
+		nanosleep(&(struct timespec){ 0, -config.rdb_key_save_delay }, NULL);
 }
 
 static uint64_t shard_expires(int db)
@@ -161,7 +167,7 @@ static uint64_t shard_expires(int db)
 
 /* The whole store to fd. The caller holds every shard lock, or is the fork
  * child (whose copy nobody else touches). */
-static int rdbfile_write_fd(int fd)
+int rdbfile_write_fd(int fd, bool aof_base)
 {
 	struct rdb_out o = { .fd = fd };
 	uint32_t clock = store_clock();
@@ -172,7 +178,7 @@ static int rdbfile_write_fd(int fd)
 	out_aux_ll(&o, "redis-bits", 64);
 	out_aux_ll(&o, "ctime", (long long)time(NULL));
 	out_aux_ll(&o, "used-mem", (long long)mem_used());
-	out_aux_ll(&o, "aof-base", 0);
+	out_aux_ll(&o, "aof-base", aof_base);
 	for (int db = 0; db < store.ndbs; db++) {
 		uint64_t keys = 0;
 
@@ -223,7 +229,7 @@ static int rdbfile_write_path(pid_t pid)
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -errno;
-	rc = rdbfile_write_fd(fd);
+	rc = rdbfile_write_fd(fd, false);
 	if (close(fd) < 0 && !rc)
 		rc = -errno;
 	if (!rc && rename(tmp, config.dbfilename) < 0)
@@ -233,7 +239,8 @@ static int rdbfile_write_path(pid_t pid)
 	return rc;
 }
 
-int rdbfile_save(void)
+/* The caller holds every shard lock. */
+int do_rdbfile_save(void)
 {
 	uint64_t changes;
 	int rc;
@@ -244,10 +251,8 @@ int rdbfile_save(void)
 		return -EBUSY;
 	}
 	pthread_mutex_unlock(&bg_lock);
-	store_lock_all();
 	changes = store_changes();
 	rc = rdbfile_write_path(getpid());
-	store_unlock_all();
 	if (rc) {
 		log_warning("Failed saving the DB: %s", strerror(-rc));
 		return rc;
@@ -257,8 +262,20 @@ int rdbfile_save(void)
 	last_save = now_ms() / 1000;
 	stats.saves++;
 	stats.changes_at_save = changes;
+	/* A good SAVE clears a failed BGSAVE's MISCONF, as in Redis. */
+	__atomic_store_n(&stats.last_bgsave_ok, true, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&bg_lock);
 	return 0;
+}
+
+int rdbfile_save(void)
+{
+	int rc;
+
+	store_lock_all();
+	rc = do_rdbfile_save();
+	store_unlock_all();
+	return rc;
 }
 
 /* Reaps the child and records how it ended. */
@@ -273,7 +290,15 @@ static void *rdbfile_waiter(void *arg)
 	bg_running = false;
 	bg_pid = 0;
 	stats.last_bgsave_secs = (now_ms() - stats.bgsave_start_ms + 500) / 1000;
-	stats.last_bgsave_ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGUSR1) {
+		/* Killed on purpose (rdbfile_kill_child): not a failure, as in
+		 * Redis; the temporary file is the killer's to remove. */
+		pthread_mutex_unlock(&bg_lock);
+		log_warning("Background saving terminated by signal %d", SIGUSR1);
+		return NULL;
+	}
+	__atomic_store_n(&stats.last_bgsave_ok, WIFEXITED(status) && WEXITSTATUS(status) == 0,
+			 __ATOMIC_RELAXED);
 	if (stats.last_bgsave_ok) {
 		last_save = now_ms() / 1000;
 		stats.saves++;
@@ -295,15 +320,17 @@ int rdbfile_bgsave(void)
 	pthread_t tid;
 	pid_t pid;
 
-	pthread_mutex_lock(&bg_lock);
-	if (bg_running) {
-		pthread_mutex_unlock(&bg_lock);
-		return -EBUSY;
-	}
 	/* Every shard lock for the instant of the fork: the child's copy of the
 	 * store is then consistent, no shard half-way through a change. */
 	store_lock_all();
+	pthread_mutex_lock(&bg_lock);
+	if (bg_running) {
+		pthread_mutex_unlock(&bg_lock);
+		store_unlock_all();
+		return -EBUSY;
+	}
 	bg_changes = store_changes();
+	stats.last_bgsave_try = now_ms() / 1000;
 	pid = fork();
 	if (pid == 0) {
 		/* The child: only this thread exists; it writes and exits without
@@ -314,6 +341,7 @@ int rdbfile_bgsave(void)
 	if (pid < 0) {
 		int err = errno;
 
+		__atomic_store_n(&stats.last_bgsave_ok, false, __ATOMIC_RELAXED);
 		pthread_mutex_unlock(&bg_lock);
 		log_warning("Can't save in background: fork: %s", strerror(err));
 		return -err;
@@ -329,6 +357,11 @@ int rdbfile_bgsave(void)
 		rdbfile_waiter((void *)(intptr_t)pid);
 	pthread_attr_destroy(&attr);
 	return 0;
+}
+
+bool rdbfile_bgsave_failed(void)
+{
+	return !__atomic_load_n(&stats.last_bgsave_ok, __ATOMIC_RELAXED);
 }
 
 bool rdbfile_bgsave_running(void)
@@ -353,7 +386,9 @@ int64_t rdbfile_lastsave(void)
 	return t;
 }
 
-void rdbfile_shutdown(void)
+/* Stops a running child with sig and removes its temporary file; the waiter
+ * reaps it (waited for, bounded, so the file is gone first). */
+static void kill_child(int sig)
 {
 	char tmp[64];
 	pid_t pid;
@@ -363,14 +398,24 @@ void rdbfile_shutdown(void)
 	pthread_mutex_unlock(&bg_lock);
 	if (!pid)
 		return;
-	/* SIGKILL: the child inherited the parent's handlers, which would not
-	 * make it exit. */
-	kill(pid, SIGKILL);
+	kill(pid, sig);
 	snprintf(tmp, sizeof(tmp), "temp-%d.rdb", (int)pid);
-	/* The waiter reaps it; wait (bounded) so the file is gone first. */
 	for (int i = 0; i < 500 && rdbfile_bgsave_running(); i++)
 		usleep(10000);
 	unlink(tmp);
+}
+
+void rdbfile_kill_child(void)
+{
+	if (rdbfile_bgsave_running())
+		log_warning("There is a child saving an .rdb. Killing it!");
+	kill_child(SIGUSR1);
+}
+
+void rdbfile_shutdown(void)
+{
+	/* SIGKILL: whatever the child inherited, it goes. */
+	kill_child(SIGKILL);
 }
 
 /* ---- loading ------------------------------------------------------------------------------------ */
@@ -514,27 +559,21 @@ static int load_body(struct rdb_reader *r, struct load_stats *st)
 	}
 }
 
-int rdbfile_load(void)
+/* Reads a whole file into memory: a buffer the caller frees (one byte more
+ * than *len, for a terminator), or NULL with errno set. */
+char *rdbfile_read_all(const char *path, size_t *len)
 {
-	struct load_stats st = { 0 };
-	struct rdb_reader r;
-	int64_t start = now_ms();
 	struct stat sb;
-	char *buf;
-	int fd, ver = 0, rc = -EINVAL;
 	size_t off = 0;
+	char *buf;
+	int fd;
 
-	fd = open(config.dbfilename, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		if (errno == ENOENT)
-			return 0;
-		log_warning("Fatal error loading the DB, check server logs. Exiting. (%s: %s)",
-			    config.dbfilename, strerror(errno));
-		return -EINVAL;
-	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
 	if (fstat(fd, &sb) < 0) {
 		close(fd);
-		return -EINVAL;
+		return NULL;
 	}
 	buf = xmalloc((size_t)sb.st_size + 1);
 	while (off < (size_t)sb.st_size) {
@@ -547,10 +586,20 @@ int rdbfile_load(void)
 		off += (size_t)n;
 	}
 	close(fd);
-	r = (struct rdb_reader){ (const uint8_t *)buf, off, 0 };
-	if (off < 9 || memcmp(buf, "REDIS", 5)) {
+	buf[off] = '\0';
+	*len = off;
+	return buf;
+}
+
+int rdbfile_load_mem(const char *buf, size_t len, size_t *used)
+{
+	struct load_stats st = { 0 };
+	struct rdb_reader r = { (const uint8_t *)buf, len, 0 };
+	int ver = 0, rc;
+
+	if (len < 9 || memcmp(buf, "REDIS", 5)) {
 		log_warning("Wrong signature trying to load DB from file");
-		goto out;
+		return -EINVAL;
 	}
 	for (int i = 5; i < 9; i++) {
 		if (buf[i] < '0' || buf[i] > '9')
@@ -559,12 +608,10 @@ int rdbfile_load(void)
 	}
 	if (ver < 1 || ver > RDB_VERSION) {
 		log_warning("Can't handle RDB format version %d", ver);
-		goto out;
+		return -EINVAL;
 	}
 	r.off = 9;
-	store_lock_all();
 	rc = load_body(&r, &st);
-	store_unlock_all();
 	if (rc)
 		goto bad;
 	/* Version 5 and later end with a CRC-64 of the rest; 0 means none. */
@@ -575,21 +622,61 @@ int rdbfile_load(void)
 			goto bad;
 		if (want && config.rdbchecksum && want != crc64_update(0, buf, r.off - 8)) {
 			log_warning("Wrong RDB checksum. Aborting now.");
-			rc = -EINVAL;
-			goto out;
+			return -EINVAL;
 		}
 	}
+	if (used)
+		*used = r.off;
 	log_notice("Done loading RDB, keys loaded: %llu, keys expired: %llu.",
 		   (unsigned long long)st.keys, (unsigned long long)st.expired);
-	log_notice("DB loaded from disk: %.3f seconds", (double)(now_ms() - start) / 1000);
-	rc = 0;
-	goto out;
+	pthread_mutex_lock(&bg_lock);
+	stats.load_keys = st.keys;
+	stats.load_expired = st.expired;
+	pthread_mutex_unlock(&bg_lock);
+	return 0;
 bad:
-	rc = -EINVAL;
 	log_warning("Short read or OOM loading DB. Unrecoverable error, aborting now.");
-out:
+	return -EINVAL;
+}
+
+int do_rdbfile_load_file(const char *path)
+{
+	int64_t start = now_ms();
+	size_t len;
+	char *buf;
+	int rc;
+
+	buf = rdbfile_read_all(path, &len);
+	if (!buf) {
+		if (errno == ENOENT)
+			return -ENOENT;
+		log_warning("Fatal error loading the DB, check server logs. Exiting. (%s: %s)",
+			    path, strerror(errno));
+		return -EINVAL;
+	}
+	rc = rdbfile_load_mem(buf, len, NULL);
+	if (!rc)
+		log_notice("DB loaded from disk: %.3f seconds", (double)(now_ms() - start) / 1000);
 	xfree(buf);
 	return rc;
+}
+
+void rdbfile_loaded(void)
+{
+	pthread_mutex_lock(&bg_lock);
+	stats.changes_at_save = store_changes();
+	pthread_mutex_unlock(&bg_lock);
+}
+
+int rdbfile_load(void)
+{
+	int rc;
+
+	store_lock_all();
+	rc = do_rdbfile_load_file(config.dbfilename);
+	rdbfile_loaded();
+	store_unlock_all();
+	return rc == -ENOENT ? 0 : rc;
 }
 
 void rdbfile_stats(struct rdbfile_stats *out)

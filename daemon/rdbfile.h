@@ -23,11 +23,30 @@
 /* Loads config.dbfilename (relative to the working directory, `dir') if it
  * exists: 0 when loaded or absent, -EINVAL (logged) if it is unreadable. */
 int rdbfile_load(void);
+/* The same for any file, the caller holding every shard lock: 0, -ENOENT
+ * (not logged), or -EINVAL (logged). Keys already there are replaced. */
+int do_rdbfile_load_file(const char *path);
+/* An RDB image in memory (an AOF's preamble): 0 with *used (if not NULL) the
+ * bytes it took, or -EINVAL (logged). The caller holds every shard lock. */
+int rdbfile_load_mem(const char *buf, size_t len, size_t *used);
+/* A whole file: a buffer of *len bytes plus a NUL that the caller frees, or
+ * NULL with errno set. */
+char *rdbfile_read_all(const char *path, size_t *len);
 /* SAVE: writes the file now, holding every shard lock. 0 or -errno. */
 int rdbfile_save(void);
+/* The same, the caller holding every shard lock. */
+int do_rdbfile_save(void);
+/* The whole store as an RDB image to fd, fsynced (aof_base: the AUX field
+ * saying it is an AOF's base). The caller holds every shard lock or is a
+ * fork child. 0 or -errno. */
+int rdbfile_write_fd(int fd, bool aof_base);
 /* BGSAVE: starts a child; -EBUSY if one is running, -errno if fork fails. */
 int rdbfile_bgsave(void);
 bool rdbfile_bgsave_running(void);
+/* Did the last BGSAVE fail (MISCONF)? Lock-free, for the write path. */
+bool rdbfile_bgsave_failed(void);
+/* After a load: what is in memory now counts as saved (no change pending). */
+void rdbfile_loaded(void);
 /* Unix time (s) of the last successful save, or of start-up (LASTSAVE). */
 int64_t rdbfile_lastsave(void);
 /* INFO persistence: what the saves so far did. */
@@ -38,10 +57,14 @@ struct rdbfile_stats {
 	int64_t last_bgsave_secs; /* duration of the last BGSAVE, -1 before any */
 	int64_t bgsave_start_ms;  /* of the running one */
 	uint64_t saves, consecutive_failures;
-	uint64_t changes_at_save; /* store_changes() when the last good save began */
+	uint64_t changes_at_save;	  /* store_changes() when the last good save began */
+	int64_t last_bgsave_try;	  /* Unix s of the last BGSAVE attempt, 0 before any */
+	uint64_t load_keys, load_expired; /* what the last load kept and dropped */
 };
 void rdbfile_stats(struct rdbfile_stats *out);
-/* At shutdown: stops a running child and removes its temporary file. */
+/* At exit: stops a running child and removes its temporary file. */
 void rdbfile_shutdown(void);
+/* SHUTDOWN: the same, without counting it a failed BGSAVE (SIGUSR1). */
+void rdbfile_kill_child(void);
 
 #endif

@@ -35,6 +35,7 @@
 #include "fastpath.h"
 #include "monitor.h"
 #include "pause.h"
+#include "persist.h"
 #include "pubsub.h"
 #include "store.h"
 #include "tracking.h"
@@ -442,6 +443,7 @@ void worker_cron(struct worker *w)
 		blocking_timeouts(w);
 	sample_cpu(w);
 	if (w->id == 0) {
+		persist_cron();
 		mem_sample_peak();
 		sample_rates(now);
 		fastpath_heartbeat();
@@ -752,7 +754,14 @@ int server_run(void)
 			log_warning("Received %s scheduling shutdown...",
 				    sig == SIGTERM ? "SIGTERM" : "SIGINT");
 			server.shutdown_signal = sig;
-			server_request_shutdown();
+			/* shutdown-on-sigterm/-sigint's flags; a failed final save
+			 * keeps the server running, as Redis's cron does. */
+			if (started < server.nworkers)
+				server_request_shutdown();
+			else if (persist_shutdown((
+					 unsigned)(sig == SIGTERM ? config.shutdown_on_sigterm
+								  : config.shutdown_on_sigint)) < 0)
+				server.shutdown_signal = 0;
 		}
 	}
 	ok = started == server.nworkers;

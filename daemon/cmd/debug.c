@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
  * DEBUG: the subcommands of Redis's DEBUG that test suites use and that
- * mean something here, with Redis's replies and errors. The rest (RELOAD,
- * LOADAOF, crash simulations, allocator and hash-table introspection...)
+ * mean something here, with Redis's replies and errors. The rest (crash
+ * simulations, allocator and hash-table introspection...)
  * answer Redis's "unknown subcommand" error, as a server without them would.
  *
  * Whether DEBUG runs at all is enable-debug-command's decision, made by the
@@ -11,6 +11,7 @@
  * Locking: the row locks nothing (CMD_NO_KEYS_LOCK): DEBUG has no key specs, so the
  * subcommands that read keys lock their shards here, one key at a time.
  */
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -19,6 +20,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "../aof.h"
 #include "../commands.h"
 #include "../config.h"
 #include "../debug.h"
@@ -26,6 +28,7 @@
 #include "../log.h"
 #include "../mem.h"
 #include "../rdb.h"
+#include "../rdbfile.h"
 #include "../repl.h"
 #include "../t_hash.h"
 #include "../t_list.h"
@@ -89,6 +92,8 @@ static void debug_help(struct client *c)
 		"ERROR <string>",
 		"    Return a Redis protocol error with <string> as message. Useful for clients",
 		"    unit tests to simulate Redis errors.",
+		"LOADAOF",
+		"    Flush the AOF buffers on disk and reload the AOF in memory.",
 		"LOG <message>",
 		"    Write <message> to the server log.",
 		"OBJECT <key>",
@@ -102,6 +107,19 @@ static void debug_help(struct client *c)
 		"    Reply with a test value of the specified type. <type> can be: string,",
 		"    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
 		"    true, false.",
+		"RELOAD [option ...]",
+		"    Save the RDB on disk and reload it back to memory. Valid <option> values:",
+		"    * MERGE: conflicting keys will be loaded from RDB.",
+		"    * NOFLUSH: the existing database will not be removed before load, but",
+		"      conflicting keys will generate an exception and kill the server.",
+		"    * NOSAVE: the database will be loaded from an existing RDB file.",
+		"    Examples:",
+		"    * DEBUG RELOAD: verify that the server is able to persist, flush and reload",
+		"      the database.",
+		"    * DEBUG RELOAD NOSAVE: replace the current database with the contents of an",
+		"      existing RDB file.",
+		"    * DEBUG RELOAD NOSAVE NOFLUSH MERGE: add the contents of an existing RDB",
+		"      file to the database.",
 		"SET-ACTIVE-EXPIRE <0|1>",
 		"    Setting it to 0 disables expiring keys (and hash-fields) in background ",
 		"    when they are not accessed (otherwise the Redis behavior). Setting it",
@@ -488,6 +506,67 @@ static void debug_error(struct client *c)
 	xfree(msg);
 }
 
+/* DEBUG RELOAD [MERGE] [NOFLUSH] [NOSAVE]: save the RDB file, empty the
+ * store, load the file back, all under every shard lock, so no other client
+ * sees the store half-way. xkvd's loading replaces a key it finds already
+ * there, so NOFLUSH without MERGE merges too (Redis would stop on the
+ * duplicate). */
+static void debug_reload(struct client *c)
+{
+	bool flush = true, save = true;
+	int rc;
+
+	for (int i = 2; i < c->argc; i++) {
+		if (arg_is(c, i, "MERGE"))
+			continue;
+		else if (arg_is(c, i, "NOFLUSH"))
+			flush = false;
+		else if (arg_is(c, i, "NOSAVE"))
+			save = false;
+		else {
+			reply_error(c, "DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE "
+				       "options.");
+			return;
+		}
+	}
+	store_lock_all();
+	if (save && do_rdbfile_save() < 0) {
+		store_unlock_all();
+		reply_error(c, "-ERR");
+		return;
+	}
+	if (flush)
+		for (int db = 0; db < store.ndbs; db++)
+			db_flush(db);
+	rc = do_rdbfile_load_file(config.dbfilename);
+	if (!rc)
+		rdbfile_loaded();
+	store_unlock_all();
+	if (rc) {
+		reply_error(c, "Error trying to load the RDB dump, check server logs.");
+		return;
+	}
+	log_notice("DB reloaded by DEBUG RELOAD");
+	reply_ok(c);
+}
+
+/* DEBUG LOADAOF: the AOF's pending records out, the store emptied, and the
+ * files of the manifest loaded, under every shard lock. */
+static void debug_loadaof(struct client *c)
+{
+	int rc;
+
+	store_lock_all();
+	rc = do_aof_reload();
+	store_unlock_all();
+	if (rc < 0) {
+		reply_error(c, "Error trying to load the AOF files, check server logs.");
+		return;
+	}
+	log_notice("Append Only File loaded by DEBUG LOADAOF");
+	reply_ok(c);
+}
+
 /* Redis's stringmatchlen_fuzz_test: random patterns against random strings,
  * to show the matcher neither crashes nor overruns. */
 static void debug_stringmatch_test(struct client *c)
@@ -534,6 +613,10 @@ void cmd_debug(struct client *c)
 		debug_object(c);
 	} else if (argc == 3 && !strcasecmp(sub, "listpack")) {
 		debug_listpack(c);
+	} else if (!strcasecmp(sub, "reload")) {
+		debug_reload(c);
+	} else if (argc == 2 && !strcasecmp(sub, "loadaof")) {
+		debug_loadaof(c);
 	} else if (argc == 2 && !strcasecmp(sub, "digest")) {
 		debug_digest(c);
 	} else if (!strcasecmp(sub, "digest-value")) {

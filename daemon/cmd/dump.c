@@ -28,22 +28,12 @@ void cmd_dump(struct client *c)
 {
 	struct entry *e = key_find_read(c, 1);
 	struct rdb_buf b = { 0 };
-	uint8_t ver[2] = { RDB_VERSION & 0xff, RDB_VERSION >> 8 };
-	uint64_t crc = 0;
 
 	if (!e) {
 		reply_null(c);
 		return;
 	}
-	rdb_save_value(&b, &e->val, config.rdbcompression);
-	rdb_buf_put(&b, ver, sizeof(ver));
-	if (config.rdbchecksum)
-		crc = crc64_update(0, b.p, b.len);
-	for (int i = 0; i < 8; i++) {
-		uint8_t x = crc >> (8 * i);
-
-		rdb_buf_put(&b, &x, 1);
-	}
+	rdb_dump_payload(&b, &e->val);
 	reply_bulk(c, b.p, b.len);
 	xfree(b.p);
 }

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "aof.h"
 #include "command_meta.h"
 #include "command_docs.h"
 #include "commands.h"
@@ -25,6 +26,7 @@
 #include "log.h"
 #include "mem.h"
 #include "memstats.h"
+#include "persist.h"
 #include "pubsub.h"
 #include "rdbfile.h"
 #include "repl.h"
@@ -709,14 +711,17 @@ static void info_memory(struct text *t)
 		    (unsigned long long)lazyfree_freed_objects());
 }
 
-/* No RDB or AOF yet: nothing loads, forks or saves, and the last save is
- * the start, as Redis reports for a server that never saved. */
+/* Redis 8.8's fields. xkvd loads before it accepts clients, so a client
+ * never sees loading:1 (nor the loading_* fields Redis adds then), and it
+ * measures no copy-on-write (the *_cow_* fields stay 0). */
 static void info_persistence(struct text *t)
 {
 	struct rdbfile_stats rs;
+	struct aof_stats as;
 	int64_t now = now_ms();
 
 	rdbfile_stats(&rs);
+	aof_stats(&as);
 	text_printf(t,
 		    "# Persistence\r\n"
 		    "loading:0\r\n"
@@ -736,17 +741,17 @@ static void info_persistence(struct text *t)
 		    "rdb_saves:%llu\r\n"
 		    "rdb_saves_consecutive_failures:%llu\r\n"
 		    "rdb_last_cow_size:0\r\n"
-		    "rdb_last_load_keys_expired:0\r\n"
-		    "rdb_last_load_keys_loaded:0\r\n"
-		    "aof_enabled:0\r\n"
-		    "aof_rewrite_in_progress:0\r\n"
-		    "aof_rewrite_scheduled:0\r\n"
-		    "aof_last_rewrite_time_sec:-1\r\n"
-		    "aof_current_rewrite_time_sec:-1\r\n"
-		    "aof_last_bgrewrite_status:ok\r\n"
-		    "aof_rewrites:0\r\n"
-		    "aof_rewrites_consecutive_failures:0\r\n"
-		    "aof_last_write_status:ok\r\n"
+		    "rdb_last_load_keys_expired:%llu\r\n"
+		    "rdb_last_load_keys_loaded:%llu\r\n"
+		    "aof_enabled:%d\r\n"
+		    "aof_rewrite_in_progress:%d\r\n"
+		    "aof_rewrite_scheduled:%d\r\n"
+		    "aof_last_rewrite_time_sec:%lld\r\n"
+		    "aof_current_rewrite_time_sec:%lld\r\n"
+		    "aof_last_bgrewrite_status:%s\r\n"
+		    "aof_rewrites:%llu\r\n"
+		    "aof_rewrites_consecutive_failures:%llu\r\n"
+		    "aof_last_write_status:%s\r\n"
 		    "aof_last_cow_size:0\r\n"
 		    "module_fork_in_progress:0\r\n"
 		    "module_fork_last_cow_size:0\r\n",
@@ -754,7 +759,23 @@ static void info_persistence(struct text *t)
 		    (long long)rs.lastsave, rs.last_bgsave_ok ? "ok" : "err",
 		    (long long)rs.last_bgsave_secs,
 		    (long long)(rs.bgsave_running ? (now - rs.bgsave_start_ms) / 1000 : -1),
-		    (unsigned long long)rs.saves, (unsigned long long)rs.consecutive_failures);
+		    (unsigned long long)rs.saves, (unsigned long long)rs.consecutive_failures,
+		    (unsigned long long)rs.load_expired, (unsigned long long)rs.load_keys,
+		    as.enabled, as.rewrite_running, as.rewrite_scheduled,
+		    (long long)as.last_rewrite_secs,
+		    (long long)(as.rewrite_running ? (now - as.rewrite_start_ms) / 1000 : -1),
+		    as.last_rewrite_ok ? "ok" : "err", (unsigned long long)as.rewrites,
+		    (unsigned long long)as.consecutive_failures, as.write_ok ? "ok" : "err");
+	if (as.enabled)
+		text_printf(t,
+			    "aof_current_size:%llu\r\n"
+			    "aof_base_size:%llu\r\n"
+			    "aof_pending_rewrite:%d\r\n"
+			    "aof_buffer_length:%llu\r\n"
+			    "aof_pending_bio_fsync:0\r\n"
+			    "aof_delayed_fsync:0\r\n",
+			    (unsigned long long)as.current_size, (unsigned long long)as.base_size,
+			    as.rewrite_scheduled, (unsigned long long)as.buffer_length);
 }
 
 static void info_stats(struct text *t)
@@ -1217,23 +1238,32 @@ void cmd_config_help(struct client *c)
 	reply_help(c, help);
 }
 
+/* SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT], as Redis 8.8. xkvd has no
+ * replicas to wait for, so without NOW it stops as at once too, and a
+ * shutdown is never pending: ABORT finds none. */
 void cmd_shutdown(struct client *c)
 {
-	bool save = false, nosave = false, abort_ = false;
+	unsigned flags = 0;
+	bool abort_ = false;
 
 	for (int i = 1; i < c->argc; i++) {
 		if (arg_is(c, i, "NOSAVE"))
-			nosave = true;
+			flags |= PERSIST_SHUTDOWN_NOSAVE;
 		else if (arg_is(c, i, "SAVE"))
-			save = true;
+			flags |= PERSIST_SHUTDOWN_SAVE;
+		else if (arg_is(c, i, "NOW"))
+			flags |= PERSIST_SHUTDOWN_NOW;
+		else if (arg_is(c, i, "FORCE"))
+			flags |= PERSIST_SHUTDOWN_FORCE;
 		else if (arg_is(c, i, "ABORT"))
 			abort_ = true;
-		else if (!arg_is(c, i, "NOW") && !arg_is(c, i, "FORCE")) {
+		else {
 			reply_error(c, ERR_SYNTAX);
 			return;
 		}
 	}
-	if ((save && nosave) || (abort_ && c->argc > 2)) {
+	if ((abort_ && flags) ||
+	    ((flags & PERSIST_SHUTDOWN_SAVE) && (flags & PERSIST_SHUTDOWN_NOSAVE))) {
 		reply_error(c, ERR_SYNTAX);
 		return;
 	}
@@ -1241,17 +1271,11 @@ void cmd_shutdown(struct client *c)
 		reply_error(c, "No shutdown in progress.");
 		return;
 	}
-	log_warning("User requested shutdown...");
-	/* With no save points configured only SAVE saves, as in Redis. */
-	if (save) {
-		log_notice("Saving the final RDB snapshot before exiting.");
-		if (rdbfile_save() < 0) {
-			log_warning("Error trying to save the DB, can't exit.");
-			reply_error(c, "Errors trying to SHUTDOWN. Check logs.");
-			return;
-		}
+	log_notice("User requested shutdown...");
+	if (persist_shutdown(flags) < 0) {
+		reply_error(c, "Errors trying to SHUTDOWN. Check logs.");
+		return;
 	}
 	/* No reply: like Redis, the connection just closes. */
 	c->flags |= CLIENT_CLOSE_ASAP;
-	server_request_shutdown();
 }

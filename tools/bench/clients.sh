@@ -78,7 +78,7 @@ for port in $port_k $port_d; do
 	[ $port = $port_d ] && fp=no
 	mkdir -p "$tmp/$port"
 	# `ip netns exec` and taskset exec xkvd: the PID is xkvd's own.
-	ip netns exec "$ns" "${on_server[@]}" "$output/xkvd" --port $port --bind 127.0.0.1 --dir "$tmp/$port" \
+	ip netns exec "$ns" "${on_server[@]}" "$output/xkvd" --port $port --bind 127.0.0.1 --save '' --dir "$tmp/$port" \
 		--threads 1 --fastpath $fp >"$tmp/$port/log" 2>&1 &
 	pids+=($!)
 done

@@ -236,7 +236,7 @@ EOF
 		awk '{ printf "  %-8s %4s B  %9s req/s  p50 %8s us  p99 %8s us\n", $1, $2, $3, $4, $5 }'
 }
 
-xkvd_args=(--port "$port" --bind 127.0.0.1 --dir "$tmp" --logfile "$tmp/xkvd.log"
+xkvd_args=(--port "$port" --bind 127.0.0.1 --save '' --dir "$tmp" --logfile "$tmp/xkvd.log"
 	--fastpath yes --fastpath-interfaces lo --fastpath-admit-threshold 1 "${xkvd_threads[@]}")
 
 # fastpath_cmd attach|detach: asks xkvd to attach or detach its program.

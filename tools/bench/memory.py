@@ -104,7 +104,7 @@ class Server:
         d = tempfile.mkdtemp(dir=scratch)
         if xkvd:
             argv = [path, '--port', str(self.port), '--bind', '127.0.0.1', '--fastpath', 'no',
-                    '--dir', d]
+                    '--save', '', '--dir', d]
         else:
             argv = [path, '--port', str(self.port), '--bind', '127.0.0.1', '--save', '',
                     '--appendonly', 'no', '--dir', d]

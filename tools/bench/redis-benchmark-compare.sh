@@ -18,7 +18,7 @@ xkvd=${XKVD:-.output/xkvd}
 . tools/bench/lib.sh
 xport=$(free_port) rport=$(free_port)
 # TCP only: the fast path would attach to the host's lo.
-"$xkvd" --port "$xport" --bind 127.0.0.1 --fastpath no --dir "$tmp" --logfile "$tmp/xkvd.log" &
+"$xkvd" --port "$xport" --bind 127.0.0.1 --fastpath no --save '' --dir "$tmp" --logfile "$tmp/xkvd.log" &
 pids+=($!)
 redis-server --port "$rport" --bind 127.0.0.1 --save '' --appendonly no --dir "$tmp" \
 	--logfile "$tmp/redis.log" &

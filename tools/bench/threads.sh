@@ -27,7 +27,7 @@ for name in default one; do
 	port[$name]=$(free_port)
 	extra=()
 	[ "$name" = one ] && extra=(--threads 1)
-	"$xkvd" --port "${port[$name]}" --bind 127.0.0.1 --fastpath no --logfile "$tmp/$name.log" \
+	"$xkvd" --port "${port[$name]}" --bind 127.0.0.1 --fastpath no --save '' --logfile "$tmp/$name.log" \
 		"${extra[@]}" &
 	pids+=($!)
 done

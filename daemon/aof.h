@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * aof: the append-only file, as Redis 7+ lays it out. In `dir`/`appenddirname`:
+ *  - a base file, `<appendfilename>.<seq>.base.rdb` (an RDB image, with
+ *    aof-use-rdb-preamble yes) or `.base.aof` (commands: SELECT, and one
+ *    RESTORE ... ABSTTL REPLACE per key);
+ *  - incremental files, `<appendfilename>.<seq>.incr.aof`: the propagation
+ *    stream (propagate.h) in RESP, as Redis's replication form, with
+ *    `#TS:<unix>` annotations under aof-timestamp-enabled;
+ *  - the manifest, `<appendfilename>.manifest`: one `file <name> seq <n>
+ *    type b|i` line per file, base first, replaced atomically.
+ *
+ * A rewrite (BGREWRITEAOF, the automatic one, `appendonly yes` at run time)
+ * opens the next incremental file under every shard lock and forks: the
+ * child writes the new base from its copy of the store, and when it
+ * succeeds the manifest names that base and the new incremental file only,
+ * and the older files are removed.
+ *
+ * Durability (appendfsync): every write command's records are written to
+ * the file before its reply is sent (aof_after_command); with `always` they
+ * are also fsynced first, one fsync for every write that arrived meanwhile
+ * on any worker (group commit); with `everysec` a thread fsyncs once a
+ * second; with `no` the kernel decides.
+ */
+#ifndef XKV_AOF_H
+#define XKV_AOF_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* At start-up, before any worker runs (instead of rdbfile_load): reads the
+ * manifest; with appendonly yes loads the base and incremental files (the
+ * RDB file is then not read), creates the first base when there is none,
+ * and opens the last incremental file for appending. 0, or -1 (logged):
+ * the server must not start. */
+int aof_start_up(void);
+/* At exit, after the workers stopped: flushes, fsyncs and closes. */
+void aof_stop(void);
+
+/* After each command, before its reply leaves: writes what it propagated,
+ * and fsyncs it under appendfsync always. Cheap when nothing is pending. */
+void aof_after_command(void);
+
+/* BGREWRITEAOF. 0 started, 1 scheduled (another child runs), -EBUSY (a
+ * rewrite runs), or -errno (logged). The caller holds no shard lock. */
+int aof_rewrite(void);
+/* Is a rewrite child running? */
+bool aof_rewrite_running(void);
+/* From persist_cron: automatic and scheduled rewrites, write-error retry. */
+void aof_cron(void);
+/* CONFIG SET appendonly: starts (with a rewrite) or stops the AOF. */
+void aof_config_changed(void);
+/* The errno of the last failed AOF write while it is not recovered, or 0. */
+int aof_write_error(void);
+/* At shutdown, under every shard lock: stops a rewrite and flushes and
+ * fsyncs the file. 0, or -1 while the first base is still being written
+ * and force is false (logged). */
+int aof_shutdown(bool force);
+/* DEBUG LOADAOF, the caller holding every shard lock: empties the store
+ * and loads the files the manifest names. 0 or -1 (logged). */
+int do_aof_reload(void);
+
+/* INFO persistence. */
+struct aof_stats {
+	bool enabled, rewrite_running, rewrite_scheduled, last_rewrite_ok, write_ok;
+	int64_t last_rewrite_secs, rewrite_start_ms;
+	uint64_t rewrites, consecutive_failures;
+	uint64_t current_size, base_size, buffer_length;
+};
+void aof_stats(struct aof_stats *out);
+
+#endif
