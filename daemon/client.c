@@ -25,6 +25,7 @@
 #include "multi.h"
 #include "pause.h"
 #include "pubsub.h"
+#include "repl.h"
 #include "reply.h"
 #include "resp.h"
 #include "store.h"
@@ -68,7 +69,8 @@ static void qbuf_give_back(struct client *c)
 {
 	if (reusable_user != c)
 		return;
-	if (c->req_type || c->qpos != c->qlen || c->blocked || (c->flags & CLIENT_HELD)) {
+	if (c->req_type || c->qpos != c->qlen || c->blocked ||
+	    (c->flags & (CLIENT_HELD | CLIENT_WAIT_ACKS))) {
 		client_qbuf_keep(c);
 		return;
 	}
@@ -168,6 +170,7 @@ struct client *client_create(struct worker *w, int fd)
 void client_free(struct client *c)
 {
 	blocking_unblock(c);
+	repl_client_free(c);
 	pause_client_free(c);
 	monitor_stop(c);
 	multi_reset(c);
@@ -348,8 +351,8 @@ bool client_process_input(struct client *c)
 	if (!c->req_type && c->authenticated && c->qlen - c->qpos >= 64)
 		prefetch_gets(c);
 	/* A blocked or held client's next commands wait until it is answered. */
-	while (!c->blocked &&
-	       !(c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP | CLIENT_HELD))) {
+	while (!c->blocked && !(c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP |
+					    CLIENT_HELD | CLIENT_WAIT_ACKS))) {
 		const char *err = NULL;
 		int r = resp_parse_request(c, &err);
 
@@ -372,7 +375,7 @@ bool client_process_input(struct client *c)
 			command_dispatch(c);
 		}
 		resp_request_done(c);
-		if (!c->blocked && !(c->flags & CLIENT_HELD)) {
+		if (!c->blocked && !(c->flags & (CLIENT_HELD | CLIENT_WAIT_ACKS))) {
 			__atomic_store_n(&c->argv_mem, 0, __ATOMIC_RELAXED);
 			client_command_done(c);
 		}
@@ -427,6 +430,8 @@ static void info_flags(struct client *c, char *out, bool pubsub)
 	unsigned f = __atomic_load_n(&c->flags, __ATOMIC_RELAXED);
 	char *p = out;
 
+	if (f & CLIENT_REPLICA)
+		*p++ = 'S';
 	if (f & CLIENT_MONITOR)
 		*p++ = 'O';
 	if (pubsub)
@@ -434,7 +439,8 @@ static void info_flags(struct client *c, char *out, bool pubsub)
 	if (__atomic_load_n(&c->in_multi, __ATOMIC_RELAXED))
 		*p++ = 'x';
 	/* Held by CLIENT PAUSE counts as blocked, as in Redis. */
-	if (__atomic_load_n(&c->blocked, __ATOMIC_RELAXED) || (f & CLIENT_HELD))
+	if (__atomic_load_n(&c->blocked, __ATOMIC_RELAXED) ||
+	    (f & (CLIENT_HELD | CLIENT_WAIT_ACKS)))
 		*p++ = 'b';
 	if (f & CLIENT_UNIX_SOCKET)
 		*p++ = 'U';

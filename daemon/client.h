@@ -47,6 +47,9 @@ enum client_flag {
 	CLIENT_PUSHING = 1 << 9,   /* writing a pub/sub push: not muted by CLIENT REPLY */
 	CLIENT_NO_EVICT = 1 << 10, /* CLIENT NO-EVICT ON (only shown: no client eviction here) */
 	CLIENT_NO_TOUCH = 1 << 11, /* CLIENT NO-TOUCH ON: its lookups leave LRU/LFU alone */
+	CLIENT_REPLICA = 1 << 12,  /* sent SYNC or PSYNC: a replica (repl.c) */
+	CLIENT_REPLICA_BULK = 1 << 13, /* its RDB is being queued: no output limit */
+	CLIENT_WAIT_ACKS = 1 << 14,    /* in WAIT: its next commands wait (repl.c) */
 };
 
 /* Flags that stop reply_raw(); CLIENT_PUSHING lets pushes past the REPLY ones. */
@@ -82,6 +85,9 @@ struct client {
 	char *inline_buf; /* an inline request's unquoted arguments */
 
 	struct blocked_state *blocked; /* BLPOP & co. waiting (blocking.c), or NULL */
+	/* Replication (repl.c): what REPLCONF and SYNC told, or NULL; freed by
+	 * repl_client_free. */
+	struct repl_replica *repl;
 	/* CLIENT PAUSE (pause.c): the held request, in the worker's FIFO. */
 	struct held_request *held;
 	struct client *next_held, *prev_held;

@@ -26,6 +26,7 @@
 #include "pause.h"
 #include "propagate.h"
 #include "pubsub.h"
+#include "repl.h"
 #include "slowlog.h"
 #include "util.h"
 #include "worker.h"
@@ -519,8 +520,16 @@ void command_dispatch(struct client *c)
 			c->multi_error = true;
 		return;
 	}
+	/* min-replicas-to-write: too few replicas with a recent ACK. */
+	if ((cmd->flags & CMD_WRITE) && !repl_writes_allowed()) {
+		reply_error(c, "-NOREPLICAS Not enough good replicas to write.");
+		stat_add(&own_stats(c, cmd)->rejected, 1);
+		if (c->in_multi)
+			c->multi_error = true;
+		return;
+	}
 	/* A monitor counts as a replica: it may not touch the keyspace. */
-	if ((c->flags & CLIENT_MONITOR) &&
+	if ((c->flags & (CLIENT_MONITOR | CLIENT_REPLICA)) &&
 	    (cmd->flags & (CMD_WRITE | CMD_READONLY | CMD_MAY_REPLICATE))) {
 		reply_error(c, "Replica can't interact with the keyspace");
 		stat_add(&own_stats(c, cmd)->rejected, 1);

@@ -19,6 +19,7 @@
 #include "multi.h"
 #include "notify.h"
 #include "proplog.h"
+#include "repl.h"
 #include "rdbfile.h"
 #include "store.h"
 #include "util.h"
@@ -116,7 +117,7 @@ int main(int argc, char **argv)
 	store_hook_set(STORE_HOOK_BLOCKING, blocking_on_change);
 	store_hook_set(STORE_HOOK_FASTPATH, fastpath_on_change);
 	store_hook_set(STORE_HOOK_NOTIFY, notify_on_change);
-	if (proplog_start_from_env() < 0)
+	if (proplog_start_from_env() < 0 || repl_init() < 0)
 		return 1;
 	/* Before any worker runs: the keys are there for the first command. */
 	if (rdbfile_load() < 0)

@@ -31,16 +31,19 @@ struct prop_ops {
 static struct {
 	propagate_fn *fn;
 	void *arg;
+	bool active; /* atomic: read under the lock, written by set_active */
 } consumers[CONSUMERS_MAX];
 /* Written at start-up only, read without the lock. */
 static int nconsumers;
+/* How many are active: the one load propagate_enabled costs (atomic). */
+static int nactive;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int stream_db = -1; /* the database the stream's last SELECT chose */
 
 bool propagate_enabled(void)
 {
-	return nconsumers > 0;
+	return __atomic_load_n(&nactive, __ATOMIC_ACQUIRE) > 0;
 }
 
 struct arg prop_ll(char *buf, long long v)
@@ -73,7 +76,8 @@ static void op_add(struct exec_ctx *unit, int db, int argc, const struct arg *ar
 static void emit(int argc, const struct arg *argv)
 {
 	for (int i = 0; i < nconsumers; i++)
-		consumers[i].fn(consumers[i].arg, argc, argv);
+		if (__atomic_load_n(&consumers[i].active, __ATOMIC_RELAXED))
+			consumers[i].fn(consumers[i].arg, argc, argv);
 }
 
 static void emit_in(int db, int argc, const struct arg *argv)
@@ -97,6 +101,8 @@ static void propagate_on_change(const struct db_change *ch)
 	struct exec_ctx *x = exec_ctx_top;
 	struct arg del[2];
 
+	if (!propagate_enabled())
+		return;
 	if (ch->reason != DB_CHANGE_EXPIRE && ch->reason != DB_CHANGE_EVICT) {
 		if (x)
 			x->dirty = true;
@@ -114,15 +120,35 @@ static void propagate_on_change(const struct db_change *ch)
 	pthread_mutex_unlock(&lock);
 }
 
-int propagate_consumer_add(propagate_fn *fn, void *arg)
+int propagate_consumer_add(propagate_fn *fn, void *arg, bool active)
 {
 	if (nconsumers == CONSUMERS_MAX)
 		return -ENOSPC;
 	consumers[nconsumers].fn = fn;
 	consumers[nconsumers].arg = arg;
-	nconsumers++;
+	consumers[nconsumers].active = false;
 	store_hook_set(STORE_HOOK_PROPAGATE, propagate_on_change);
-	return 0;
+	if (active)
+		propagate_consumer_set_active(nconsumers, true);
+	return nconsumers++;
+}
+
+void propagate_consumer_set_active(int id, bool active)
+{
+	pthread_mutex_lock(&lock);
+	if (consumers[id].active != active) {
+		__atomic_store_n(&consumers[id].active, active, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&nactive, active ? 1 : -1, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+void propagate_sync_point(void (*fn)(void *arg), void *arg)
+{
+	pthread_mutex_lock(&lock);
+	stream_db = -1;
+	fn(arg);
+	pthread_mutex_unlock(&lock);
 }
 
 void propagate_rewrite(int argc, const struct arg *argv)
@@ -152,7 +178,7 @@ void propagate_flush(struct exec_ctx *x)
 	/* More than one command: one transaction, as Redis propagates it, so
 	 * a consumer never applies half of it. */
 	if (ops->n > 1)
-		emit_in(ops->v[0].db, 1, &multi);
+		emit(1, &multi); /* before any SELECT, as Redis 7+ */
 	for (int i = 0; i < ops->n; i++)
 		emit_in(ops->v[i].db, ops->v[i].argc, ops->v[i].argv);
 	if (ops->n > 1)
@@ -199,6 +225,22 @@ void propagate_renamed(int argc, const struct arg *argv, const char *name, int d
 	for (int i = 1; i < argc; i++)
 		if (i != drop)
 			v[n++] = argv[i];
+	propagate_rewrite(n, v);
+	xfree(v);
+}
+
+void propagate_renamed_from(int argc, const struct arg *argv, const char *name, int from)
+{
+	struct arg *v;
+	int n = 0;
+
+	if (!propagate_enabled())
+		return;
+	v = xmalloc(sizeof(*v) * (size_t)argc);
+	v[n++] = (struct arg){ (char *)name, strlen(name) };
+	v[n++] = argv[1];
+	for (int i = from; i < argc; i++)
+		v[n++] = argv[i];
 	propagate_rewrite(n, v);
 	xfree(v);
 }

@@ -37,7 +37,7 @@ int proplog_start_from_env(void)
 		log_warning("propagation log %s: %s", path, strerror(errno));
 		return err;
 	}
-	err = propagate_consumer_add(proplog_write, out);
+	err = propagate_consumer_add(proplog_write, out, true);
 	if (err < 0) {
 		fclose(out);
 		out = NULL;

@@ -53,6 +53,9 @@ void rdb_save_len(struct rdb_buf *b, uint64_t len);
 void rdb_save_string(struct rdb_buf *b, const void *p, size_t len, bool compress);
 /* The type byte and body of value o. */
 void rdb_save_value(struct rdb_buf *b, const struct obj *o, bool compress);
+/* Set by a fork child writing the replication form (rdbfile.h): small sets
+ * are written as plain sets, which RDB 10 readers know. */
+extern bool rdb_save_compat;
 
 int rdb_read_byte(struct rdb_reader *r, uint8_t *out);
 int rdb_read_len(struct rdb_reader *r, uint64_t *out);

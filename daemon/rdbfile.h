@@ -41,6 +41,15 @@ struct rdbfile_stats {
 	uint64_t changes_at_save; /* store_changes() when the last good save began */
 };
 void rdbfile_stats(struct rdbfile_stats *out);
+/* A snapshot for replicas: like BGSAVE, but the child writes to a pipe in
+ * the oldest RDB version that holds the data (10, Redis 7.0's, unless hash
+ * fields have deadlines: 12), so older Redis replicas load it too, and no
+ * file is touched. at_fork runs in the parent right after the fork, with
+ * every shard lock held (the point in the propagation stream the snapshot
+ * stands for); done runs on the thread that read the pipe, with no lock
+ * held, with the whole file (xmalloc'd, done owns it) or NULL if the child
+ * failed. -EBUSY if a child runs, -errno if the fork fails. */
+int rdbfile_bgsave_repl(void (*at_fork)(void), void (*done)(char *buf, size_t len));
 /* At shutdown: stops a running child and removes its temporary file. */
 void rdbfile_shutdown(void);
 

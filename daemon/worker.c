@@ -33,6 +33,7 @@
 #include "monitor.h"
 #include "pause.h"
 #include "pubsub.h"
+#include "repl.h"
 #include "store.h"
 #include "udp.h"
 #include "util.h"
@@ -346,7 +347,9 @@ void worker_cron(struct worker *w)
 			next = c->next_in_worker;
 			/* As Redis: no idle timeout for monitors and for clients
 			 * that wait (blocked, held, subscribed). */
-			if (c->closing || (c->flags & (CLIENT_MONITOR | CLIENT_HELD)) ||
+			if (c->closing ||
+			    (c->flags &
+			     (CLIENT_MONITOR | CLIENT_HELD | CLIENT_REPLICA | CLIENT_WAIT_ACKS)) ||
 			    c->blocked || pubsub_client_subscribed(c))
 				continue;
 			if (now - c->last_ms > config.timeout * 1000) {
@@ -360,6 +363,7 @@ void worker_cron(struct worker *w)
 	if (debug_active_expire_on())
 		store_active_expire(w->id, server.nworkers, period * 1000 / 4);
 	blocking_serve_ready(); /* a key expiry deleted can feed no one; SWAPDB's can */
+	repl_cron(w);
 	if (w->nblocked)
 		blocking_timeouts(w);
 	if (w->id == 0) {

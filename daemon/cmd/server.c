@@ -634,6 +634,7 @@ static void info_memory(struct text *t)
 	char h_vm[32], h_vm_total[32], h_scripts[32];
 	long long vm, scripts, fvm, fbytes;
 	unsigned long nscripts, nfuncs, nlibs;
+	uint64_t repl_mem = repl_backlog_memory();
 
 	human_bytes(h_used, sizeof(h_used), (double)used);
 	human_bytes(h_rss, sizeof(h_rss), (double)rss);
@@ -683,8 +684,8 @@ static void info_memory(struct text *t)
 		    "maxmemory_policy:%s\r\n"
 		    "mem_fragmentation_ratio:%.2f\r\n"
 		    "mem_not_counted_for_evict:0\r\n"
-		    "mem_replication_backlog:0\r\n"
-		    "mem_total_replication_buffers:0\r\n"
+		    "mem_replication_backlog:%llu\r\n"
+		    "mem_total_replication_buffers:%llu\r\n"
 		    "mem_clients_slaves:0\r\n"
 		    "mem_aof_buffer:0\r\n"
 		    "mem_allocator:%s\r\n"
@@ -693,7 +694,8 @@ static void info_memory(struct text *t)
 		    "lazyfree_pending_objects:0\r\n"
 		    "lazyfreed_objects:0\r\n",
 		    config.maxmemory, h_max, policy_name(h_policy),
-		    used ? (double)rss / (double)used : 0, mem_allocator());
+		    used ? (double)rss / (double)used : 0, (unsigned long long)repl_mem,
+		    (unsigned long long)repl_mem, mem_allocator());
 }
 
 /* No RDB or AOF yet: nothing loads, forks or saves, and the last save is
@@ -746,8 +748,9 @@ static void info_persistence(struct text *t)
 
 static void info_stats(struct text *t)
 {
-	uint64_t expired = 0;
+	uint64_t expired = 0, syncs[3];
 
+	repl_sync_stats(syncs);
 	for (int db = 0; db < store.ndbs; db++)
 		for (unsigned i = 0; i < STORE_SHARDS; i++)
 			expired += __atomic_load_n(&store_shard(db, i)->expired, __ATOMIC_RELAXED);
@@ -761,9 +764,9 @@ static void info_stats(struct text *t)
 		    "total_net_repl_input_bytes:0\r\n"
 		    "total_net_repl_output_bytes:0\r\n"
 		    "rejected_connections:%llu\r\n"
-		    "sync_full:0\r\n"
-		    "sync_partial_ok:0\r\n"
-		    "sync_partial_err:0\r\n"
+		    "sync_full:%llu\r\n"
+		    "sync_partial_ok:%llu\r\n"
+		    "sync_partial_err:%llu\r\n"
 		    "expired_keys:%llu\r\n"
 		    "evicted_keys:%llu\r\n"
 		    "evicted_clients:0\r\n"
@@ -796,36 +799,20 @@ static void info_stats(struct text *t)
 		    (unsigned long long)STAT(connections), (unsigned long long)STAT(commands),
 		    (unsigned long long)server_ops_per_sec(), (unsigned long long)STAT(net_in),
 		    (unsigned long long)STAT(net_out), (unsigned long long)STAT(rejected),
-		    (unsigned long long)expired, (unsigned long long)evict_count(),
-		    (unsigned long long)STAT(reads.hits), (unsigned long long)STAT(reads.misses),
-		    pubsub_active(PUBSUB_CHANNEL), pubsub_numpat(), pubsub_active(PUBSUB_SHARD),
-		    (unsigned long long)STAT(errors), (unsigned long long)STAT(read_calls),
-		    (unsigned long long)STAT(write_calls),
+		    (unsigned long long)syncs[0], (unsigned long long)syncs[1],
+		    (unsigned long long)syncs[2], (unsigned long long)expired,
+		    (unsigned long long)evict_count(), (unsigned long long)STAT(reads.hits),
+		    (unsigned long long)STAT(reads.misses), pubsub_active(PUBSUB_CHANNEL),
+		    pubsub_numpat(), pubsub_active(PUBSUB_SHARD), (unsigned long long)STAT(errors),
+		    (unsigned long long)STAT(read_calls), (unsigned long long)STAT(write_calls),
 		    (unsigned long long)STAT(qbuf_limit_closes),
 		    (unsigned long long)STAT(obuf_limit_closes));
 }
 
-/* Always a master without replicas (repl.h). The backlog size is Redis's
- * default repl-backlog-size: there is no backlog to size yet. */
+/* A master (repl.h): its replicas, offsets and backlog. */
 static void info_replication(struct text *t)
 {
-	char id[REPL_ID_LEN + 1], id2[REPL_ID_LEN + 1];
-
-	repl_ids(id, id2);
-	text_printf(t,
-		    "# Replication\r\n"
-		    "role:master\r\n"
-		    "connected_slaves:0\r\n"
-		    "master_failover_state:no-failover\r\n"
-		    "master_replid:%s\r\n"
-		    "master_replid2:%s\r\n"
-		    "master_repl_offset:0\r\n"
-		    "second_repl_offset:-1\r\n"
-		    "repl_backlog_active:0\r\n"
-		    "repl_backlog_size:1048576\r\n"
-		    "repl_backlog_first_byte_offset:0\r\n"
-		    "repl_backlog_histlen:0\r\n",
-		    id, id2);
+	repl_info(t);
 }
 
 static double seconds(struct timeval tv)
