@@ -143,10 +143,11 @@ void propagate_consumer_set_active(int id, bool active)
 	pthread_mutex_unlock(&lock);
 }
 
-void propagate_sync_point(void (*fn)(void *arg), void *arg)
+void propagate_sync_point(void (*fn)(void *arg), void *arg, bool reset_db)
 {
 	pthread_mutex_lock(&lock);
-	stream_db = -1;
+	if (reset_db)
+		stream_db = -1;
 	fn(arg);
 	pthread_mutex_unlock(&lock);
 }

@@ -44,10 +44,11 @@ int propagate_consumer_add(propagate_fn *fn, void *arg, bool active);
 void propagate_consumer_set_active(int id, bool active);
 /* Is anyone consuming the stream? */
 bool propagate_enabled(void);
-/* Runs fn(arg) under the propagation lock, between two units of the stream,
- * and makes the next command carry its SELECT (a replica starting at this
- * point knows no database yet). */
-void propagate_sync_point(void (*fn)(void *arg), void *arg);
+/* Runs fn(arg) under the propagation lock, between two units of the stream
+ * (so nothing fn adds can land inside a MULTI ... EXEC); with reset_db, the
+ * next command carries its SELECT (a replica starting at this point knows
+ * no database yet). */
+void propagate_sync_point(void (*fn)(void *arg), void *arg, bool reset_db);
 
 /* From a handler: the running command's effect is this command instead of
  * itself (call again to add more, in order). The arguments are copied. */

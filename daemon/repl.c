@@ -15,6 +15,7 @@
 #include "client.h"
 #include "commands.h"
 #include "config.h"
+#include "crc64.h"
 #include "exec_ctx.h"
 #include "log.h"
 #include "mem.h"
@@ -57,6 +58,7 @@ struct repl_replica {
 	bool mail_pending; /* a pump mail is on its way */
 	bool pre_psync;	   /* SYNC: sends no ACKs */
 	bool capa_eof, capa_psync2, rdb_only;
+	bool no_data;	    /* REPLCONF rdb-filter-only: the file holds no keys */
 	int port;	    /* REPLCONF listening-port */
 	char ip[64];	    /* REPLCONF ip-address, or the peer's */
 	uint64_t pos;	    /* next stream byte to copy into its replies */
@@ -349,6 +351,18 @@ static void rdb_put(struct repl_rdb *f)
 	}
 }
 
+/* An RDB file with no keys (what a filter that keeps no data leaves):
+ * the header, EOF and the CRC-64 of both. */
+static void empty_rdb(char out[9 + 1 + 8])
+{
+	uint64_t crc;
+
+	memcpy(out, "REDIS0010\xff", 10);
+	crc = crc64_update(0, out, 10);
+	for (int i = 0; i < 8; i++)
+		out[10 + i] = (char)(crc >> (8 * i));
+}
+
 static void rdb_deliver(struct worker *w, uint64_t client_id, void *payload)
 {
 	struct repl_rdb *f = payload;
@@ -360,11 +374,20 @@ static void rdb_deliver(struct worker *w, uint64_t client_id, void *payload)
 		rdb_put(f);
 		return;
 	}
-	n = snprintf(hdr, sizeof(hdr), "$%zu\r\n", f->len);
 	/* The file is not held against the output limit, as in Redis. */
 	c->flags |= CLIENT_REPLICA_BULK;
-	reply_raw(c, hdr, (size_t)n);
-	reply_raw(c, f->data, f->len);
+	if (c->repl->no_data) {
+		char empty[9 + 1 + 8];
+
+		empty_rdb(empty);
+		n = snprintf(hdr, sizeof(hdr), "$%zu\r\n", sizeof(empty));
+		reply_raw(c, hdr, (size_t)n);
+		reply_raw(c, empty, sizeof(empty));
+	} else {
+		n = snprintf(hdr, sizeof(hdr), "$%zu\r\n", f->len);
+		reply_raw(c, hdr, (size_t)n);
+		reply_raw(c, f->data, f->len);
+	}
 	c->flags &= ~CLIENT_REPLICA_BULK;
 	rdb_put(f);
 	log_notice("Synchronization with replica %s succeeded", c->addr);
@@ -421,7 +444,7 @@ static bool any_in(enum replica_state s)
 
 static void bgsave_at_fork(void)
 {
-	propagate_sync_point(at_sync_point, NULL);
+	propagate_sync_point(at_sync_point, NULL, true);
 }
 
 /* On the thread that read the child's output, no lock held. */
@@ -547,6 +570,10 @@ void repl_sync(struct client *c, const char *id, long long offset)
 		return;
 	}
 	r = replica_of(c);
+	if (r->no_data && !r->capa_eof) {
+		reply_error(c, "Filtered replica requires EOF capability");
+		return;
+	}
 	if (!r->ip[0]) {
 		const char *colon = strrchr(c->addr, ':');
 		size_t n = colon ? (size_t)(colon - c->addr) : strlen(c->addr);
@@ -655,6 +682,24 @@ void repl_replconf(struct client *c)
 			return;
 		} else if (arg_is(c, j, "getack")) {
 			return; /* a master has no master to ack */
+		} else if (arg_is(c, j, "rdb-filter-only")) {
+			/* Space-separated filters; "functions" keeps the functions
+			 * (there are none in our files), nothing keeps the data. */
+			size_t i = 0;
+
+			while (i < v->len) {
+				size_t k = i;
+
+				while (k < v->len && v->p[k] != ' ')
+					k++;
+				if (k > i && !str_eq_nocase(v->p + i, k - i, "functions")) {
+					reply_errorf(c, "Unsupported rdb-filter-only option: %.*s",
+						     (int)(k - i), v->p + i);
+					return;
+				}
+				i = k + 1;
+			}
+			r->no_data = true;
 		} else if (arg_is(c, j, "rdb-only")) {
 			if (!str_to_ll(v->p, v->len, &n) || n < 0 || n > 1) {
 				reply_error(c, "value is out of range");
@@ -777,6 +822,39 @@ bool repl_writes_allowed(void)
 	return __atomic_load_n(&good_replicas, __ATOMIC_RELAXED) >= need;
 }
 
+static const struct arg getack[3] = { PROP_STR("REPLCONF"), PROP_STR("GETACK"), PROP_STR("*") };
+
+/* Under the propagation lock: the GETACK a WAIT asked for, and the PING
+ * every repl-ping-replica-period seconds. */
+static void cron_feed(void *arg)
+{
+	static const struct arg ping = PROP_STR("PING");
+	int64_t now_s = *(int64_t *)arg;
+
+	pthread_mutex_lock(&lock);
+	if (getack_wanted) {
+		getack_wanted = false;
+		if (nlisted)
+			feed_control(3, getack);
+	}
+	if (nlisted && now_s - last_ping_s >= config.repl_ping_replica_period) {
+		last_ping_s = now_s;
+		feed_control(1, &ping);
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+static void wait_feed(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&lock);
+	if (getack_wanted && nlisted) {
+		getack_wanted = false;
+		feed_control(3, getack);
+	}
+	pthread_mutex_unlock(&lock);
+}
+
 /* ---- WAIT -------------------------------------------------------------------------------------- */
 
 /* Lock held. */
@@ -813,6 +891,8 @@ void repl_wait(struct client *c, long long numreplicas, long long timeout_ms)
 	getack_wanted = true;
 	pthread_mutex_unlock(&lock);
 	c->flags |= CLIENT_WAIT_ACKS;
+	/* Asked now, as Redis asks before its next sleep. */
+	propagate_sync_point(wait_feed, NULL, false);
 }
 
 /* Answers w's waiters whose replicas acked enough or whose time is up. */
@@ -864,13 +944,6 @@ static const struct mail_ops wait_mail = { .deliver = wait_deliver };
 
 /* ---- cron and clean-up ------------------------------------------------------------------------- */
 
-static void ping_replicas(void)
-{
-	static const struct arg ping = PROP_STR("PING");
-
-	feed_control(1, &ping);
-}
-
 void repl_cron(struct worker *w)
 {
 	int64_t now_s = time(NULL);
@@ -880,19 +953,9 @@ void repl_cron(struct worker *w)
 		wait_check(w, 0);
 	if (w->id != 0)
 		return;
+	if (__atomic_load_n(&nlisted, __ATOMIC_RELAXED))
+		propagate_sync_point(cron_feed, &now_s, false);
 	pthread_mutex_lock(&lock);
-	if (getack_wanted) {
-		static const struct arg getack[3] = { PROP_STR("REPLCONF"), PROP_STR("GETACK"),
-						      PROP_STR("*") };
-
-		getack_wanted = false;
-		if (nlisted)
-			feed_control(3, getack);
-	}
-	if (nlisted && now_s - last_ping_s >= config.repl_ping_replica_period) {
-		last_ping_s = now_s;
-		ping_replicas();
-	}
 	/* Replicas waiting for their file get a newline a second, so their
 	 * link does not time out (Redis does the same). */
 	if (now_s != last_newline_s) {
