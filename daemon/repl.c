@@ -966,6 +966,19 @@ void repl_cron(struct worker *w)
 				post_text(r, "\n");
 	}
 	for (struct repl_replica *r = replicas; r; r = r->next) {
+		long long hard = config.obuf_limits[OBUF_REPLICA][0];
+
+		/* A replica still waiting for its file holds the stream since
+		 * its fork; past the replica class's hard output limit it is
+		 * dropped, as Redis counts that stream against it. */
+		if ((r->state == REPLICA_WAIT_BGSAVE_END || r->state == REPLICA_SEND_BULK) && hard &&
+		    bl.offset - r->pos > (uint64_t)hard && r->pos != UINT64_MAX) {
+			log_warning("Client replica %s:%d scheduled to be closed ASAP for overcoming of "
+				    "output buffer limits.",
+				    r->ip, r->port);
+			r->pos = UINT64_MAX; /* one kill mail */
+			worker_post(r->w, &worker_mail_kill, r->client_id);
+		}
 		/* A replica that stopped acking is gone (not SYNC ones: they never ack). */
 		if (r->state == REPLICA_ONLINE && !r->pre_psync &&
 		    now_s - r->ack_time_s > config.repl_timeout) {
