@@ -88,6 +88,7 @@ struct client {
 	/* Replication (repl.c): what REPLCONF and SYNC told, or NULL; freed by
 	 * repl_client_free. */
 	struct repl_replica *repl;
+	uint64_t repl_woff; /* the stream's end after its last write (WAIT) */
 	/* CLIENT PAUSE (pause.c): the held request, in the worker's FIFO. */
 	struct held_request *held;
 	struct client *next_held, *prev_held;

@@ -601,7 +601,11 @@ void command_call(struct client *c, struct command *cmd)
 	 * feeds. */
 	if (propagate_enabled()) {
 		propagate_done(&x, cmd->flags & CMD_WRITE);
-		propagate_flush(&x);
+		if (x.ops) {
+			propagate_flush(&x);
+			/* WAIT waits for replicas to have this much. */
+			c->repl_woff = repl_offset();
+		}
 	}
 	/* Clients blocked on keys it fed are served before anything else runs. */
 	blocking_serve_held(&ls);

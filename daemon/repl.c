@@ -63,6 +63,7 @@ struct repl_replica {
 	char ip[64];	    /* REPLCONF ip-address, or the peer's */
 	uint64_t pos;	    /* next stream byte to copy into its replies */
 	long long ack_off;  /* REPLCONF ACK */
+	long long fack_off; /* REPLCONF ACK ... FACK: what its AOF holds */
 	int64_t ack_time_s; /* of the last ACK (wall clock, s) */
 };
 
@@ -74,6 +75,7 @@ struct repl_waiter {
 	uint64_t target;
 	long long num;
 	int64_t deadline_ms; /* mono, 0: none */
+	bool aof;	     /* WAITAOF: counts FACKs */
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -169,7 +171,8 @@ static void buf_append(const void *p, size_t len)
 			n = len;
 		memcpy(b->data + b->used, s, n);
 		b->used += n;
-		bl.offset += n;
+		/* Read without the lock by repl_offset(). */
+		__atomic_store_n(&bl.offset, bl.offset + n, __ATOMIC_RELAXED);
 		bl.histlen += n;
 		s += n;
 		len -= n;
@@ -674,6 +677,9 @@ void repl_replconf(struct client *c)
 			pthread_mutex_lock(&lock);
 			if (n > r->ack_off)
 				r->ack_off = n;
+			if (c->argc > j + 3 && arg_is(c, j + 2, "fack") &&
+			    str_to_ll(c->argv[j + 3].p, c->argv[j + 3].len, &n) && n > r->fack_off)
+				r->fack_off = n;
 			r->ack_time_s = time(NULL);
 			/* Waiters learn of it on their own workers. */
 			for (wt = waiters; wt; wt = wt->next)
@@ -857,33 +863,53 @@ static void wait_feed(void *arg)
 
 /* ---- WAIT -------------------------------------------------------------------------------------- */
 
-/* Lock held. */
-static long long count_acks(uint64_t target)
+/* Lock held. Online replicas whose ACK (or FACK) reached target. */
+static long long count_acks(uint64_t target, bool aof)
 {
 	long long n = 0;
 
-	for (struct repl_replica *r = replicas; r; r = r->next)
-		if (r->state == REPLICA_ONLINE && r->ack_off >= 0 && (uint64_t)r->ack_off >= target)
+	for (struct repl_replica *r = replicas; r; r = r->next) {
+		long long off = aof ? r->fack_off : r->ack_off;
+
+		if (r->state == REPLICA_ONLINE && off >= 0 && (uint64_t)off >= target)
 			n++;
+	}
 	return n;
 }
 
-void repl_wait(struct client *c, long long numreplicas, long long timeout_ms)
+/* WAIT's reply, or WAITAOF's: [local fsyncs (none: no AOF), replicas]. */
+static void reply_acks(struct client *c, long long acks, bool aof)
+{
+	if (aof) {
+		reply_array(c, 2);
+		reply_int(c, 0);
+	}
+	reply_int(c, acks);
+}
+
+uint64_t repl_offset(void)
+{
+	return __atomic_load_n(&bl.offset, __ATOMIC_RELAXED);
+}
+
+void repl_wait(struct client *c, long long numreplicas, long long timeout_ms, bool aof)
 {
 	struct repl_waiter *wt;
 	long long acks;
 
 	pthread_mutex_lock(&lock);
-	acks = count_acks(bl.offset);
+	/* The offset right after the client's own last write, as Redis. */
+	acks = count_acks(c->repl_woff, aof);
 	if (acks >= numreplicas || (exec_ctx_flags() & (EXEC_IN_EXEC | EXEC_SCRIPT))) {
 		pthread_mutex_unlock(&lock);
-		reply_int(c, acks);
+		reply_acks(c, acks, aof);
 		return;
 	}
 	wt = xcalloc(1, sizeof(*wt));
 	wt->client_id = c->id;
 	wt->w = c->worker;
-	wt->target = bl.offset;
+	wt->target = c->repl_woff;
+	wt->aof = aof;
 	wt->num = numreplicas;
 	wt->deadline_ms = timeout_ms ? mono_ms() + timeout_ms : 0;
 	wt->next = waiters;
@@ -904,6 +930,7 @@ static void wait_check(struct worker *w, uint64_t only_id)
 		struct repl_waiter **p, *wt = NULL;
 		struct client *c;
 		long long acks = 0;
+		bool aof = false;
 
 		pthread_mutex_lock(&lock);
 		for (p = &waiters; *p; p = &(*p)->next) {
@@ -911,9 +938,10 @@ static void wait_check(struct worker *w, uint64_t only_id)
 
 			if (x->w != w || (only_id && x->client_id != only_id))
 				continue;
-			acks = count_acks(x->target);
+			acks = count_acks(x->target, x->aof);
 			if (acks >= x->num || (x->deadline_ms && now >= x->deadline_ms)) {
 				wt = x;
+				aof = x->aof;
 				*p = x->next;
 				break;
 			}
@@ -926,7 +954,7 @@ static void wait_check(struct worker *w, uint64_t only_id)
 		if (!c || !(c->flags & CLIENT_WAIT_ACKS))
 			continue;
 		c->flags &= ~CLIENT_WAIT_ACKS;
-		reply_int(c, acks);
+		reply_acks(c, acks, aof);
 		client_command_done(c);
 		if (!client_process_input(c) && !(c->flags & CLIENT_CLOSE_ASAP))
 			c->flags |= CLIENT_CLOSE_AFTER_REPLY;
@@ -971,9 +999,10 @@ void repl_cron(struct worker *w)
 		/* A replica still waiting for its file holds the stream since
 		 * its fork; past the replica class's hard output limit it is
 		 * dropped, as Redis counts that stream against it. */
-		if ((r->state == REPLICA_WAIT_BGSAVE_END || r->state == REPLICA_SEND_BULK) && hard &&
-		    bl.offset - r->pos > (uint64_t)hard && r->pos != UINT64_MAX) {
-			log_warning("Client replica %s:%d scheduled to be closed ASAP for overcoming of "
+		if ((r->state == REPLICA_WAIT_BGSAVE_END || r->state == REPLICA_SEND_BULK) &&
+		    hard && bl.offset - r->pos > (uint64_t)hard && r->pos != UINT64_MAX) {
+			log_warning("Client replica %s:%d scheduled to be closed ASAP for "
+				    "overcoming of "
 				    "output buffer limits.",
 				    r->ip, r->port);
 			r->pos = UINT64_MAX; /* one kill mail */

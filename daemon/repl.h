@@ -59,8 +59,12 @@ int repl_init(void);
 void repl_sync(struct client *c, const char *replid, long long offset);
 /* REPLCONF option value pairs (argv[1..]); replies as Redis. */
 void repl_replconf(struct client *c);
-/* WAIT numreplicas timeout (ms, 0: for ever), on c's worker. */
-void repl_wait(struct client *c, long long numreplicas, long long timeout_ms);
+/* WAIT numreplicas timeout (ms, 0: for ever), on c's worker: the replicas
+ * that acked c's last write (c->repl_woff); aof: WAITAOF 0 numreplicas
+ * timeout, the replicas whose AOF holds it (REPLCONF ACK ... FACK). */
+void repl_wait(struct client *c, long long numreplicas, long long timeout_ms, bool aof);
+/* master_repl_offset, read without the lock (the stream's end). */
+uint64_t repl_offset(void);
 /* ROLE's reply. */
 void repl_role(struct client *c);
 /* INFO replication's section. */

@@ -39,7 +39,36 @@ void cmd_wait(struct client *c)
 		reply_error(c, "timeout is negative");
 		return;
 	}
-	repl_wait(c, n, timeout);
+	repl_wait(c, n, timeout, false);
+}
+
+void cmd_waitaof(struct client *c)
+{
+	long long local, n, timeout;
+
+	if (!str_to_ll(c->argv[1].p, c->argv[1].len, &local) || local < 0 || local > 1) {
+		reply_error(c, "value is out of range, value must between 0 and 1");
+		return;
+	}
+	if (!str_to_ll(c->argv[2].p, c->argv[2].len, &n) || n < 0) {
+		reply_error(c, "value is out of range, must be positive");
+		return;
+	}
+	if (!str_to_ll(c->argv[3].p, c->argv[3].len, &timeout)) {
+		reply_error(c, "timeout is not an integer or out of range");
+		return;
+	}
+	if (timeout < 0) {
+		reply_error(c, "timeout is negative");
+		return;
+	}
+	/* There is no AOF here. */
+	if (local) {
+		reply_error(c, "WAITAOF cannot be used when numlocal is set but appendonly is "
+			       "disabled.");
+		return;
+	}
+	repl_wait(c, n, timeout, true);
 }
 
 void cmd_role(struct client *c)

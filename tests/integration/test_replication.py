@@ -223,6 +223,13 @@ def replconf_checks_its_arguments_as_redis(t):
             RespError('ERR value is not an integer or out of range')
         assert c.call('WAIT', '0', '-1') == RespError('ERR timeout is negative')
         assert c.call('WAIT', '0', '0') == 0
+        assert c.call('WAITAOF', '1', '0', '0') == RespError(
+            'ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled.')
+        assert c.call('WAITAOF', '2', '0', '0') == RespError(
+            'ERR value is out of range, value must between 0 and 1')
+        assert c.call('WAITAOF', '0', '0', '0') == [0, 0]
+        # In a script WAIT answers at once (8.8 lets scripts call it).
+        assert c.call('EVAL', "return redis.pcall('wait', '1', '0')", '0') == 0
         assert c.call('ROLE') == [b'master', 0, []]
 
 
@@ -317,8 +324,12 @@ def redis_7_replica_full_sync_live_stream_and_partial_resync(t):
     same_data(a, rep)
     info = repl_info(a)
     assert 'port=%d,state=online' % rep.port in info['slave0'], info
-    assert a.call('WAIT', 1, 2000) == 1
-    assert a.call('WAIT', 2, 200) == 1          # times out with the one it has
+    with a.client() as c:
+        c.call('SET', 'w', '1')
+        assert c.call('WAIT', 1, 2000) == 1
+        assert c.call('WAIT', 2, 200) == 1      # times out with the one it has
+        # 7.0 replicas send no FACK (they have no AOF): none counts for WAITAOF.
+        assert c.call('WAITAOF', 0, 1, 100) == [0, 0]
     # The link breaks: the replica comes back with PSYNC and continues.
     assert a.call('CLIENT', 'KILL', 'TYPE', 'replica') == 1
     workload(a, 300, 2)
