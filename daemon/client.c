@@ -171,6 +171,8 @@ void client_free(struct client *c)
 {
 	blocking_unblock(c);
 	repl_client_free(c);
+	if (c->flags & CLIENT_MASTER)
+		repl_master_client_free(c);
 	pause_client_free(c);
 	monitor_stop(c);
 	multi_reset(c);
@@ -264,6 +266,8 @@ char *client_read_buffer(struct client *c, size_t *len)
 void client_read_done(struct client *c, size_t n)
 {
 	c->qlen += n;
+	if (c->flags & CLIENT_MASTER)
+		repl_master_read(c, n);
 	__atomic_store_n(&c->net_in, c->net_in + n, __ATOMIC_RELAXED);
 	__atomic_store_n(&c->read_events, c->read_events + 1, __ATOMIC_RELAXED);
 }
@@ -375,6 +379,9 @@ bool client_process_input(struct client *c)
 			command_dispatch(c);
 		}
 		resp_request_done(c);
+		/* The master's stream: what is applied, as Redis's reploff. */
+		if (c->flags & CLIENT_MASTER)
+			repl_master_applied(c);
 		if (!c->blocked && !(c->flags & (CLIENT_HELD | CLIENT_WAIT_ACKS))) {
 			__atomic_store_n(&c->argv_mem, 0, __ATOMIC_RELAXED);
 			client_command_done(c);
@@ -432,6 +439,8 @@ static void info_flags(struct client *c, char *out, bool pubsub)
 
 	if (f & CLIENT_REPLICA)
 		*p++ = 'S';
+	if (f & CLIENT_MASTER)
+		*p++ = 'M';
 	if (f & CLIENT_MONITOR)
 		*p++ = 'O';
 	if (pubsub)

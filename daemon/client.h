@@ -50,6 +50,7 @@ enum client_flag {
 	CLIENT_REPLICA = 1 << 12,  /* sent SYNC or PSYNC: a replica (repl.c) */
 	CLIENT_REPLICA_BULK = 1 << 13, /* its RDB is being queued: no output limit */
 	CLIENT_WAIT_ACKS = 1 << 14,    /* in WAIT: its next commands wait (repl.c) */
+	CLIENT_MASTER = 1 << 15,       /* the link to our master (repl_replica.c) */
 };
 
 /* Flags that stop reply_raw(); CLIENT_PUSHING lets pushes past the REPLY ones. */

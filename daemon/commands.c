@@ -500,7 +500,8 @@ void command_dispatch(struct client *c)
 		return;
 	}
 	/* maxmemory: make room first; refuse what would need more if none. */
-	if (config.maxmemory && !evict_until_fits() && (cmd->flags & CMD_DENYOOM)) {
+	if (config.maxmemory && !evict_until_fits() && (cmd->flags & CMD_DENYOOM) &&
+	    !(c->flags & CLIENT_MASTER)) {
 		reply_error(c, "-OOM command not allowed when used memory > 'maxmemory'.");
 		if (c->in_multi)
 			c->multi_error = true;
@@ -520,8 +521,18 @@ void command_dispatch(struct client *c)
 			c->multi_error = true;
 		return;
 	}
+	/* A read-only replica takes writes from its master only. */
+	if ((cmd->flags & CMD_WRITE) && !(c->flags & CLIENT_MASTER) && config.replica_read_only &&
+	    repl_is_replica()) {
+		reply_error(c, "-READONLY You can't write against a read only replica.");
+		stat_add(&own_stats(c, cmd)->rejected, 1);
+		if (c->in_multi)
+			c->multi_error = true;
+		return;
+	}
 	/* min-replicas-to-write: too few replicas with a recent ACK. */
-	if ((cmd->flags & CMD_WRITE) && !repl_writes_allowed()) {
+	if ((cmd->flags & CMD_WRITE) && !(c->flags & CLIENT_MASTER) && !repl_is_replica() &&
+	    !repl_writes_allowed()) {
 		reply_error(c, "-NOREPLICAS Not enough good replicas to write.");
 		stat_add(&own_stats(c, cmd)->rejected, 1);
 		if (c->in_multi)

@@ -639,14 +639,73 @@ static int load_body(struct rdb_reader *r, struct load_stats *st)
 	}
 }
 
-int rdbfile_load(void)
+/* Checks and loads a whole file in buf (off bytes): the signature, the
+ * version, the body under every shard lock (with replace, the keyspace is
+ * emptied first, in the same hold, and emptied again if the body is bad, so
+ * no half of a file is ever served), the CRC. 0 or -EINVAL (logged). */
+static int load_buffer(const char *buf, size_t off, bool replace)
 {
 	struct load_stats st = { 0 };
-	struct rdb_reader r;
+	struct rdb_reader r = { (const uint8_t *)buf, off, 0 };
+	int ver = 0, rc;
+
+	if (off < 9 || memcmp(buf, "REDIS", 5)) {
+		log_warning("Wrong signature trying to load DB from file");
+		return -EINVAL;
+	}
+	for (int i = 5; i < 9; i++) {
+		if (buf[i] < '0' || buf[i] > '9')
+			goto bad;
+		ver = ver * 10 + buf[i] - '0';
+	}
+	if (ver < 1 || ver > RDB_VERSION) {
+		log_warning("Can't handle RDB format version %d", ver);
+		return -EINVAL;
+	}
+	r.off = 9;
+	store_lock_all();
+	if (replace)
+		for (int db = 0; db < store.ndbs; db++)
+			db_flush(db);
+	rc = load_body(&r, &st);
+	/* Version 5 and later end with a CRC-64 of the rest; 0 means none. */
+	if (!rc && ver >= 5) {
+		uint64_t want;
+
+		if (read_le(&r, 8, &want)) {
+			rc = -EINVAL;
+		} else if (want && config.rdbchecksum && want != crc64_update(0, buf, r.off - 8)) {
+			log_warning("Wrong RDB checksum. Aborting now.");
+			rc = -EBADMSG;
+		}
+	}
+	if (rc && replace)
+		for (int db = 0; db < store.ndbs; db++)
+			db_flush(db);
+	store_unlock_all();
+	if (rc == -EBADMSG)
+		return -EINVAL;
+	if (rc)
+		goto bad;
+	log_notice("Done loading RDB, keys loaded: %llu, keys expired: %llu.",
+		   (unsigned long long)st.keys, (unsigned long long)st.expired);
+	return 0;
+bad:
+	log_warning("Short read or OOM loading DB. Unrecoverable error, aborting now.");
+	return -EINVAL;
+}
+
+int rdbfile_load_replace(const char *buf, size_t len)
+{
+	return load_buffer(buf, len, true);
+}
+
+int rdbfile_load(void)
+{
 	int64_t start = now_ms();
 	struct stat sb;
 	char *buf;
-	int fd, ver = 0, rc = -EINVAL;
+	int fd, rc;
 	size_t off = 0;
 
 	fd = open(config.dbfilename, O_RDONLY | O_CLOEXEC);
@@ -672,47 +731,9 @@ int rdbfile_load(void)
 		off += (size_t)n;
 	}
 	close(fd);
-	r = (struct rdb_reader){ (const uint8_t *)buf, off, 0 };
-	if (off < 9 || memcmp(buf, "REDIS", 5)) {
-		log_warning("Wrong signature trying to load DB from file");
-		goto out;
-	}
-	for (int i = 5; i < 9; i++) {
-		if (buf[i] < '0' || buf[i] > '9')
-			goto bad;
-		ver = ver * 10 + buf[i] - '0';
-	}
-	if (ver < 1 || ver > RDB_VERSION) {
-		log_warning("Can't handle RDB format version %d", ver);
-		goto out;
-	}
-	r.off = 9;
-	store_lock_all();
-	rc = load_body(&r, &st);
-	store_unlock_all();
-	if (rc)
-		goto bad;
-	/* Version 5 and later end with a CRC-64 of the rest; 0 means none. */
-	if (ver >= 5) {
-		uint64_t want;
-
-		if (read_le(&r, 8, &want))
-			goto bad;
-		if (want && config.rdbchecksum && want != crc64_update(0, buf, r.off - 8)) {
-			log_warning("Wrong RDB checksum. Aborting now.");
-			rc = -EINVAL;
-			goto out;
-		}
-	}
-	log_notice("Done loading RDB, keys loaded: %llu, keys expired: %llu.",
-		   (unsigned long long)st.keys, (unsigned long long)st.expired);
-	log_notice("DB loaded from disk: %.3f seconds", (double)(now_ms() - start) / 1000);
-	rc = 0;
-	goto out;
-bad:
-	rc = -EINVAL;
-	log_warning("Short read or OOM loading DB. Unrecoverable error, aborting now.");
-out:
+	rc = load_buffer(buf, off, false);
+	if (!rc)
+		log_notice("DB loaded from disk: %.3f seconds", (double)(now_ms() - start) / 1000);
 	xfree(buf);
 	return rc;
 }

@@ -23,6 +23,9 @@
 /* Loads config.dbfilename (relative to the working directory, `dir') if it
  * exists: 0 when loaded or absent, -EINVAL (logged) if it is unreadable. */
 int rdbfile_load(void);
+/* A replica's full sync: the keyspace becomes the file in buf (every shard
+ * lock held throughout; emptied if the file is bad). 0 or -EINVAL. */
+int rdbfile_load_replace(const char *buf, size_t len);
 /* SAVE: writes the file now, holding every shard lock. 0 or -errno. */
 int rdbfile_save(void);
 /* BGSAVE: starts a child; -EBUSY if one is running, -errno if fork fails. */

@@ -687,7 +687,10 @@ void repl_replconf(struct client *c)
 			pthread_mutex_unlock(&lock);
 			return;
 		} else if (arg_is(c, j, "getack")) {
-			return; /* a master has no master to ack */
+			/* No reply; from our master, an ACK. */
+			if (c->flags & CLIENT_MASTER)
+				repl_master_ack(c);
+			return;
 		} else if (arg_is(c, j, "rdb-filter-only")) {
 			/* Space-separated filters; "functions" keeps the functions
 			 * (there are none in our files), nothing keeps the data. */
@@ -724,6 +727,8 @@ void repl_role(struct client *c)
 {
 	unsigned n = 0;
 
+	if (repl_replica_role(c))
+		return;
 	pthread_mutex_lock(&lock);
 	for (struct repl_replica *r = replicas; r; r = r->next)
 		n += r->state == REPLICA_ONLINE;
@@ -759,12 +764,17 @@ static const char *state_name(enum replica_state s)
 
 void repl_info(struct text *t)
 {
+	char master_id[REPL_ID_LEN + 1] = "";
+	long long master_off = 0;
+	bool replica = repl_replica_info(t, master_id, &master_off);
 	int64_t now = time(NULL);
 	int i = 0;
 
 	pthread_mutex_lock(&lock);
 	ensure_id();
-	text_printf(t, "# Replication\r\nrole:master\r\nconnected_slaves:%u\r\n", nlisted);
+	if (!replica)
+		text_printf(t, "# Replication\r\nrole:master\r\n");
+	text_printf(t, "connected_slaves:%u\r\n", nlisted);
 	if (config.min_replicas_to_write && config.min_replicas_max_lag)
 		text_printf(t, "min_slaves_good_slaves:%d\r\n",
 			    __atomic_load_n(&good_replicas, __ATOMIC_RELAXED));
@@ -784,8 +794,9 @@ void repl_info(struct text *t)
 		    "repl_backlog_size:%lld\r\n"
 		    "repl_backlog_first_byte_offset:%llu\r\n"
 		    "repl_backlog_histlen:%llu\r\n",
-		    replid, replid2, (unsigned long long)bl.offset, bl.active,
-		    (long long)config.repl_backlog_size,
+		    replica && master_id[0] ? master_id : replid, replid2,
+		    replica ? (unsigned long long)master_off : (unsigned long long)bl.offset,
+		    bl.active, (long long)config.repl_backlog_size,
 		    bl.active ? (unsigned long long)(bl.offset - bl.histlen + 1) : 0ULL,
 		    (unsigned long long)bl.histlen);
 	pthread_mutex_unlock(&lock);
@@ -897,6 +908,16 @@ void repl_wait(struct client *c, long long numreplicas, long long timeout_ms, bo
 	struct repl_waiter *wt;
 	long long acks;
 
+	if (repl_is_replica()) {
+		reply_error(c, aof ? "WAITAOF cannot be used with replica instances. Please also "
+				     "note that writes to replicas are just local and are not "
+				     "propagated."
+				   : "WAIT cannot be used with replica instances. Please also note "
+				     "that since Redis 4.0 if a replica is configured to be "
+				     "writable (which is not the default) writes to replicas are "
+				     "just local and are not propagated.");
+		return;
+	}
 	pthread_mutex_lock(&lock);
 	/* The offset right after the client's own last write, as Redis. */
 	acks = count_acks(c->repl_woff, aof);
@@ -972,11 +993,20 @@ static const struct mail_ops wait_mail = { .deliver = wait_deliver };
 
 /* ---- cron and clean-up ------------------------------------------------------------------------- */
 
+void repl_drop_replicas(void)
+{
+	pthread_mutex_lock(&lock);
+	for (struct repl_replica *r = replicas; r; r = r->next)
+		worker_post(r->w, &worker_mail_kill, r->client_id);
+	pthread_mutex_unlock(&lock);
+}
+
 void repl_cron(struct worker *w)
 {
 	int64_t now_s = time(NULL);
 	bool need_bgsave = false, drop_backlog = false;
 
+	repl_replica_cron(w);
 	if (__atomic_load_n(&waiters, __ATOMIC_RELAXED))
 		wait_check(w, 0);
 	if (w->id != 0)

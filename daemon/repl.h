@@ -80,5 +80,30 @@ bool repl_writes_allowed(void);
 void repl_cron(struct worker *w);
 /* c is being freed (its own worker): it leaves the replicas and waiters. */
 void repl_client_free(struct client *c);
+/* Closes every replica (they sync again): this server's data was replaced. */
+void repl_drop_replicas(void);
+
+/*
+ * The replica's side (repl_replica.c): REPLICAOF and the master link.
+ */
+/* Is this server a replica (REPLICAOF host port in force)? */
+bool repl_is_replica(void);
+/* REPLICAOF host port (host NULL: NO ONE). 1 if already replicating from
+ * there, else 0. */
+int repl_replica_set(const char *host, int port);
+/* At exit: stops the link thread. */
+void repl_replica_stop(void);
+/* The master client (CLIENT_MASTER) read n bytes; it ran a whole command;
+ * REPLCONF ACK <offset> to it; it is being freed. Its own worker. */
+void repl_master_read(struct client *c, size_t n);
+void repl_master_applied(struct client *c);
+void repl_master_ack(struct client *c);
+void repl_master_client_free(struct client *c);
+/* Each cron tick of w: the ACK each second if w has the master client. */
+void repl_replica_cron(struct worker *w);
+/* ROLE and INFO replication of a replica; false if this is a master. INFO
+ * also gives the master's ID and the applied offset. */
+bool repl_replica_role(struct client *c);
+bool repl_replica_info(struct text *t, char replid[REPL_ID_LEN + 1], long long *offset);
 
 #endif

@@ -173,7 +173,6 @@ struct client *worker_accept(struct worker *w, int fd)
 	int one = 1, idle = (int)config.tcp_keepalive;
 	struct sockaddr_storage ss;
 	socklen_t slen = sizeof(ss);
-	struct client *c;
 	bool is_unix;
 
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
@@ -197,6 +196,14 @@ struct client *worker_accept(struct worker *w, int fd)
 	}
 	if (protected_refuse(w, fd))
 		return NULL;
+	return worker_adopt(w, fd);
+}
+
+struct client *worker_adopt(struct worker *w, int fd)
+{
+	struct client *c;
+
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 	c = client_create(w, fd);
 	c->next_in_worker = w->clients;
 	if (w->clients)
@@ -348,8 +355,8 @@ void worker_cron(struct worker *w)
 			/* As Redis: no idle timeout for monitors and for clients
 			 * that wait (blocked, held, subscribed). */
 			if (c->closing ||
-			    (c->flags &
-			     (CLIENT_MONITOR | CLIENT_HELD | CLIENT_REPLICA | CLIENT_WAIT_ACKS)) ||
+			    (c->flags & (CLIENT_MONITOR | CLIENT_HELD | CLIENT_REPLICA |
+					 CLIENT_MASTER | CLIENT_WAIT_ACKS)) ||
 			    c->blocked || pubsub_client_subscribed(c))
 				continue;
 			if (now - c->last_ms > config.timeout * 1000) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /* SYNC, PSYNC, REPLCONF, WAIT, ROLE: argument checks; the work is repl.c's. */
 #include "commands.h"
+#include "log.h"
 #include "repl.h"
 #include "util.h"
 
@@ -74,4 +75,42 @@ void cmd_waitaof(struct client *c)
 void cmd_role(struct client *c)
 {
 	repl_role(c);
+}
+
+/* REPLICAOF host port | NO ONE (and SLAVEOF). */
+void cmd_replicaof(struct client *c)
+{
+	long long port;
+
+	if (arg_is(c, 1, "no") && arg_is(c, 2, "one")) {
+		if (repl_is_replica()) {
+			repl_replica_set(NULL, 0);
+			/* A master again, with a history of its own. */
+			repl_change_id();
+			log_notice("MASTER MODE enabled (user request from 'id=%llu addr=%s')",
+				   (unsigned long long)c->id, c->addr);
+		}
+		reply_ok(c);
+		return;
+	}
+	if (c->flags & CLIENT_REPLICA) {
+		reply_error(c, "Command is not valid when client is a replica.");
+		return;
+	}
+	if (!str_to_ll(c->argv[2].p, c->argv[2].len, &port) || port < 0 || port > 65535) {
+		reply_error(c, "Invalid master port");
+		return;
+	}
+	if (repl_replica_set(c->argv[1].p, (int)port) == 1) {
+		log_notice("REPLICAOF would result into synchronization with the master we are "
+			   "already connected with. No operation performed.");
+		reply_status(c, "OK Already connected to specified master");
+		return;
+	}
+	/* Our replicas follow our data, which is about to be another's. */
+	repl_drop_replicas();
+	log_notice("Connecting to MASTER %s:%lld", c->argv[1].p, port);
+	log_notice("REPLICAOF %s:%lld enabled (user request from 'id=%llu addr=%s')", c->argv[1].p,
+		   port, (unsigned long long)c->id, c->addr);
+	reply_ok(c);
 }

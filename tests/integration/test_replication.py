@@ -389,3 +389,102 @@ def redis_cli_rdb_and_replica_work(t):
         proc.terminate()
         text = proc.communicate(timeout=10)[0]
     assert b'"SELECT","0"' in text and b'"SET","seen","by-cli"' in text, text
+
+
+def xkvd_replica_of_redis(t, diskless):
+    m = t.spawn('ref', **{'repl-diskless-sync': 'yes' if diskless else 'no',
+                          'repl-diskless-sync-delay': 0})
+    with m.client() as c:
+        for step in SETUP:
+            c.call(*step)
+        c.call('SET', 'ttl', 'v', 'PX', '100000000')
+        c.call('SELECT', 2)
+        c.call('SET', 'other', 'db2')
+    rep = t.spawn('sut')
+    rep.call('SET', 'mine', 'goes away')
+    assert rep.call('REPLICAOF', '127.0.0.1', m.port) == b'OK'
+    assert rep.call('REPLICAOF', '127.0.0.1', m.port) == b'OK Already connected to specified master'
+    wait_until(lambda: repl_info(rep).get('master_link_status') == 'up', timeout=20)
+    assert rep.call('EXISTS', 'mine') == 0
+    assert same_data(m, rep) > len(SETUP)
+    workload(m, 1500, 4)
+    time.sleep(0.1)
+    assert in_sync(m, rep)
+    same_data(m, rep)
+    info = repl_info(rep)
+    assert (info['role'], info['master_host'], info['master_port'], info['slave_read_only']) == \
+        ('slave', '127.0.0.1', str(m.port), '1')
+    assert info['master_replid'] == repl_info(m)['master_replid']
+    off = int(info['slave_repl_offset'])
+    assert rep.call('ROLE')[:4] == [b'slave', b'127.0.0.1', m.port, b'connected']
+    assert rep.call('SET', 'k', 'v') == RespError(
+        'READONLY You can\'t write against a read only replica.')
+    assert 'flags=M ' in rep.call('CLIENT', 'LIST').decode()
+    # The master's WAIT is answered through REPLCONF GETACK.
+    m.call('SET', 'acked', '1')
+    assert m.call('WAIT', 1, 5000) == 1
+    assert off <= int(repl_info(rep)['slave_repl_offset'])
+    return m, rep
+
+
+@test
+@xkv_only
+def xkvd_replica_of_redis_7_diskless_then_partial_resync(t):
+    m, rep = xkvd_replica_of_redis(t, True)
+    assert b'Full resync from master' in rep.log_bytes()
+    # The link breaks: xkvd asks to continue and gets the writes it missed.
+    assert m.call('CLIENT', 'KILL', 'TYPE', 'slave') == 1
+    m.call('SET', 'while', 'away')
+    wait_until(lambda: info_fields(m.call('INFO', 'stats'))['stats']['sync_partial_ok'] == '1',
+               timeout=20)
+    wait_until(lambda: repl_info(rep).get('master_link_status') == 'up', timeout=20)
+    assert b'Successful partial resynchronization with master.' in rep.log_bytes()
+    workload(m, 300, 5)
+    time.sleep(0.1)
+    assert in_sync(m, rep)
+    same_data(m, rep)
+    # Promoted: writable, a master of its own.
+    assert rep.call('REPLICAOF', 'NO', 'ONE') == b'OK'
+    assert rep.call('SET', 'k', 'v') == b'OK'
+    assert repl_info(rep)['role'] == 'master'
+    assert wait_until(lambda: repl_info(m)['connected_slaves'] == '0')
+
+
+@test
+@xkv_only
+def xkvd_replica_of_redis_7_disk_based_and_a_chain(t):
+    m, rep = xkvd_replica_of_redis(t, False)
+    # A replica of the replica gets what the replica applies.
+    sub = redis_replica_of(t, rep)
+    m.call('SET', 'chained', 'yes')
+    m.call('RPUSH', 'chainlist', 1, 2)
+    assert wait_until(lambda: sub.call('GET', 'chained') == b'yes', timeout=10)
+    assert sub.call('LRANGE', 'chainlist', 0, -1) == [b'1', b'2']
+    same_data(m, sub)
+
+
+@test
+@xkv_only
+def replicaof_checks_its_arguments(t):
+    a = t.spawn('sut')
+    with a.client() as c:
+        assert c.call('REPLICAOF', '127.0.0.1', 'x') == RespError('ERR Invalid master port')
+        assert c.call('REPLICAOF', 'NO', 'ONE') == b'OK'
+        assert c.call('ROLE')[0] == b'master'
+        # A master that is not there (a port bound, never listening: refused):
+        # a replica whose link is down, retried.
+        hole = socket.socket()
+        hole.bind(('127.0.0.1', 0))
+        assert c.call('SLAVEOF', '127.0.0.1', hole.getsockname()[1]) == b'OK'
+        info = repl_info(a)
+        assert info['role'] == 'slave' and info['master_link_status'] == 'down'
+        assert c.call('ROLE')[0] == b'slave'
+        assert c.call('WAIT', 0, 0) == RespError(
+            'ERR WAIT cannot be used with replica instances. Please also note that since Redis '
+            '4.0 if a replica is configured to be writable (which is not the default) writes to '
+            'replicas are just local and are not propagated.')
+        c.call('CONFIG', 'SET', 'replica-read-only', 'no')
+        assert c.call('SET', 'k', 'v') == b'OK'
+        assert c.call('REPLICAOF', 'NO', 'ONE') == b'OK'
+        assert repl_info(a)['role'] == 'master'
+        hole.close()
