@@ -127,7 +127,6 @@ int main(int argc, char **argv)
 	access_update();
 	fastpath_start();
 	ret = server_run();
-	repl_replica_stop();
 	rdbfile_shutdown();
 	fastpath_stop();
 	if (config.pidfile[0])

@@ -91,7 +91,7 @@ bool repl_is_replica(void);
 /* REPLICAOF host port (host NULL: NO ONE). 1 if already replicating from
  * there, else 0. */
 int repl_replica_set(const char *host, int port);
-/* At exit: stops the link thread. */
+/* At shutdown, before the workers are joined: stops the link thread. */
 void repl_replica_stop(void);
 /* The master client (CLIENT_MASTER) read n bytes; it ran a whole command;
  * REPLCONF ACK <offset> to it; it is being freed. Its own worker. */

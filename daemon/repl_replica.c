@@ -640,6 +640,7 @@ void repl_replica_stop(void)
 	if (st.fd >= 0)
 		shutdown(st.fd, SHUT_RDWR);
 	join = st.thread_started;
+	st.thread_started = false;
 	pthread_cond_broadcast(&rcond);
 	pthread_mutex_unlock(&rlock);
 	if (join)

@@ -682,6 +682,8 @@ int server_run(void)
 			server_request_shutdown();
 		}
 	}
+	/* The replica's link thread posts to worker 0: it stops first. */
+	repl_replica_stop();
 	ok = started == server.nworkers;
 	for (unsigned i = 0; i < started; i++)
 		pthread_join(server.workers[i].thread, NULL);

@@ -488,3 +488,20 @@ def replicaof_checks_its_arguments(t):
         assert c.call('REPLICAOF', 'NO', 'ONE') == b'OK'
         assert repl_info(a)['role'] == 'master'
         hole.close()
+
+
+@test
+@xkv_only
+def shutdown_while_the_link_retries(t):
+    a = t.spawn('sut')
+    hole = socket.socket()
+    hole.bind(('127.0.0.1', 0))
+    try:
+        assert a.call('REPLICAOF', '127.0.0.1', hole.getsockname()[1]) == b'OK'
+        wait_until(lambda: b'Error condition on socket for SYNC' in a.log_bytes())
+        start = time.monotonic()
+        a.stop()
+        # SIGTERM ends it at once (the link thread is stopped), not SIGKILL after 5 s.
+        assert a.proc.returncode == 0 and time.monotonic() - start < 4, a.proc.returncode
+    finally:
+        hole.close()
