@@ -25,6 +25,7 @@
 #include "multi.h"
 #include "pause.h"
 #include "pubsub.h"
+#include "repl.h"
 #include "reply.h"
 #include "resp.h"
 #include "store.h"
@@ -169,6 +170,9 @@ struct client *client_create(struct worker *w, int fd)
 void client_free(struct client *c)
 {
 	blocking_unblock(c);
+	repl_client_free(c);
+	if (c->flags & CLIENT_MASTER)
+		repl_master_client_free(c);
 	pause_client_free(c);
 	monitor_stop(c);
 	multi_reset(c);
@@ -263,6 +267,8 @@ char *client_read_buffer(struct client *c, size_t *len)
 void client_read_done(struct client *c, size_t n)
 {
 	c->qlen += n;
+	if (c->flags & CLIENT_MASTER)
+		repl_master_read(c, n);
 	__atomic_store_n(&c->net_in, c->net_in + n, __ATOMIC_RELAXED);
 	__atomic_store_n(&c->read_events, c->read_events + 1, __ATOMIC_RELAXED);
 }
@@ -374,6 +380,9 @@ bool client_process_input(struct client *c)
 			command_dispatch(c);
 		}
 		resp_request_done(c);
+		/* The master's stream: what is applied, as Redis's reploff. */
+		if (c->flags & CLIENT_MASTER)
+			repl_master_applied(c);
 		if (!c->blocked && !(c->flags & CLIENT_WAITING)) {
 			__atomic_store_n(&c->argv_mem, 0, __ATOMIC_RELAXED);
 			client_command_done(c);
@@ -430,14 +439,18 @@ static void info_flags(struct client *c, char *out, bool pubsub)
 	unsigned tf = __atomic_load_n(&c->trk_flags, __ATOMIC_RELAXED);
 	char *p = out;
 
+	if (f & CLIENT_REPLICA)
+		*p++ = 'S';
+	if (f & CLIENT_MASTER)
+		*p++ = 'M';
 	if (f & CLIENT_MONITOR)
 		*p++ = 'O';
 	if (pubsub)
 		*p++ = 'P';
 	if (__atomic_load_n(&c->in_multi, __ATOMIC_RELAXED))
 		*p++ = 'x';
-	/* Held by CLIENT PAUSE or waiting on a FLUSH counts as blocked, as in
-	 * Redis. */
+	/* Held by CLIENT PAUSE, waiting on a FLUSH or in WAIT counts as
+	 * blocked, as in Redis. */
 	if (__atomic_load_n(&c->blocked, __ATOMIC_RELAXED) || (f & CLIENT_WAITING))
 		*p++ = 'b';
 	if (tf & TRACKING_ON)

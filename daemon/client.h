@@ -52,12 +52,17 @@ enum client_flag {
 	CLIENT_NO_TOUCH = 1 << 11, /* CLIENT NO-TOUCH ON: its lookups leave LRU/LFU alone */
 	/* Its command waits for the background pool (blocking_wait_jobs). */
 	CLIENT_JOB_WAIT = 1 << 12,
-	CLIENT_SCRIPT = 1 << 13, /* a script's stand-in: MONITOR shows it as "lua" */
+	CLIENT_SCRIPT = 1 << 13,       /* a script's stand-in: MONITOR shows it as "lua" */
+	CLIENT_REPLICA = 1 << 14,      /* sent SYNC or PSYNC: a replica (repl.c) */
+	CLIENT_REPLICA_BULK = 1 << 15, /* its RDB is being queued: no output limit */
+	CLIENT_WAIT_ACKS = 1 << 16,    /* in WAIT: its next commands wait (repl.c) */
+	CLIENT_MASTER = 1 << 17,       /* the link to our master (repl_replica.c) */
 };
 
 /* A client whose command is not answered yet, apart from BLPOP & co.
- * (c->blocked): its next commands wait. */
-#define CLIENT_WAITING (CLIENT_HELD | CLIENT_JOB_WAIT)
+ * (c->blocked): held by a pause, waiting for the pool or in WAIT. Its next
+ * commands wait. */
+#define CLIENT_WAITING (CLIENT_HELD | CLIENT_JOB_WAIT | CLIENT_WAIT_ACKS)
 
 /* Flags that stop reply_raw(); CLIENT_PUSHING lets pushes past the REPLY ones. */
 #define CLIENT_MUTED (CLIENT_CLOSE_ASAP | CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP)
@@ -92,6 +97,10 @@ struct client {
 	char *inline_buf; /* an inline request's unquoted arguments */
 
 	struct blocked_state *blocked; /* BLPOP & co. waiting (blocking.c), or NULL */
+	/* Replication (repl.c): what REPLCONF and SYNC told, or NULL; freed by
+	 * repl_client_free. */
+	struct repl_replica *repl;
+	uint64_t repl_woff; /* the stream's end after its last write (WAIT) */
 	/* CLIENT PAUSE (pause.c): the held request, in the worker's FIFO. */
 	struct held_request *held;
 	struct client *next_held, *prev_held;

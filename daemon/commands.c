@@ -28,6 +28,7 @@
 #include "persist.h"
 #include "propagate.h"
 #include "pubsub.h"
+#include "repl.h"
 #include "slowlog.h"
 #include "tracking.h"
 #include "util.h"
@@ -530,7 +531,8 @@ void command_dispatch(struct client *c)
 		return;
 	}
 	/* maxmemory: make room first; refuse what would need more if none. */
-	if (config.maxmemory && !evict_until_fits() && (cmd->flags & CMD_DENYOOM)) {
+	if (config.maxmemory && !evict_until_fits() && (cmd->flags & CMD_DENYOOM) &&
+	    !(c->flags & CLIENT_MASTER)) {
 		reply_error(c, "-OOM command not allowed when used memory > 'maxmemory'.");
 		if (c->in_multi)
 			c->multi_error = true;
@@ -562,8 +564,26 @@ void command_dispatch(struct client *c)
 			c->multi_error = true;
 		return;
 	}
+	/* A read-only replica takes writes from its master only. */
+	if ((cmd->flags & CMD_WRITE) && !(c->flags & CLIENT_MASTER) && config.replica_read_only &&
+	    repl_is_replica()) {
+		reply_error(c, "-READONLY You can't write against a read only replica.");
+		stat_add(&own_stats(c, cmd)->rejected, 1);
+		if (c->in_multi)
+			c->multi_error = true;
+		return;
+	}
+	/* min-replicas-to-write: too few replicas with a recent ACK. */
+	if ((cmd->flags & CMD_WRITE) && !(c->flags & CLIENT_MASTER) && !repl_is_replica() &&
+	    !repl_writes_allowed()) {
+		reply_error(c, "-NOREPLICAS Not enough good replicas to write.");
+		stat_add(&own_stats(c, cmd)->rejected, 1);
+		if (c->in_multi)
+			c->multi_error = true;
+		return;
+	}
 	/* A monitor counts as a replica: it may not touch the keyspace. */
-	if ((c->flags & CLIENT_MONITOR) &&
+	if ((c->flags & (CLIENT_MONITOR | CLIENT_REPLICA)) &&
 	    (cmd->flags & (CMD_WRITE | CMD_READONLY | CMD_MAY_REPLICATE))) {
 		reply_error(c, "Replica can't interact with the keyspace");
 		stat_add(&own_stats(c, cmd)->rejected, 1);
@@ -646,7 +666,11 @@ void command_call(struct client *c, struct command *cmd)
 	 * feeds. */
 	if (propagate_enabled()) {
 		propagate_done(&x, cmd->flags & CMD_WRITE);
-		propagate_flush(&x);
+		if (x.ops) {
+			propagate_flush(&x);
+			/* WAIT waits for replicas to have this much. */
+			c->repl_woff = repl_offset();
+		}
 	}
 	/* Clients blocked on keys it fed are served before anything else runs. */
 	blocking_serve_held(&ls);

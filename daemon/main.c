@@ -20,6 +20,7 @@
 #include "multi.h"
 #include "notify.h"
 #include "proplog.h"
+#include "repl.h"
 #include "rdbfile.h"
 #include "store.h"
 #include "tracking.h"
@@ -119,7 +120,7 @@ int main(int argc, char **argv)
 	store_hook_set(STORE_HOOK_FASTPATH, fastpath_on_change);
 	store_hook_set(STORE_HOOK_NOTIFY, notify_on_change);
 	store_hook_set(STORE_HOOK_TRACKING, tracking_on_change);
-	if (proplog_start_from_env() < 0)
+	if (proplog_start_from_env() < 0 || repl_init() < 0)
 		return 1;
 	/* What an empty server holds (INFO's used_memory_startup), before the
 	 * data is loaded. */

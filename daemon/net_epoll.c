@@ -210,6 +210,21 @@ static void epoll_destroy(struct worker *w)
 	w->engine_data = NULL;
 }
 
+/* A socket the server opened itself (the link to a master). */
+static struct client *epoll_adopt(struct worker *w, int fd)
+{
+	struct epoll_worker *ew = w->engine_data;
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct client *c = worker_adopt(w, fd);
+
+	ev.data.ptr = c;
+	if (epoll_ctl(ew->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+		epoll_close_client(c);
+		return NULL;
+	}
+	return c;
+}
+
 const struct net_engine net_engine_epoll = {
 	.name = "epoll",
 	.init = epoll_init,
@@ -217,4 +232,5 @@ const struct net_engine net_engine_epoll = {
 	.destroy = epoll_destroy,
 	.wants_write = epoll_wants_write,
 	.close_client = epoll_close_client,
+	.adopt = epoll_adopt,
 };

@@ -432,6 +432,16 @@ static void uring_wants_write(struct client *c)
 	mark_dirty(c);
 }
 
+/* A socket the server opened itself (the link to a master). */
+static struct client *uring_adopt(struct worker *w, int fd)
+{
+	struct client *c = worker_adopt(w, fd);
+
+	c->engine_data = xcalloc(1, sizeof(struct uring_conn));
+	arm_recv(c);
+	return c;
+}
+
 const struct net_engine net_engine_uring = {
 	.name = "io_uring",
 	.init = uring_init,
@@ -439,4 +449,5 @@ const struct net_engine net_engine_uring = {
 	.destroy = uring_destroy,
 	.wants_write = uring_wants_write,
 	.close_client = uring_close_client,
+	.adopt = uring_adopt,
 };

@@ -11,6 +11,8 @@
 
 static enum obuf_class obuf_class_of(const struct client *c)
 {
+	if (c->flags & CLIENT_REPLICA)
+		return OBUF_REPLICA;
 	/* Redis counts a client as pubsub while it has any subscription. */
 	if (c->pubsub_counts[0] || c->pubsub_counts[1] || c->pubsub_counts[2])
 		return OBUF_PUBSUB;
@@ -26,6 +28,8 @@ bool obuf_check(struct client *c)
 
 	if (c->flags & CLIENT_CLOSE_ASAP)
 		return true;
+	if (c->flags & CLIENT_REPLICA_BULK)
+		return false;
 	cls = obuf_class_of(c);
 	hard = __atomic_load_n(&config.obuf_limits[cls][0], __ATOMIC_RELAXED);
 	soft = __atomic_load_n(&config.obuf_limits[cls][1], __ATOMIC_RELAXED);

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * obuf: client-output-buffer-limit, Redis's limits on a client's pending
- * reply bytes, per class: pubsub while the client is subscribed to anything,
- * normal otherwise (the replica class is kept in the config but applies to
- * nobody: there is no replication). Past the hard limit a client is closed at
+ * reply bytes, per class: replica for a replica (repl.h), pubsub while the
+ * client is subscribed to anything, normal otherwise. A replica's RDB file
+ * is queued without a check, as Redis does not count it; the stream after
+ * it is checked with the file's unsent bytes still counted. Past the hard limit a client is closed at
  * once; past the soft limit, once it has stayed there longer than the soft
  * seconds. Zero means no limit.
  *

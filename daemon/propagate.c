@@ -32,18 +32,19 @@ struct prop_ops {
 static struct {
 	propagate_fn *fn;
 	void *arg;
-	bool active; /* under the lock */
+	bool active; /* atomic: read under the lock, written by set_active */
 } consumers[CONSUMERS_MAX];
-/* nconsumers is written at start-up only; nactive, the active ones, under
- * every shard lock and the lock, read without either (atomically). */
-static int nconsumers, nactive;
+/* Written at start-up only, read without the lock. */
+static int nconsumers;
+/* How many are active: the one load propagate_enabled costs (atomic). */
+static int nactive;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int stream_db = -1; /* the database the stream's last SELECT chose */
 
 bool propagate_enabled(void)
 {
-	return __atomic_load_n(&nactive, __ATOMIC_RELAXED) > 0;
+	return __atomic_load_n(&nactive, __ATOMIC_ACQUIRE) > 0;
 }
 
 struct arg prop_ll(char *buf, long long v)
@@ -76,7 +77,7 @@ static void op_add(struct exec_ctx *unit, int db, int argc, const struct arg *ar
 static void emit(int argc, const struct arg *argv)
 {
 	for (int i = 0; i < nconsumers; i++)
-		if (consumers[i].active)
+		if (__atomic_load_n(&consumers[i].active, __ATOMIC_RELAXED))
 			consumers[i].fn(consumers[i].arg, argc, argv);
 }
 
@@ -132,24 +133,37 @@ int propagate_consumer_add(propagate_fn *fn, void *arg, bool active)
 		return -ENOSPC;
 	consumers[nconsumers].fn = fn;
 	consumers[nconsumers].arg = arg;
-	consumers[nconsumers].active = active;
-	nconsumers++;
-	if (active)
-		nactive++;
+	consumers[nconsumers].active = false;
 	store_hook_set(STORE_HOOK_PROPAGATE, propagate_on_change);
-	return 0;
+	if (active)
+		propagate_consumer_set_active(nconsumers, true);
+	return nconsumers++;
+}
+
+void propagate_consumer_set_active(int id, bool active)
+{
+	pthread_mutex_lock(&lock);
+	if (consumers[id].active != active) {
+		__atomic_store_n(&consumers[id].active, active, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&nactive, active ? 1 : -1, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+void propagate_sync_point(void (*fn)(void *arg), void *arg, bool reset_db)
+{
+	pthread_mutex_lock(&lock);
+	if (reset_db)
+		stream_db = -1;
+	fn(arg);
+	pthread_mutex_unlock(&lock);
 }
 
 void propagate_consumer_activate(propagate_fn *fn, bool on)
 {
-	pthread_mutex_lock(&lock);
-	for (int i = 0; i < nconsumers; i++) {
-		if (consumers[i].fn != fn || consumers[i].active == on)
-			continue;
-		consumers[i].active = on;
-		__atomic_store_n(&nactive, nactive + (on ? 1 : -1), __ATOMIC_RELAXED);
-	}
-	pthread_mutex_unlock(&lock);
+	for (int i = 0; i < nconsumers; i++)
+		if (consumers[i].fn == fn)
+			propagate_consumer_set_active(i, on);
 }
 
 void propagate_forget_db(void)
@@ -186,7 +200,7 @@ void propagate_flush(struct exec_ctx *x)
 	/* More than one command: one transaction, as Redis propagates it, so
 	 * a consumer never applies half of it. */
 	if (ops->n > 1)
-		emit_in(ops->v[0].db, 1, &multi);
+		emit(1, &multi); /* before any SELECT, as Redis 7+ */
 	for (int i = 0; i < ops->n; i++)
 		emit_in(ops->v[i].db, ops->v[i].argc, ops->v[i].argv);
 	if (ops->n > 1)
@@ -233,6 +247,22 @@ void propagate_renamed(int argc, const struct arg *argv, const char *name, int d
 	for (int i = 1; i < argc; i++)
 		if (i != drop)
 			v[n++] = argv[i];
+	propagate_rewrite(n, v);
+	xfree(v);
+}
+
+void propagate_renamed_from(int argc, const struct arg *argv, const char *name, int from)
+{
+	struct arg *v;
+	int n = 0;
+
+	if (!propagate_enabled())
+		return;
+	v = xmalloc(sizeof(*v) * (size_t)argc);
+	v[n++] = (struct arg){ (char *)name, strlen(name) };
+	v[n++] = argv[1];
+	for (int i = from; i < argc; i++)
+		v[n++] = argv[i];
 	propagate_rewrite(n, v);
 	xfree(v);
 }

@@ -19,8 +19,10 @@
  * lock), so the stream has one total order, and two commands that share a
  * shard appear in the order they ran.
  *
- * Cost. Nothing here runs unless a consumer is registered: propagate_enabled
- * is one load, and the store hook is only set then.
+ * Cost. Nothing here runs unless a consumer is registered and active:
+ * propagate_enabled is one load. A consumer may be registered inactive and
+ * switched on later (replication, once a replica attaches): a command that
+ * starts after it is switched on is in the stream whole.
  */
 #ifndef XKV_PROPAGATE_H
 #define XKV_PROPAGATE_H
@@ -35,18 +37,25 @@ struct exec_ctx;
  * it must not block for long, and must copy what it keeps. */
 typedef void propagate_fn(void *arg, int argc, const struct arg *argv);
 
-/* Adds a consumer (at start-up only, before any worker runs), active or
- * not; 0 or -ENOSPC. */
+/* Adds a consumer (at start-up only, before any worker runs), active or not;
+ * its id (>= 0), or -ENOSPC. */
 int propagate_consumer_add(propagate_fn *fn, void *arg, bool active);
-/* Starts or stops feeding a consumer (AOF on and off at run time). The
- * caller holds every shard lock, so each call's effect reaches the
- * consumer whole or not at all. */
+/* Switches consumer id on or off (any thread). */
+void propagate_consumer_set_active(int id, bool active);
+/* The same by its function (AOF on and off at run time). The caller holds
+ * every shard lock, so each call's effect reaches the consumer whole or not
+ * at all. */
 void propagate_consumer_activate(propagate_fn *fn, bool on);
 /* The next command goes out after a SELECT, whatever the database (a
  * consumer that starts a new file needs one). */
 void propagate_forget_db(void);
 /* Is anyone consuming the stream? */
 bool propagate_enabled(void);
+/* Runs fn(arg) under the propagation lock, between two units of the stream
+ * (so nothing fn adds can land inside a MULTI ... EXEC); with reset_db, the
+ * next command carries its SELECT (a replica starting at this point knows
+ * no database yet). */
+void propagate_sync_point(void (*fn)(void *arg), void *arg, bool reset_db);
 
 /* From a handler: the running command's effect is this command instead of
  * itself (call again to add more, in order). The arguments are copied. */
@@ -69,6 +78,8 @@ void propagate_deadline(int argc, const struct arg *argv, const char *name, int 
 /* The same command with argv[0] renamed and argv[drop] left out (-1: none):
  * BLMOVE ... timeout as LMOVE .... */
 void propagate_renamed(int argc, const struct arg *argv, const char *name, int drop);
+/* "<name> argv[1] argv[from..]": HGETDEL key FIELDS n f... as HDEL key f.... */
+void propagate_renamed_from(int argc, const struct arg *argv, const char *name, int from);
 /* "<name> key count": a pop of count elements from key (LMPOP as LPOP). */
 void propagate_pop(const char *name, const struct arg *key, long long count);
 

@@ -360,6 +360,8 @@ static void rdb_save_intset(struct rdb_buf *b, const struct obj *o, bool compres
 	xfree(v);
 }
 
+bool rdb_save_compat;
+
 static void rdb_save_set(struct rdb_buf *b, const struct obj *o, bool compress)
 {
 	struct set_iter it;
@@ -369,7 +371,7 @@ static void rdb_save_set(struct rdb_buf *b, const struct obj *o, bool compress)
 	if (o->enc == ENC_INTSET) {
 		rdb_put_byte(b, RDB_TYPE_SET_INTSET);
 		rdb_save_intset(b, o, compress);
-	} else if (o->enc == ENC_LISTPACK) {
+	} else if (o->enc == ENC_LISTPACK && !rdb_save_compat) {
 		struct lp_build lp;
 
 		rdb_put_byte(b, RDB_TYPE_SET_LISTPACK);

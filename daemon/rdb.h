@@ -56,6 +56,9 @@ void rdb_save_value(struct rdb_buf *b, const struct obj *o, bool compress);
 /* DUMP's payload: the value, the RDB version (2 bytes LE) and the CRC-64 (8
  * bytes LE, 0 with rdbchecksum no), under rdbcompression. */
 void rdb_dump_payload(struct rdb_buf *b, const struct obj *o);
+/* Set by a fork child writing the replication form (rdbfile.h): small sets
+ * are written as plain sets, which RDB 10 readers know. */
+extern bool rdb_save_compat;
 
 int rdb_read_byte(struct rdb_reader *r, uint8_t *out);
 int rdb_read_len(struct rdb_reader *r, uint64_t *out);

@@ -30,6 +30,7 @@
 #include "rdb.h"
 #include "rdbfile.h"
 #include "store.h"
+#include "t_hash.h"
 #include "util.h"
 #include "worker.h"
 
@@ -165,15 +166,38 @@ static uint64_t shard_expires(int db)
 	return n;
 }
 
+/* The oldest version that holds every value of the store: 10 (Redis 7.0),
+ * or 12 (Redis 7.4) if a hash has fields with deadlines. rdb_save_compat
+ * makes small sets plain sets (type 2) instead of 7.2's listpacks. Only the
+ * fork child calls it, on its own copy. */
+static const char *compat_version(void)
+{
+	rdb_save_compat = true;
+	for (int db = 0; db < store.ndbs; db++)
+		for (unsigned i = 0; i < STORE_SHARDS; i++) {
+			const struct dict *d = &store_shard(db, i)->keys;
+
+			for (uint64_t b = 0; d->table && b <= d->mask; b++)
+				for (struct dict_node *n = d->table[b]; n; n = n->next) {
+					const struct obj *v = &entry_of(n)->val;
+
+					if (v->type == OBJ_HASH && hash_has_expire(v))
+						return "REDIS0012";
+				}
+		}
+	return "REDIS0010";
+}
+
 /* The whole store to fd. The caller holds every shard lock, or is the fork
- * child (whose copy nobody else touches). */
-int rdbfile_write_fd(int fd, bool aof_base)
+ * child (whose copy nobody else touches). aof_base: an AOF's preamble;
+ * compat: the replication form (compat_version), to a pipe (no fsync). */
+static int rdbfile_write(int fd, bool aof_base, bool compat)
 {
 	struct rdb_out o = { .fd = fd };
 	uint32_t clock = store_clock();
 	uint8_t t;
 
-	rdb_buf_put(&o.b, "REDIS0014", 9);
+	rdb_buf_put(&o.b, compat ? compat_version() : "REDIS0014", 9);
 	out_aux(&o, "redis-ver", RDBFILE_REDIS_VER);
 	out_aux_ll(&o, "redis-bits", 64);
 	out_aux_ll(&o, "ctime", (long long)time(NULL));
@@ -214,9 +238,14 @@ int rdbfile_write_fd(int fd, bool aof_base)
 	}
 	out_flush(&o);
 	xfree(o.b.p);
-	if (!o.err && fsync(fd) < 0)
+	if (!compat && !o.err && fsync(fd) < 0)
 		o.err = -errno;
 	return o.err;
+}
+
+int rdbfile_write_fd(int fd, bool aof_base)
+{
+	return rdbfile_write(fd, aof_base, false);
 }
 
 /* Writes temp-<pid>.rdb and renames it over dbfilename. */
@@ -355,6 +384,107 @@ int rdbfile_bgsave(void)
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	if (pthread_create(&tid, &attr, rdbfile_waiter, (void *)(intptr_t)pid))
 		rdbfile_waiter((void *)(intptr_t)pid);
+	pthread_attr_destroy(&attr);
+	return 0;
+}
+
+struct repl_child {
+	pid_t pid;
+	int fd; /* the pipe's read end */
+	void (*done)(char *buf, size_t len);
+};
+
+/* Reads the replication child's whole output, reaps it, hands the file on. */
+static void *rdbfile_repl_waiter(void *arg)
+{
+	struct repl_child *rc = arg;
+	size_t len = 0, cap = RDBFILE_CHUNK;
+	char *buf = xmalloc(cap);
+	int status = 0;
+	bool ok;
+
+	for (;;) {
+		ssize_t n;
+
+		if (len == cap) {
+			cap *= 2;
+			buf = xrealloc(buf, cap);
+		}
+		n = read(rc->fd, buf + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	close(rc->fd);
+	while (waitpid(rc->pid, &status, 0) < 0 && errno == EINTR)
+		;
+	ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+	pthread_mutex_lock(&bg_lock);
+	bg_running = false;
+	bg_pid = 0;
+	pthread_mutex_unlock(&bg_lock);
+	if (ok) {
+		log_notice("Background RDB transfer terminated with success");
+		rc->done(buf, len);
+	} else {
+		log_warning("Background transfer error");
+		xfree(buf);
+		rc->done(NULL, 0);
+	}
+	xfree(rc);
+	return NULL;
+}
+
+int rdbfile_bgsave_repl(void (*at_fork)(void), void (*done)(char *buf, size_t len))
+{
+	struct repl_child *rc;
+	pthread_attr_t attr;
+	pthread_t tid;
+	int pfd[2], err;
+	pid_t pid;
+
+	pthread_mutex_lock(&bg_lock);
+	if (bg_running) {
+		pthread_mutex_unlock(&bg_lock);
+		return -EBUSY;
+	}
+	if (pipe2(pfd, O_CLOEXEC) < 0) {
+		err = -errno;
+		pthread_mutex_unlock(&bg_lock);
+		return err;
+	}
+	store_lock_all();
+	pid = fork();
+	if (pid == 0) {
+		close(pfd[0]);
+		_exit(rdbfile_write(pfd[1], false, true) ? 1 : 0);
+	}
+	err = pid < 0 ? -errno : 0;
+	/* Still under every shard lock: the stream's point the file is. */
+	if (pid > 0)
+		at_fork();
+	store_unlock_all();
+	close(pfd[1]);
+	if (pid < 0) {
+		pthread_mutex_unlock(&bg_lock);
+		close(pfd[0]);
+		log_warning("Can't save in background: fork: %s", strerror(-err));
+		return err;
+	}
+	bg_pid = pid;
+	bg_running = true;
+	pthread_mutex_unlock(&bg_lock);
+	log_notice("Starting BGSAVE for SYNC with target: replicas sockets (pid %d)", (int)pid);
+	rc = xmalloc(sizeof(*rc));
+	rc->pid = pid;
+	rc->fd = pfd[0];
+	rc->done = done;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&tid, &attr, rdbfile_repl_waiter, rc))
+		rdbfile_repl_waiter(rc);
 	pthread_attr_destroy(&attr);
 	return 0;
 }
@@ -688,4 +818,21 @@ void rdbfile_stats(struct rdbfile_stats *out)
 	out->bgsave_running = bg_running;
 	out->lastsave = last;
 	pthread_mutex_unlock(&bg_lock);
+}
+
+int rdbfile_load_replace(const char *buf, size_t len)
+{
+	int rc;
+
+	/* Emptied first, in the same hold, and again if the file is bad: no
+	 * half of a file is ever served. */
+	store_lock_all();
+	for (int db = 0; db < store.ndbs; db++)
+		db_flush(db);
+	rc = rdbfile_load_mem(buf, len, NULL);
+	if (rc)
+		for (int db = 0; db < store.ndbs; db++)
+			db_flush(db);
+	store_unlock_all();
+	return rc;
 }

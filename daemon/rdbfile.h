@@ -32,6 +32,9 @@ int rdbfile_load_mem(const char *buf, size_t len, size_t *used);
 /* A whole file: a buffer of *len bytes plus a NUL that the caller frees, or
  * NULL with errno set. */
 char *rdbfile_read_all(const char *path, size_t *len);
+/* A replica's full sync: the keyspace becomes the file in buf (every shard
+ * lock held throughout; emptied if the file is bad). 0 or -EINVAL. */
+int rdbfile_load_replace(const char *buf, size_t len);
 /* SAVE: writes the file now, holding every shard lock. 0 or -errno. */
 int rdbfile_save(void);
 /* The same, the caller holding every shard lock. */
@@ -62,7 +65,16 @@ struct rdbfile_stats {
 	uint64_t load_keys, load_expired; /* what the last load kept and dropped */
 };
 void rdbfile_stats(struct rdbfile_stats *out);
-/* At exit: stops a running child and removes its temporary file. */
+/* A snapshot for replicas: like BGSAVE, but the child writes to a pipe in
+ * the oldest RDB version that holds the data (10, Redis 7.0's, unless hash
+ * fields have deadlines: 12), so older Redis replicas load it too, and no
+ * file is touched. at_fork runs in the parent right after the fork, with
+ * every shard lock held (the point in the propagation stream the snapshot
+ * stands for); done runs on the thread that read the pipe, with no lock
+ * held, with the whole file (xmalloc'd, done owns it) or NULL if the child
+ * failed. -EBUSY if a child runs, -errno if the fork fails. */
+int rdbfile_bgsave_repl(void (*at_fork)(void), void (*done)(char *buf, size_t len));
+/* At shutdown: stops a running child and removes its temporary file. */
 void rdbfile_shutdown(void);
 /* SHUTDOWN: the same, without counting it a failed BGSAVE (SIGUSR1). */
 void rdbfile_kill_child(void);

@@ -1,16 +1,110 @@
 // SPDX-License-Identifier: BSD-3-Clause
+/*
+ * Replication, the master's side (repl.h). Everything below the lock comment
+ * of repl.h: `lock` guards every static of this file but `consumer` and
+ * `stats`, which are written once at start-up or are atomics.
+ */
+#include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
 
+#include "client.h"
+#include "commands.h"
+#include "config.h"
+#include "crc64.h"
+#include "exec_ctx.h"
+#include "log.h"
+#include "mem.h"
+#include "obuf.h"
+#include "propagate.h"
+#include "rdbfile.h"
 #include "repl.h"
+#include "text.h"
 #include "util.h"
+#include "worker.h"
 
-static pthread_mutex_t repl_lock = PTHREAD_MUTEX_INITIALIZER;
+/* The stream is kept in blocks of this size. */
+#define REPL_BLOCK_SIZE (16 * 1024)
+
+struct repl_block {
+	struct repl_block *next;
+	uint64_t start; /* stream offset of data[0] (0-based) */
+	size_t used;
+	char data[REPL_BLOCK_SIZE];
+};
+
+enum replica_state {
+	REPLICA_NONE,		   /* REPLCONF seen, no SYNC yet: not listed */
+	REPLICA_WAIT_BGSAVE_START, /* waits for a fork */
+	REPLICA_WAIT_BGSAVE_END,   /* its place is fixed; the child writes */
+	REPLICA_SEND_BULK,	   /* the file is on its way to its worker */
+	REPLICA_ONLINE,		   /* gets the stream */
+};
+
+/* A replica, or a client that said REPLCONF. Allocated and freed by its
+ * client's worker; the fields after `next` are guarded by the lock, the
+ * client pointer is only used by that worker. */
+struct repl_replica {
+	struct repl_replica *next;
+	struct client *c;
+	uint64_t client_id;
+	struct worker *w;
+	enum replica_state state;
+	bool listed;	   /* in the replica list */
+	bool mail_pending; /* a pump mail is on its way */
+	bool pre_psync;	   /* SYNC: sends no ACKs */
+	bool capa_eof, capa_psync2, rdb_only;
+	bool no_data;	    /* REPLCONF rdb-filter-only: the file holds no keys */
+	int port;	    /* REPLCONF listening-port */
+	char ip[64];	    /* REPLCONF ip-address, or the peer's */
+	uint64_t pos;	    /* next stream byte to copy into its replies */
+	long long ack_off;  /* REPLCONF ACK */
+	long long fack_off; /* REPLCONF ACK ... FACK: what its AOF holds */
+	int64_t ack_time_s; /* of the last ACK (wall clock, s) */
+};
+
+/* A client in WAIT: guarded by the lock, answered by its own worker. */
+struct repl_waiter {
+	struct repl_waiter *next;
+	uint64_t client_id;
+	struct worker *w;
+	uint64_t target;
+	long long num;
+	int64_t deadline_ms; /* mono, 0: none */
+	bool aof;	     /* WAITAOF: counts FACKs */
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static char replid[REPL_ID_LEN + 1];  /* "" until first read */
 static char replid2[REPL_ID_LEN + 1]; /* zeros, set with replid */
 
-/* Caller holds repl_lock. */
+static struct {
+	bool active;
+	struct repl_block *head, *tail;
+	uint64_t offset;  /* master_repl_offset: bytes of stream since start */
+	uint64_t histlen; /* bytes held, from head->start */
+	uint64_t blocks;
+	int64_t no_replicas_since_s; /* for repl-backlog-ttl */
+} bl;
+
+static struct repl_replica *replicas; /* listed ones */
+static unsigned nlisted;
+static struct repl_waiter *waiters;
+static bool getack_wanted; /* a WAIT blocked since the last GETACK */
+static int64_t last_ping_s, last_newline_s;
+static int consumer = -1; /* our propagation consumer's id */
+/* INFO stats (atomics): full syncs, partial ones accepted and refused. */
+static uint64_t stats[3];
+/* Replicas within min-replicas-max-lag, updated by the cron and ACKs. */
+static int good_replicas;
+
+/* ---- identity --------------------------------------------------------------------------------- */
+
+/* Caller holds the lock. */
 static void new_id(void)
 {
 	static const char hex[] = "0123456789abcdef";
@@ -28,19 +122,987 @@ static void new_id(void)
 	replid2[REPL_ID_LEN] = '\0';
 }
 
-void repl_ids(char id[REPL_ID_LEN + 1], char id2[REPL_ID_LEN + 1])
+static void ensure_id(void)
 {
-	pthread_mutex_lock(&repl_lock);
 	if (!replid[0])
 		new_id();
+}
+
+void repl_ids(char id[REPL_ID_LEN + 1], char id2[REPL_ID_LEN + 1])
+{
+	pthread_mutex_lock(&lock);
+	ensure_id();
 	memcpy(id, replid, REPL_ID_LEN + 1);
 	memcpy(id2, replid2, REPL_ID_LEN + 1);
-	pthread_mutex_unlock(&repl_lock);
+	pthread_mutex_unlock(&lock);
 }
 
 void repl_change_id(void)
 {
-	pthread_mutex_lock(&repl_lock);
+	pthread_mutex_lock(&lock);
 	new_id();
-	pthread_mutex_unlock(&repl_lock);
+	pthread_mutex_unlock(&lock);
+}
+
+/* ---- the shared buffer (lock held) ------------------------------------------------------------ */
+
+static void buf_append(const void *p, size_t len)
+{
+	const char *s = p;
+
+	while (len) {
+		struct repl_block *b = bl.tail;
+		size_t n;
+
+		if (!b || b->used == REPL_BLOCK_SIZE) {
+			b = xmalloc(sizeof(*b));
+			b->next = NULL;
+			b->start = bl.offset;
+			b->used = 0;
+			if (bl.tail)
+				bl.tail->next = b;
+			else
+				bl.head = b;
+			bl.tail = b;
+			bl.blocks++;
+		}
+		n = REPL_BLOCK_SIZE - b->used;
+		if (n > len)
+			n = len;
+		memcpy(b->data + b->used, s, n);
+		b->used += n;
+		/* Read without the lock by repl_offset(). */
+		__atomic_store_n(&bl.offset, bl.offset + n, __ATOMIC_RELAXED);
+		bl.histlen += n;
+		s += n;
+		len -= n;
+	}
+}
+
+static void buf_append_command(int argc, const struct arg *argv)
+{
+	char hdr[32];
+	int n;
+
+	n = snprintf(hdr, sizeof(hdr), "*%d\r\n", argc);
+	buf_append(hdr, (size_t)n);
+	for (int i = 0; i < argc; i++) {
+		n = snprintf(hdr, sizeof(hdr), "$%zu\r\n", argv[i].len);
+		buf_append(hdr, (size_t)n);
+		buf_append(argv[i].p, argv[i].len);
+		buf_append("\r\n", 2);
+	}
+}
+
+/* Drops whole blocks past the backlog's size that no replica still needs. */
+static void buf_trim(void)
+{
+	uint64_t need = bl.offset, size = (uint64_t)config.repl_backlog_size;
+
+	/* A replica whose place is fixed pins the stream from there. */
+	for (struct repl_replica *r = replicas; r; r = r->next)
+		if (r->state != REPLICA_WAIT_BGSAVE_START && r->pos < need)
+			need = r->pos;
+	while (bl.head && bl.head->next && bl.histlen - bl.head->used >= size &&
+	       bl.head->start + bl.head->used <= need) {
+		struct repl_block *b = bl.head;
+
+		bl.head = b->next;
+		bl.histlen -= b->used;
+		bl.blocks--;
+		xfree(b);
+	}
+}
+
+static void buf_free(void)
+{
+	while (bl.head) {
+		struct repl_block *b = bl.head;
+
+		bl.head = b->next;
+		xfree(b);
+	}
+	bl.tail = NULL;
+	bl.histlen = 0;
+	bl.blocks = 0;
+	bl.active = false;
+}
+
+static const struct mail_ops pump_mail, wait_mail;
+
+/* Tells every online replica's worker there is more (one mail in flight
+ * per replica). */
+static void notify_replicas(void)
+{
+	for (struct repl_replica *r = replicas; r; r = r->next) {
+		if (r->state != REPLICA_ONLINE || r->mail_pending)
+			continue;
+		r->mail_pending = true;
+		worker_post(r->w, &pump_mail, r->client_id);
+	}
+}
+
+/* Appends a command that is not a keyspace effect (PING, REPLCONF GETACK):
+ * no SELECT goes before it, as in Redis. */
+static void feed_control(int argc, const struct arg *argv)
+{
+	if (!bl.active)
+		return;
+	buf_append_command(argc, argv);
+	buf_trim();
+	notify_replicas();
+}
+
+/* The propagation consumer, under the propagation lock. */
+static void repl_feed(void *arg, int argc, const struct arg *argv)
+{
+	(void)arg;
+	pthread_mutex_lock(&lock);
+	if (bl.active) {
+		buf_append_command(argc, argv);
+		buf_trim();
+		notify_replicas();
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+/* ---- replicas on their own worker ------------------------------------------------------------- */
+
+static struct client *find_client(struct worker *w, uint64_t id)
+{
+	for (struct client *c = w->clients; c; c = c->next_in_worker)
+		if (c->id == id)
+			return c->closing ? NULL : c;
+	return NULL;
+}
+
+/* Copies what the replica has not got yet into its replies; wake: its
+ * engine is told (not needed while its own input is being handled). */
+static void pump(struct client *c, bool wake)
+{
+	struct repl_replica *r = c->repl;
+
+	pthread_mutex_lock(&lock);
+	r->mail_pending = false;
+	if (r->state != REPLICA_ONLINE || r->pos == bl.offset) {
+		pthread_mutex_unlock(&lock);
+		return;
+	}
+	for (struct repl_block *b = bl.head; b; b = b->next) {
+		size_t from;
+
+		if (b->start + b->used <= r->pos)
+			continue;
+		from = r->pos > b->start ? (size_t)(r->pos - b->start) : 0;
+		reply_raw(c, b->data + from, b->used - from);
+		r->pos = b->start + b->used;
+	}
+	buf_trim();
+	pthread_mutex_unlock(&lock);
+	if (wake && !(c->flags & CLIENT_CLOSE_ASAP))
+		c->worker->engine->wants_write(c);
+}
+
+static void pump_deliver(struct worker *w, uint64_t client_id, void *payload)
+{
+	struct client *c = find_client(w, client_id);
+
+	(void)payload;
+	if (c && c->repl)
+		pump(c, true);
+}
+
+static const struct mail_ops pump_mail = { .deliver = pump_deliver };
+
+/* A text for one replica (+FULLRESYNC, a keep-alive newline). */
+static void text_deliver(struct worker *w, uint64_t client_id, void *payload)
+{
+	struct client *c = find_client(w, client_id);
+	char *s = payload;
+
+	if (c) {
+		reply_raw(c, s, strlen(s));
+		w->engine->wants_write(c);
+	}
+	xfree(s);
+}
+
+static void text_drop(void *payload)
+{
+	xfree(payload);
+}
+
+static const struct mail_ops text_mail = { .deliver = text_deliver, .drop = text_drop };
+
+static void post_text(struct repl_replica *r, const char *s)
+{
+	worker_post_payload(r->w, &text_mail, r->client_id, xstrndup(s, strlen(s)));
+}
+
+/* The file of a BGSAVE, shared by the replicas it is sent to. */
+struct repl_rdb {
+	int refs; /* atomic */
+	size_t len;
+	char *data;
+};
+
+static void rdb_put(struct repl_rdb *f)
+{
+	if (__atomic_sub_fetch(&f->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+		xfree(f->data);
+		xfree(f);
+	}
+}
+
+/* An RDB file with no keys (what a filter that keeps no data leaves):
+ * the header, EOF and the CRC-64 of both. */
+static void empty_rdb(char out[9 + 1 + 8])
+{
+	uint64_t crc;
+
+	memcpy(out, "REDIS0010\xff", 10);
+	crc = crc64_update(0, out, 10);
+	for (int i = 0; i < 8; i++)
+		out[10 + i] = (char)(crc >> (8 * i));
+}
+
+static void rdb_deliver(struct worker *w, uint64_t client_id, void *payload)
+{
+	struct repl_rdb *f = payload;
+	struct client *c = find_client(w, client_id);
+	char hdr[32];
+	int n;
+
+	if (!c || !c->repl) {
+		rdb_put(f);
+		return;
+	}
+	/* The file is not held against the output limit, as in Redis. */
+	c->flags |= CLIENT_REPLICA_BULK;
+	if (c->repl->no_data) {
+		char empty[9 + 1 + 8];
+
+		empty_rdb(empty);
+		n = snprintf(hdr, sizeof(hdr), "$%zu\r\n", sizeof(empty));
+		reply_raw(c, hdr, (size_t)n);
+		reply_raw(c, empty, sizeof(empty));
+	} else {
+		n = snprintf(hdr, sizeof(hdr), "$%zu\r\n", f->len);
+		reply_raw(c, hdr, (size_t)n);
+		reply_raw(c, f->data, f->len);
+	}
+	c->flags &= ~CLIENT_REPLICA_BULK;
+	rdb_put(f);
+	log_notice("Synchronization with replica %s succeeded", c->addr);
+	pthread_mutex_lock(&lock);
+	c->repl->state = REPLICA_ONLINE;
+	c->repl->ack_time_s = time(NULL);
+	pthread_mutex_unlock(&lock);
+	if (c->repl->rdb_only)
+		c->flags |= CLIENT_CLOSE_AFTER_REPLY;
+	else
+		pump(c, false);
+	w->engine->wants_write(c);
+}
+
+static void rdb_drop(void *payload)
+{
+	rdb_put(payload);
+}
+
+static const struct mail_ops rdb_mail = { .deliver = rdb_deliver, .drop = rdb_drop };
+
+/* ---- BGSAVE hooks ------------------------------------------------------------------------------ */
+
+/* Under the propagation lock, every shard lock held: the snapshot is the
+ * stream up to here. */
+static void at_sync_point(void *arg)
+{
+	char buf[128];
+
+	(void)arg;
+	pthread_mutex_lock(&lock);
+	ensure_id();
+	for (struct repl_replica *r = replicas; r; r = r->next) {
+		if (r->state != REPLICA_WAIT_BGSAVE_START)
+			continue;
+		r->state = REPLICA_WAIT_BGSAVE_END;
+		r->pos = bl.offset;
+		if (!r->pre_psync) {
+			snprintf(buf, sizeof(buf), "+FULLRESYNC %s %llu\r\n", replid,
+				 (unsigned long long)bl.offset);
+			post_text(r, buf);
+		}
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+static bool any_in(enum replica_state s)
+{
+	for (struct repl_replica *r = replicas; r; r = r->next)
+		if (r->state == s)
+			return true;
+	return false;
+}
+
+static void bgsave_at_fork(void)
+{
+	propagate_sync_point(at_sync_point, NULL, true);
+}
+
+/* On the thread that read the child's output, no lock held. */
+static void bgsave_done(char *buf, size_t len)
+{
+	struct repl_rdb *f = NULL;
+
+	if (buf) {
+		f = xmalloc(sizeof(*f));
+		f->refs = 1;
+		f->len = len;
+		f->data = buf;
+	}
+	pthread_mutex_lock(&lock);
+	for (struct repl_replica *r = replicas; r; r = r->next) {
+		if (r->state != REPLICA_WAIT_BGSAVE_END)
+			continue;
+		if (!f) {
+			/* As Redis: a replica whose snapshot failed is dropped. */
+			worker_post(r->w, &worker_mail_kill, r->client_id);
+			continue;
+		}
+		r->state = REPLICA_SEND_BULK;
+		__atomic_fetch_add(&f->refs, 1, __ATOMIC_RELAXED);
+		worker_post_payload(r->w, &rdb_mail, r->client_id, f);
+	}
+	pthread_mutex_unlock(&lock);
+	if (f)
+		rdb_put(f);
+	else
+		log_warning("SYNC failed. BGSAVE child returned an error");
+}
+
+/* Starts the snapshot waiting replicas need, unless a child runs (then the
+ * cron tries again). */
+static void start_bgsave(void)
+{
+	int rc = rdbfile_bgsave_repl(bgsave_at_fork, bgsave_done);
+
+	if (rc < 0 && rc != -EBUSY)
+		log_warning("BGSAVE for replication failed: %s", strerror(-rc));
+}
+
+/* Makes our consumer's state follow the backlog's: called with no lock held
+ * after either may have changed (the propagation lock is taken above ours). */
+static void consumer_follow(void)
+{
+	for (;;) {
+		bool on;
+
+		pthread_mutex_lock(&lock);
+		on = bl.active;
+		pthread_mutex_unlock(&lock);
+		propagate_consumer_set_active(consumer, on);
+		pthread_mutex_lock(&lock);
+		if (bl.active == on) {
+			pthread_mutex_unlock(&lock);
+			return;
+		}
+		pthread_mutex_unlock(&lock);
+	}
+}
+
+int repl_init(void)
+{
+	consumer = propagate_consumer_add(repl_feed, NULL, false);
+	if (consumer < 0)
+		return consumer;
+	return 0;
+}
+
+/* ---- commands ---------------------------------------------------------------------------------- */
+
+static struct repl_replica *replica_of(struct client *c)
+{
+	if (!c->repl) {
+		struct repl_replica *r = xcalloc(1, sizeof(*r));
+
+		r->c = c;
+		r->client_id = c->id;
+		r->w = c->worker;
+		c->repl = r;
+	}
+	return c->repl;
+}
+
+/* Lock held. Redis's masterTryPartialResynchronization: the ID is ours (or
+ * the one we inherited, up to where we took over) and the backlog holds
+ * everything from offset (1-based) on. */
+static bool can_continue(const char *id, long long offset)
+{
+	uint64_t first = bl.offset - bl.histlen + 1;
+
+	if (!bl.active || strcasecmp(id, replid) != 0)
+		return false;
+	return offset >= 0 && (uint64_t)offset >= first && (uint64_t)offset <= bl.offset + 1;
+}
+
+/* Lock held. */
+static void list_add(struct repl_replica *r)
+{
+	struct repl_replica **p = &replicas;
+
+	while (*p)
+		p = &(*p)->next;
+	r->next = NULL;
+	*p = r;
+	r->listed = true;
+	/* The first PING comes a whole period after the first replica. */
+	if (!nlisted++)
+		last_ping_s = time(NULL);
+}
+
+void repl_sync(struct client *c, const char *id, long long offset)
+{
+	struct repl_replica *r;
+	bool fresh = false;
+
+	if (c->flags & CLIENT_REPLICA)
+		return;
+	if (client_has_replies(c)) {
+		reply_error(c, "SYNC and PSYNC are invalid with pending output");
+		return;
+	}
+	r = replica_of(c);
+	if (r->no_data && !r->capa_eof) {
+		reply_error(c, "Filtered replica requires EOF capability");
+		return;
+	}
+	if (!r->ip[0]) {
+		const char *colon = strrchr(c->addr, ':');
+		size_t n = colon ? (size_t)(colon - c->addr) : strlen(c->addr);
+
+		if (n >= sizeof(r->ip))
+			n = sizeof(r->ip) - 1;
+		memcpy(r->ip, c->addr, n);
+		r->ip[n] = '\0';
+	}
+	log_notice("Replica %s:%d asks for synchronization", r->ip, r->port);
+	pthread_mutex_lock(&lock);
+	ensure_id();
+	if (id && can_continue(id, offset)) {
+		char buf[64];
+
+		if (r->capa_psync2)
+			snprintf(buf, sizeof(buf), "+CONTINUE %s\r\n", replid);
+		else
+			snprintf(buf, sizeof(buf), "+CONTINUE\r\n");
+		reply_raw(c, buf, strlen(buf));
+		r->pos = (uint64_t)offset - 1;
+		r->state = REPLICA_ONLINE;
+		r->ack_time_s = time(NULL);
+		r->ack_off = offset - 1;
+		list_add(r);
+		c->flags |= CLIENT_REPLICA;
+		pthread_mutex_unlock(&lock);
+		__atomic_fetch_add(&stats[1], 1, __ATOMIC_RELAXED);
+		log_notice("Partial resynchronization request from %s:%d accepted, sending %llu "
+			   "bytes of backlog starting from offset %lld.",
+			   r->ip, r->port, (unsigned long long)(bl.offset + 1 - (uint64_t)offset),
+			   offset);
+		pump(c, false);
+		return;
+	}
+	if (id && id[0] != '?')
+		__atomic_fetch_add(&stats[2], 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&stats[0], 1, __ATOMIC_RELAXED);
+	/* The first replica: a new history starts (Redis's
+	 * createReplicationBacklog after changeReplicationId). */
+	if (!bl.active) {
+		if (!nlisted)
+			new_id();
+		bl.active = true;
+		fresh = true;
+	}
+	r->pre_psync = !id;
+	r->state = REPLICA_WAIT_BGSAVE_START;
+	r->ack_time_s = time(NULL);
+	list_add(r);
+	c->flags |= CLIENT_REPLICA;
+	pthread_mutex_unlock(&lock);
+	/* Before the fork: every command after it is in the stream whole. */
+	if (fresh)
+		consumer_follow();
+	start_bgsave();
+}
+
+void repl_replconf(struct client *c)
+{
+	struct repl_replica *r;
+
+	if (c->argc % 2 == 0) {
+		reply_error(c, "syntax error");
+		return;
+	}
+	r = replica_of(c);
+	for (int j = 1; j < c->argc; j += 2) {
+		const struct arg *v = &c->argv[j + 1];
+		long long n;
+
+		if (arg_is(c, j, "listening-port")) {
+			if (!arg_ll(c, j + 1, &n))
+				return;
+			r->port = (int)n;
+		} else if (arg_is(c, j, "ip-address")) {
+			if (v->len >= sizeof(r->ip)) {
+				reply_errorf(
+					c,
+					"REPLCONF ip-address provided by replica instance is too "
+					"long: %zu bytes",
+					v->len);
+				return;
+			}
+			memcpy(r->ip, v->p, v->len);
+			r->ip[v->len] = '\0';
+		} else if (arg_is(c, j, "capa")) {
+			if (arg_is(c, j + 1, "eof"))
+				r->capa_eof = true;
+			else if (arg_is(c, j + 1, "psync2"))
+				r->capa_psync2 = true;
+		} else if (arg_is(c, j, "ack")) {
+			struct repl_waiter *wt;
+
+			/* No reply, ever. */
+			if (!(c->flags & CLIENT_REPLICA) || !str_to_ll(v->p, v->len, &n))
+				return;
+			pthread_mutex_lock(&lock);
+			if (n > r->ack_off)
+				r->ack_off = n;
+			if (c->argc > j + 3 && arg_is(c, j + 2, "fack") &&
+			    str_to_ll(c->argv[j + 3].p, c->argv[j + 3].len, &n) && n > r->fack_off)
+				r->fack_off = n;
+			r->ack_time_s = time(NULL);
+			/* Waiters learn of it on their own workers. */
+			for (wt = waiters; wt; wt = wt->next)
+				worker_post(wt->w, &wait_mail, wt->client_id);
+			pthread_mutex_unlock(&lock);
+			return;
+		} else if (arg_is(c, j, "getack")) {
+			/* No reply; from our master, an ACK. */
+			if (c->flags & CLIENT_MASTER)
+				repl_master_ack(c);
+			return;
+		} else if (arg_is(c, j, "rdb-filter-only")) {
+			/* Space-separated filters; "functions" keeps the functions
+			 * (there are none in our files), nothing keeps the data. */
+			size_t i = 0;
+
+			while (i < v->len) {
+				size_t k = i;
+
+				while (k < v->len && v->p[k] != ' ')
+					k++;
+				if (k > i && !str_eq_nocase(v->p + i, k - i, "functions")) {
+					reply_errorf(c, "Unsupported rdb-filter-only option: %.*s",
+						     (int)(k - i), v->p + i);
+					return;
+				}
+				i = k + 1;
+			}
+			r->no_data = true;
+		} else if (arg_is(c, j, "rdb-only")) {
+			if (!str_to_ll(v->p, v->len, &n) || n < 0 || n > 1) {
+				reply_error(c, "value is out of range");
+				return;
+			}
+			r->rdb_only = n == 1;
+		} else {
+			reply_errorf(c, "Unrecognized REPLCONF option: %s", c->argv[j].p);
+			return;
+		}
+	}
+	reply_ok(c);
+}
+
+void repl_role(struct client *c)
+{
+	unsigned n = 0;
+
+	if (repl_replica_role(c))
+		return;
+	pthread_mutex_lock(&lock);
+	for (struct repl_replica *r = replicas; r; r = r->next)
+		n += r->state == REPLICA_ONLINE;
+	reply_array(c, 3);
+	reply_bulk_cstr(c, "master");
+	reply_int(c, (long long)bl.offset);
+	reply_array(c, n);
+	for (struct repl_replica *r = replicas; r; r = r->next) {
+		if (r->state != REPLICA_ONLINE)
+			continue;
+		reply_array(c, 3);
+		reply_bulk_cstr(c, r->ip);
+		reply_bulk_ll(c, r->port);
+		reply_bulk_ll(c, r->ack_off);
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+static const char *state_name(enum replica_state s)
+{
+	switch (s) {
+	case REPLICA_WAIT_BGSAVE_START:
+	case REPLICA_WAIT_BGSAVE_END:
+		return "wait_bgsave";
+	case REPLICA_SEND_BULK:
+		return "send_bulk";
+	case REPLICA_ONLINE:
+		return "online";
+	default:
+		return "";
+	}
+}
+
+void repl_info(struct text *t)
+{
+	char master_id[REPL_ID_LEN + 1] = "";
+	long long master_off = 0;
+	bool replica = repl_replica_info(t, master_id, &master_off);
+	int64_t now = time(NULL);
+	int i = 0;
+
+	pthread_mutex_lock(&lock);
+	ensure_id();
+	if (!replica)
+		text_printf(t, "# Replication\r\nrole:master\r\n");
+	text_printf(t, "connected_slaves:%u\r\n", nlisted);
+	if (config.min_replicas_to_write && config.min_replicas_max_lag)
+		text_printf(t, "min_slaves_good_slaves:%d\r\n",
+			    __atomic_load_n(&good_replicas, __ATOMIC_RELAXED));
+	for (struct repl_replica *r = replicas; r; r = r->next, i++)
+		text_printf(t,
+			    "slave%d:ip=%s,port=%d,state=%s,offset=%lld,lag=%lld,io-thread=%u\r\n",
+			    i, r->ip, r->port, state_name(r->state), r->ack_off,
+			    r->state == REPLICA_ONLINE ? (long long)(now - r->ack_time_s) : 0LL,
+			    r->w->id);
+	text_printf(t,
+		    "master_failover_state:no-failover\r\n"
+		    "master_replid:%s\r\n"
+		    "master_replid2:%s\r\n"
+		    "master_repl_offset:%llu\r\n"
+		    "second_repl_offset:-1\r\n"
+		    "repl_backlog_active:%d\r\n"
+		    "repl_backlog_size:%lld\r\n"
+		    "repl_backlog_first_byte_offset:%llu\r\n"
+		    "repl_backlog_histlen:%llu\r\n",
+		    replica && master_id[0] ? master_id : replid, replid2,
+		    replica ? (unsigned long long)master_off : (unsigned long long)bl.offset,
+		    bl.active, (long long)config.repl_backlog_size,
+		    bl.active ? (unsigned long long)(bl.offset - bl.histlen + 1) : 0ULL,
+		    (unsigned long long)bl.histlen);
+	pthread_mutex_unlock(&lock);
+}
+
+uint64_t repl_backlog_memory(void)
+{
+	uint64_t n;
+
+	pthread_mutex_lock(&lock);
+	n = bl.blocks * sizeof(struct repl_block);
+	pthread_mutex_unlock(&lock);
+	return n;
+}
+
+void repl_sync_stats(uint64_t out[3])
+{
+	for (int i = 0; i < 3; i++)
+		out[i] = __atomic_load_n(&stats[i], __ATOMIC_RELAXED);
+}
+
+/* Lock held. */
+static int count_good(int64_t now)
+{
+	int n = 0;
+
+	for (struct repl_replica *r = replicas; r; r = r->next)
+		if (r->state == REPLICA_ONLINE &&
+		    now - r->ack_time_s <= config.min_replicas_max_lag)
+			n++;
+	return n;
+}
+
+bool repl_writes_allowed(void)
+{
+	long long need = __atomic_load_n(&config.min_replicas_to_write, __ATOMIC_RELAXED);
+
+	if (!need || !__atomic_load_n(&config.min_replicas_max_lag, __ATOMIC_RELAXED))
+		return true;
+	return __atomic_load_n(&good_replicas, __ATOMIC_RELAXED) >= need;
+}
+
+static const struct arg getack[3] = { PROP_STR("REPLCONF"), PROP_STR("GETACK"), PROP_STR("*") };
+
+/* Under the propagation lock: the GETACK a WAIT asked for, and the PING
+ * every repl-ping-replica-period seconds. */
+static void cron_feed(void *arg)
+{
+	static const struct arg ping = PROP_STR("PING");
+	int64_t now_s = *(int64_t *)arg;
+
+	pthread_mutex_lock(&lock);
+	if (getack_wanted) {
+		getack_wanted = false;
+		if (nlisted)
+			feed_control(3, getack);
+	}
+	if (nlisted && now_s - last_ping_s >= config.repl_ping_replica_period) {
+		last_ping_s = now_s;
+		feed_control(1, &ping);
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+static void wait_feed(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&lock);
+	if (getack_wanted && nlisted) {
+		getack_wanted = false;
+		feed_control(3, getack);
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+/* ---- WAIT -------------------------------------------------------------------------------------- */
+
+/* Lock held. Online replicas whose ACK (or FACK) reached target. */
+static long long count_acks(uint64_t target, bool aof)
+{
+	long long n = 0;
+
+	for (struct repl_replica *r = replicas; r; r = r->next) {
+		long long off = aof ? r->fack_off : r->ack_off;
+
+		if (r->state == REPLICA_ONLINE && off >= 0 && (uint64_t)off >= target)
+			n++;
+	}
+	return n;
+}
+
+/* WAIT's reply, or WAITAOF's: [local fsyncs (none: no AOF), replicas]. */
+static void reply_acks(struct client *c, long long acks, bool aof)
+{
+	if (aof) {
+		reply_array(c, 2);
+		reply_int(c, 0);
+	}
+	reply_int(c, acks);
+}
+
+uint64_t repl_offset(void)
+{
+	return __atomic_load_n(&bl.offset, __ATOMIC_RELAXED);
+}
+
+void repl_wait(struct client *c, long long numreplicas, long long timeout_ms, bool aof)
+{
+	struct repl_waiter *wt;
+	long long acks;
+
+	if (repl_is_replica()) {
+		reply_error(c, aof ? "WAITAOF cannot be used with replica instances. Please also "
+				     "note that writes to replicas are just local and are not "
+				     "propagated."
+				   : "WAIT cannot be used with replica instances. Please also note "
+				     "that since Redis 4.0 if a replica is configured to be "
+				     "writable (which is not the default) writes to replicas are "
+				     "just local and are not propagated.");
+		return;
+	}
+	pthread_mutex_lock(&lock);
+	/* The offset right after the client's own last write, as Redis. */
+	acks = count_acks(c->repl_woff, aof);
+	if (acks >= numreplicas || (exec_ctx_flags() & (EXEC_IN_EXEC | EXEC_SCRIPT))) {
+		pthread_mutex_unlock(&lock);
+		reply_acks(c, acks, aof);
+		return;
+	}
+	wt = xcalloc(1, sizeof(*wt));
+	wt->client_id = c->id;
+	wt->w = c->worker;
+	wt->target = c->repl_woff;
+	wt->aof = aof;
+	wt->num = numreplicas;
+	wt->deadline_ms = timeout_ms ? mono_ms() + timeout_ms : 0;
+	wt->next = waiters;
+	waiters = wt;
+	getack_wanted = true;
+	pthread_mutex_unlock(&lock);
+	c->flags |= CLIENT_WAIT_ACKS;
+	/* Asked now, as Redis asks before its next sleep. */
+	propagate_sync_point(wait_feed, NULL, false);
+}
+
+/* Answers w's waiters whose replicas acked enough or whose time is up. */
+static void wait_check(struct worker *w, uint64_t only_id)
+{
+	int64_t now = mono_ms();
+
+	for (;;) {
+		struct repl_waiter **p, *wt = NULL;
+		struct client *c;
+		long long acks = 0;
+		bool aof = false;
+
+		pthread_mutex_lock(&lock);
+		for (p = &waiters; *p; p = &(*p)->next) {
+			struct repl_waiter *x = *p;
+
+			if (x->w != w || (only_id && x->client_id != only_id))
+				continue;
+			acks = count_acks(x->target, x->aof);
+			if (acks >= x->num || (x->deadline_ms && now >= x->deadline_ms)) {
+				wt = x;
+				aof = x->aof;
+				*p = x->next;
+				break;
+			}
+		}
+		pthread_mutex_unlock(&lock);
+		if (!wt)
+			return;
+		c = find_client(w, wt->client_id);
+		xfree(wt);
+		if (!c || !(c->flags & CLIENT_WAIT_ACKS))
+			continue;
+		c->flags &= ~CLIENT_WAIT_ACKS;
+		reply_acks(c, acks, aof);
+		client_command_done(c);
+		if (!client_process_input(c) && !(c->flags & CLIENT_CLOSE_ASAP))
+			c->flags |= CLIENT_CLOSE_AFTER_REPLY;
+		w->engine->wants_write(c);
+	}
+}
+
+static void wait_deliver(struct worker *w, uint64_t client_id, void *payload)
+{
+	(void)payload;
+	wait_check(w, client_id);
+}
+
+static const struct mail_ops wait_mail = { .deliver = wait_deliver };
+
+/* ---- cron and clean-up ------------------------------------------------------------------------- */
+
+void repl_drop_replicas(void)
+{
+	pthread_mutex_lock(&lock);
+	for (struct repl_replica *r = replicas; r; r = r->next)
+		worker_post(r->w, &worker_mail_kill, r->client_id);
+	pthread_mutex_unlock(&lock);
+}
+
+void repl_cron(struct worker *w)
+{
+	int64_t now_s = time(NULL);
+	bool need_bgsave = false, drop_backlog = false;
+
+	repl_replica_cron(w);
+	if (__atomic_load_n(&waiters, __ATOMIC_RELAXED))
+		wait_check(w, 0);
+	if (w->id != 0)
+		return;
+	if (__atomic_load_n(&nlisted, __ATOMIC_RELAXED))
+		propagate_sync_point(cron_feed, &now_s, false);
+	pthread_mutex_lock(&lock);
+	/* Replicas waiting for their file get a newline a second, so their
+	 * link does not time out (Redis does the same). */
+	if (now_s != last_newline_s) {
+		last_newline_s = now_s;
+		for (struct repl_replica *r = replicas; r; r = r->next)
+			if (r->state == REPLICA_WAIT_BGSAVE_START ||
+			    r->state == REPLICA_WAIT_BGSAVE_END)
+				post_text(r, "\n");
+	}
+	for (struct repl_replica *r = replicas; r; r = r->next) {
+		long long hard = config.obuf_limits[OBUF_REPLICA][0];
+
+		/* A replica still waiting for its file holds the stream since
+		 * its fork; past the replica class's hard output limit it is
+		 * dropped, as Redis counts that stream against it. */
+		if ((r->state == REPLICA_WAIT_BGSAVE_END || r->state == REPLICA_SEND_BULK) &&
+		    hard && bl.offset - r->pos > (uint64_t)hard && r->pos != UINT64_MAX) {
+			log_warning("Client replica %s:%d scheduled to be closed ASAP for "
+				    "overcoming of "
+				    "output buffer limits.",
+				    r->ip, r->port);
+			r->pos = UINT64_MAX; /* one kill mail */
+			worker_post(r->w, &worker_mail_kill, r->client_id);
+		}
+		/* A replica that stopped acking is gone (not SYNC ones: they never ack). */
+		if (r->state == REPLICA_ONLINE && !r->pre_psync &&
+		    now_s - r->ack_time_s > config.repl_timeout) {
+			log_warning("Disconnecting timedout replica (streaming sync): %s:%d", r->ip,
+				    r->port);
+			r->ack_time_s = now_s; /* one kill mail */
+			worker_post(r->w, &worker_mail_kill, r->client_id);
+		}
+	}
+	need_bgsave = any_in(REPLICA_WAIT_BGSAVE_START);
+	__atomic_store_n(&good_replicas, count_good(now_s), __ATOMIC_RELAXED);
+	if (nlisted)
+		bl.no_replicas_since_s = now_s;
+	else if (bl.active && config.repl_backlog_ttl &&
+		 now_s - bl.no_replicas_since_s > config.repl_backlog_ttl) {
+		/* As Redis: a master whose replicas are gone for long enough
+		 * frees its backlog and starts a new history. */
+		buf_free();
+		new_id();
+		drop_backlog = true;
+		log_notice(
+			"Replication backlog freed after %lld seconds without connected replicas.",
+			(long long)config.repl_backlog_ttl);
+	}
+	pthread_mutex_unlock(&lock);
+	if (drop_backlog)
+		consumer_follow();
+	if (need_bgsave && !rdbfile_bgsave_running())
+		start_bgsave();
+}
+
+void repl_client_free(struct client *c)
+{
+	struct repl_replica *r = c->repl;
+
+	if (c->flags & CLIENT_WAIT_ACKS) {
+		pthread_mutex_lock(&lock);
+		for (struct repl_waiter **p = &waiters; *p; p = &(*p)->next) {
+			if ((*p)->client_id == c->id) {
+				struct repl_waiter *x = *p;
+
+				*p = x->next;
+				xfree(x);
+				break;
+			}
+		}
+		pthread_mutex_unlock(&lock);
+	}
+	if (!r)
+		return;
+	pthread_mutex_lock(&lock);
+	if (r->listed) {
+		for (struct repl_replica **p = &replicas; *p; p = &(*p)->next) {
+			if (*p == r) {
+				*p = r->next;
+				break;
+			}
+		}
+		nlisted--;
+		if (!nlisted)
+			bl.no_replicas_since_s = time(NULL);
+		log_notice("Connection with replica %s:%d lost.", r->ip, r->port);
+	}
+	__atomic_store_n(&good_replicas, count_good(time(NULL)), __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&lock);
+	xfree(r);
+	c->repl = NULL;
 }

@@ -276,6 +276,11 @@ static void expire_entry(int db, struct shard *s, struct entry *e)
 	db_remove(db, e, DB_CHANGE_EXPIRE);
 }
 
+void db_count_expired(int db, const char *key, size_t len)
+{
+	store_shard(db, key_shard(key, len))->expired++;
+}
+
 uint32_t store_clock(void)
 {
 	int64_t now = exec_ctx_top ? exec_ctx_top->mono_ms : mono_ms();

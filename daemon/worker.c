@@ -37,6 +37,7 @@
 #include "pause.h"
 #include "persist.h"
 #include "pubsub.h"
+#include "repl.h"
 #include "store.h"
 #include "tracking.h"
 #include "udp.h"
@@ -198,7 +199,6 @@ struct client *worker_accept(struct worker *w, int fd)
 	int one = 1, idle = (int)config.tcp_keepalive;
 	struct sockaddr_storage ss;
 	socklen_t slen = sizeof(ss);
-	struct client *c;
 	bool is_unix;
 
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
@@ -222,6 +222,14 @@ struct client *worker_accept(struct worker *w, int fd)
 	}
 	if (protected_refuse(w, fd))
 		return NULL;
+	return worker_adopt(w, fd);
+}
+
+struct client *worker_adopt(struct worker *w, int fd)
+{
+	struct client *c;
+
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 	c = client_create(w, fd);
 	c->next_in_worker = w->clients;
 	if (w->clients)
@@ -420,7 +428,9 @@ void worker_cron(struct worker *w)
 			next = c->next_in_worker;
 			/* As Redis: no idle timeout for monitors and for clients
 			 * that wait (blocked, held, subscribed). */
-			if (c->closing || (c->flags & (CLIENT_MONITOR | CLIENT_WAITING)) ||
+			if (c->closing ||
+			    (c->flags &
+			     (CLIENT_MONITOR | CLIENT_WAITING | CLIENT_REPLICA | CLIENT_MASTER)) ||
 			    c->blocked || pubsub_client_subscribed(c))
 				continue;
 			if (now - c->last_ms > config.timeout * 1000) {
@@ -439,6 +449,7 @@ void worker_cron(struct worker *w)
 	}
 	blocking_serve_ready(); /* a key expiry deleted can feed no one; SWAPDB's can */
 	tracking_cron(w);
+	repl_cron(w);
 	if (w->nblocked)
 		blocking_timeouts(w);
 	sample_cpu(w);
@@ -764,6 +775,8 @@ int server_run(void)
 				server.shutdown_signal = 0;
 		}
 	}
+	/* The replica's link thread posts to worker 0: it stops first. */
+	repl_replica_stop();
 	ok = started == server.nworkers;
 	for (unsigned i = 0; i < started; i++)
 		pthread_join(server.workers[i].thread, NULL);

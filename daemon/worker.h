@@ -48,6 +48,9 @@ struct net_engine {
 	void (*wants_write)(struct client *c);
 	/* Close c now (killed, timed out): its replies are dropped. */
 	void (*close_client)(struct client *c);
+	/* Serves fd, a connection the server opened (a replica's link to its
+	 * master), as a client of w (w's thread); NULL if it cannot (fd closed). */
+	struct client *(*adopt)(struct worker *w, int fd);
 };
 
 extern const struct net_engine net_engine_uring;
@@ -192,6 +195,8 @@ void server_counters_rebase(counters_fn *fn, const void *arg, uint64_t *base, ui
 
 /* For engines. */
 struct client *worker_accept(struct worker *w, int fd);
+/* The same for a connection the server opened: no limit or protected mode. */
+struct client *worker_adopt(struct worker *w, int fd);
 /* After the engine stored new bytes with client_read_done(): runs what is
  * complete. Returns false when the client is to be closed after flushing. */
 bool worker_client_input(struct client *c, size_t nread);

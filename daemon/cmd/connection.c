@@ -289,7 +289,7 @@ void cmd_client_list(struct client *c)
 {
 	struct text out = { 0 };
 	long long *ids = NULL;
-	int nids = 0, i = 2;
+	int nids = 0, i = 2, type = -1; /* -1 any, 0 normal, 1 replica */
 
 	while (i < c->argc) {
 		if (arg_is(c, i, "TYPE") && i + 1 < c->argc) {
@@ -299,10 +299,14 @@ void cmd_client_list(struct client *c)
 				reply_errorf(c, "Unknown client type '%.128s'", c->argv[i + 1].p);
 				goto out;
 			}
-			/* Every client here is a normal one. */
-			if (!arg_is(c, i + 1, "normal")) {
+			/* Replicas and normal clients (no master or pubsub type here). */
+			if (arg_is(c, i + 1, "replica") || arg_is(c, i + 1, "slave")) {
+				type = 1;
+			} else if (!arg_is(c, i + 1, "normal")) {
 				reply_verbatim(c, "", 0);
 				goto out;
+			} else {
+				type = 0;
 			}
 			i += 2;
 		} else if (arg_is(c, i, "ID") && i + 1 < c->argc) {
@@ -328,7 +332,7 @@ void cmd_client_list(struct client *c)
 
 		for (int j = 0; j < nids; j++)
 			wanted |= (unsigned long long)ids[j] == o->id;
-		if (!wanted)
+		if (!wanted || (type >= 0 && type != !!(o->flags & CLIENT_REPLICA)))
 			continue;
 		line = client_info_line(o);
 		text_printf(&out, "%s\n", line);
@@ -346,7 +350,8 @@ struct kill_filter {
 	const struct arg *addr, *laddr;
 	bool skipme;
 	long long maxage; /* seconds, 0: any */
-	bool other_type;  /* TYPE other than normal: matches nobody */
+	int type;	  /* TYPE: -1 any, 0 normal, 1 replica */
+	bool other_type;  /* TYPE master or pubsub: matches nobody */
 	bool other_user;  /* USER other than default: matches nobody */
 };
 
@@ -356,6 +361,8 @@ static bool kill_matches(const struct kill_filter *f, struct client *self, struc
 	if (f->other_type || f->other_user || o->kill_requested)
 		return false;
 	if (f->skipme && o == self)
+		return false;
+	if (f->type >= 0 && f->type != !!(o->flags & CLIENT_REPLICA))
 		return false;
 	if (f->id && (unsigned long long)f->id != o->id)
 		return false;
@@ -372,7 +379,7 @@ static bool kill_matches(const struct kill_filter *f, struct client *self, struc
 
 void cmd_client_kill(struct client *c)
 {
-	struct kill_filter f = { .skipme = true };
+	struct kill_filter f = { .skipme = true, .type = -1 };
 	struct {
 		struct worker *w;
 		uint64_t id;
@@ -404,10 +411,15 @@ void cmd_client_kill(struct client *c)
 			} else if (arg_is(c, i, "LADDR")) {
 				f.laddr = v;
 			} else if (arg_is(c, i, "TYPE")) {
-				if (arg_is(c, i + 1, "normal"))
+				if (arg_is(c, i + 1, "normal")) {
+					f.type = 0;
 					continue;
-				if (!arg_is(c, i + 1, "master") && !arg_is(c, i + 1, "replica") &&
-				    !arg_is(c, i + 1, "slave") && !arg_is(c, i + 1, "pubsub")) {
+				}
+				if (arg_is(c, i + 1, "replica") || arg_is(c, i + 1, "slave")) {
+					f.type = 1;
+					continue;
+				}
+				if (!arg_is(c, i + 1, "master") && !arg_is(c, i + 1, "pubsub")) {
 					reply_errorf(c, "Unknown client type '%.128s'", v->p);
 					return;
 				}

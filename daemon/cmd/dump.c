@@ -16,6 +16,8 @@
 #include "crc64.h"
 #include "evict.h"
 #include "mem.h"
+#include "notify.h"
+#include "propagate.h"
 #include "rdb.h"
 #include "t_hash.h"
 #include "util.h"
@@ -130,8 +132,16 @@ void cmd_restore(struct client *c)
 		ttl += store_now();
 	if (e)
 		db_delete(c->db, e);
-	/* A deadline already past: the old key goes, no new one is made. */
+	/* A deadline already past: the old key goes (propagated as DEL, or
+	 * UNLINK under lazyfree-lazy-server-del), no new one is made, and it
+	 * counts as a key that expired, as in Redis 8.8. */
 	if (ttl && ttl <= store_now()) {
+		if (e) {
+			propagate_renamed(2, c->argv,
+					  config.lazyfree_lazy_server_del ? "UNLINK" : "DEL", -1);
+			notify_arg(c, NOTIFY_GENERIC, "del", 1);
+		}
+		db_count_expired(c->db, key->p, key->len);
 		obj_free(&val);
 		reply_ok(c);
 		return;
@@ -139,6 +149,17 @@ void cmd_restore(struct client *c)
 	e = db_add(c->db, key->p, key->len, val);
 	if (ttl)
 		db_set_expire(c->db, e, ttl);
+	/* A relative TTL goes out absolute: RESTORE key ms payload ... ABSTTL. */
+	if (ttl && !absttl && propagate_enabled()) {
+		char buf[LL_STR_SIZE + 1];
+		struct arg *v = xmalloc(sizeof(*v) * (size_t)(c->argc + 1));
+
+		memcpy(v, c->argv, sizeof(*v) * (size_t)c->argc);
+		v[2] = prop_ll(buf, ttl);
+		v[c->argc] = PROP_STR("ABSTTL");
+		propagate_rewrite(c->argc + 1, v);
+		xfree(v);
+	}
 	dump_set_access(e, idle, freq);
 	reply_ok(c);
 }

@@ -863,8 +863,11 @@ void cmd_hgetdel(struct client *c)
 		hash_delete(&e->val, f->p, f->len);
 		dirty = true;
 	}
-	if (dirty)
+	if (dirty) {
+		/* Redis propagates HDEL key field... (every field named). */
+		propagate_renamed_from(c->argc, c->argv, "HDEL", 4);
 		changed(c, e, "hdel", NULL);
+	}
 }
 
 /* Expiry options of HGETEX and HSETEX. */

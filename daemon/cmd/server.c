@@ -620,6 +620,7 @@ static void info_memory(struct text *t)
 	char h_vm[32], h_vm_total[32], h_scripts[32];
 	long long vm, scripts, fvm, fbytes;
 	unsigned long nscripts, nfuncs, nlibs;
+	uint64_t repl_mem = repl_backlog_memory();
 
 	memstats_get(&m);
 	human_bytes(h_used, sizeof(h_used), (double)m.used);
@@ -688,8 +689,8 @@ static void info_memory(struct text *t)
 		    "mem_fragmentation_ratio:%.2f\r\n"
 		    "mem_fragmentation_bytes:%lld\r\n"
 		    "mem_not_counted_for_evict:0\r\n"
-		    "mem_replication_backlog:0\r\n"
-		    "mem_total_replication_buffers:0\r\n"
+		    "mem_replication_backlog:%llu\r\n"
+		    "mem_total_replication_buffers:%llu\r\n"
 		    "mem_replica_full_sync_buffer:0\r\n"
 		    "mem_clients_slaves:0\r\n"
 		    "mem_clients_normal:%zu\r\n"
@@ -706,7 +707,8 @@ static void info_memory(struct text *t)
 		    "lazyfreed_objects:%llu\r\n",
 		    config.maxmemory, h_max, policy_name(h_policy), m.alloc_frag,
 		    m.alloc_frag_bytes, m.alloc_rss, m.alloc_rss_bytes, m.rss_overhead,
-		    m.rss_overhead_bytes, m.frag, m.frag_bytes, m.clients_normal, m.clients_normal,
+		    m.rss_overhead_bytes, m.frag, m.frag_bytes, (unsigned long long)repl_mem,
+		    (unsigned long long)repl_mem, m.clients_normal, m.clients_normal,
 		    mem_allocator(), (unsigned long long)lazyfree_pending_objects(),
 		    (unsigned long long)lazyfree_freed_objects());
 }
@@ -780,8 +782,9 @@ static void info_persistence(struct text *t)
 
 static void info_stats(struct text *t)
 {
-	uint64_t expired = 0, expired_active = 0, subkeys = 0, subkeys_active = 0;
+	uint64_t expired = 0, expired_active = 0, subkeys = 0, subkeys_active = 0, syncs[3];
 
+	repl_sync_stats(syncs);
 	for (int db = 0; db < store.ndbs; db++)
 		for (unsigned i = 0; i < STORE_SHARDS; i++) {
 			struct shard *s = store_shard(db, i);
@@ -806,9 +809,9 @@ static void info_stats(struct text *t)
 		    "instantaneous_input_repl_kbps:0.00\r\n"
 		    "instantaneous_output_repl_kbps:0.00\r\n"
 		    "rejected_connections:%llu\r\n"
-		    "sync_full:0\r\n"
-		    "sync_partial_ok:0\r\n"
-		    "sync_partial_err:0\r\n"
+		    "sync_full:%llu\r\n"
+		    "sync_partial_ok:%llu\r\n"
+		    "sync_partial_err:%llu\r\n"
 		    "expired_subkeys:%llu\r\n"
 		    "expired_subkeys_active:%llu\r\n"
 		    "expired_keys:%llu\r\n"
@@ -851,9 +854,10 @@ static void info_stats(struct text *t)
 		    (unsigned long long)server_ops_per_sec(), (unsigned long long)STAT(net_in),
 		    (unsigned long long)STAT(net_out), (double)server_net_in_per_sec() / 1024,
 		    (double)server_net_out_per_sec() / 1024, (unsigned long long)STAT(rejected),
-		    (unsigned long long)subkeys, (unsigned long long)subkeys_active,
-		    (unsigned long long)expired, (unsigned long long)expired_active,
-		    store_expired_stale_perc() * 100,
+		    (unsigned long long)syncs[0], (unsigned long long)syncs[1],
+		    (unsigned long long)syncs[2], (unsigned long long)subkeys,
+		    (unsigned long long)subkeys_active, (unsigned long long)expired,
+		    (unsigned long long)expired_active, store_expired_stale_perc() * 100,
 		    (unsigned long long)store_expire_time_cap_reached(),
 		    (unsigned long long)store_expire_cycle_ms(), (unsigned long long)evict_count(),
 		    (unsigned long long)STAT(reads.hits), (unsigned long long)STAT(reads.misses),
@@ -866,27 +870,10 @@ static void info_stats(struct text *t)
 		    (unsigned long long)STAT(obuf_limit_closes));
 }
 
-/* Always a master without replicas (repl.h). The backlog size is Redis's
- * default repl-backlog-size: there is no backlog to size yet. */
+/* A master (repl.h): its replicas, offsets and backlog. */
 static void info_replication(struct text *t)
 {
-	char id[REPL_ID_LEN + 1], id2[REPL_ID_LEN + 1];
-
-	repl_ids(id, id2);
-	text_printf(t,
-		    "# Replication\r\n"
-		    "role:master\r\n"
-		    "connected_slaves:0\r\n"
-		    "master_failover_state:no-failover\r\n"
-		    "master_replid:%s\r\n"
-		    "master_replid2:%s\r\n"
-		    "master_repl_offset:0\r\n"
-		    "second_repl_offset:-1\r\n"
-		    "repl_backlog_active:0\r\n"
-		    "repl_backlog_size:1048576\r\n"
-		    "repl_backlog_first_byte_offset:0\r\n"
-		    "repl_backlog_histlen:0\r\n",
-		    id, id2);
+	repl_info(t);
 }
 
 static double seconds(struct timeval tv)

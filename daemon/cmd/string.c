@@ -320,23 +320,49 @@ static void set_generic(struct client *c, unsigned flags, int val_arg, int expir
 		return;
 	}
 
+	/* A deadline already past, as Redis 8.8: the old key goes (propagated
+	 * as DEL, or UNLINK under lazyfree-lazy-server-del), no new one is
+	 * made, and it counts as a key that expired. */
+	if (when != -1 && when <= store_now()) {
+		if (e) {
+			db_delete(c->db, e);
+			propagate_renamed(2, c->argv,
+					  config.lazyfree_lazy_server_del ? "UNLINK" : "DEL", -1);
+			notify_arg(c, NOTIFY_GENERIC, "del", 1);
+		}
+		db_count_expired(c->db, key->p, key->len);
+		goto done;
+	}
 	/* e is the key's entry or NULL: found above, under the same lock. */
 	e = db_set_string(c->db, e, key->p, key->len, val->p, val->len, flags & SET_KEEPTTL);
 	notify_arg(c, NOTIFY_STRING, "set", 1);
-	/* A deadline already past (EXAT/PXAT) is kept like any other, as Redis
-	 * 7.0 does: the key expires at its next lookup or expiry cycle. */
 	if (when != -1) {
 		db_set_expire(c->db, e, when);
 		notify_arg(c, NOTIFY_GENERIC, "expire", 1);
-		/* Propagated with its absolute deadline: SET key value PXAT ms. */
-		if (propagate_enabled()) {
+		/* Propagated with its absolute deadline, as Redis: PXAT as given;
+		 * SET key value EX|PX|EXAT t with the option and time replaced;
+		 * anything else as SET key value PXAT ms. */
+		if (propagate_enabled() && !(flags & SET_PXAT)) {
 			char buf[LL_STR_SIZE + 1];
 			struct arg set[5] = { PROP_STR("SET"), *key, *val, PROP_STR("PXAT"),
 					      prop_ll(buf, when) };
 
+			if (c->argc == 5 && !strcmp(cmd, "set"))
+				set[0] = c->argv[0];
 			propagate_rewrite(5, set);
 		}
+	} else if ((flags & SET_GET) && propagate_enabled()) {
+		/* Without its GET arguments. */
+		struct arg *v = xmalloc(sizeof(*v) * (size_t)c->argc);
+		int n = 0;
+
+		for (int i = 0; i < c->argc; i++)
+			if (i < 3 || !arg_is(c, i, "get"))
+				v[n++] = c->argv[i];
+		propagate_rewrite(n, v);
+		xfree(v);
 	}
+done:
 	if (flags & SET_GET)
 		return;
 	if (rtype == REPLY_ONE_ZERO)
@@ -388,6 +414,8 @@ void cmd_getdel(struct client *c)
 	if (!get_generic(c, &e) || !e)
 		return;
 	db_delete(c->db, e);
+	/* Redis propagates it as DEL key. */
+	propagate_renamed(2, c->argv, "DEL", -1);
 	notify_arg(c, NOTIFY_GENERIC, "del", 1);
 }
 
