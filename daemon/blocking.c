@@ -38,6 +38,7 @@ struct blocked_state {
 	struct arg *argv; /* copies */
 	int64_t deadline; /* mono ms, 0: none */
 	bool null_bulk;
+	bool on_nokey; /* a key's removal wakes it too (XREADGROUP) */
 	enum blocked_phase phase; /* under the lock */
 	int nwaiters;		  /* in the FIFO; 0 once served */
 	struct waiter **waiters;
@@ -66,6 +67,12 @@ bool blocking_allowed(const struct client *c)
 
 void blocking_block(struct client *c, const int *keys, int n, int64_t timeout_ms, bool null_bulk)
 {
+	blocking_block_on(c, keys, n, timeout_ms, null_bulk, false);
+}
+
+void blocking_block_on(struct client *c, const int *keys, int n, int64_t timeout_ms, bool null_bulk,
+		       bool on_nokey)
+{
 	struct blocked_state *st = xcalloc(1, sizeof(*st));
 
 	st->client_id = c->id;
@@ -80,6 +87,7 @@ void blocking_block(struct client *c, const int *keys, int n, int64_t timeout_ms
 	}
 	st->deadline = timeout_ms ? mono_ms() + timeout_ms : 0;
 	st->null_bulk = null_bulk;
+	st->on_nokey = on_nokey;
 	st->waiters = xcalloc((size_t)n, sizeof(*st->waiters));
 	pthread_mutex_lock(&lock);
 	for (int i = 0; i < n; i++) {
@@ -109,16 +117,73 @@ static bool waiter_is(const struct waiter *w, int db, const char *key, size_t le
 	return w->db == db && w->klen == len && !memcmp(w->key, key, len);
 }
 
+/* Notes key as ready (once). */
+static void mark_ready(int db, const char *key, size_t len)
+{
+	for (int i = 0; i < nready; i++)
+		if (ready[i].db == db && ready[i].len == len && !memcmp(ready[i].key, key, len))
+			return;
+	if (nready == ready_cap) {
+		ready_cap = ready_cap ? ready_cap * 2 : 8;
+		ready = xrealloc(ready, sizeof(*ready) * (size_t)ready_cap);
+	}
+	ready[nready].db = db;
+	ready[nready].len = (uint32_t)len;
+	ready[nready].key = xstrndup(key, len);
+	nready++;
+}
+
+/* A database emptied or swapped: the waiters that hear of removals, on
+ * keys of db or other (-1: none), are run again (XREADGROUP fails). */
+static void wake_nokey_waiters(int db, int other)
+{
+	struct {
+		int db;
+		size_t len;
+		char *key;
+	} *v = NULL;
+	size_t n = 0;
+
+	pthread_mutex_lock(&lock);
+	for (struct waiter *w = head; w; w = w->next) {
+		if (!w->st->on_nokey || w->st->phase != BLOCKED_WAITING ||
+		    (w->db != db && w->db != other))
+			continue;
+		v = xrealloc(v, sizeof(*v) * (n + 1));
+		v[n].db = w->db;
+		v[n].len = w->klen;
+		v[n].key = xstrndup(w->key, w->klen);
+		n++;
+	}
+	pthread_mutex_unlock(&lock);
+	for (size_t i = 0; i < n; i++) {
+		mark_ready(v[i].db, v[i].key, v[i].len);
+		xfree(v[i].key);
+	}
+	xfree(v);
+}
+
 void blocking_on_change(const struct db_change *ch)
 {
-	bool waited = false;
+	bool waited = false, removed;
 	const char *key;
 	size_t len;
 	int db;
 
-	/* Only a key written can feed a waiter; removals and whole-database
-	 * changes serve nobody. */
-	if (!atomic_load_explicit(&nwaiters, memory_order_relaxed) || ch->reason != DB_CHANGE_WRITE)
+	/* Only a key written can feed a waiter, and a key removed one that
+	 * wants to hear of it (XREADGROUP fails then, as in Redis); whole-
+	 * database changes serve nobody. */
+	if (!atomic_load_explicit(&nwaiters, memory_order_relaxed))
+		return;
+	if (ch->reason == DB_CHANGE_FLUSH || ch->reason == DB_CHANGE_SWAP) {
+		wake_nokey_waiters(ch->db, ch->reason == DB_CHANGE_SWAP ? ch->other_db : -1);
+		return;
+	}
+	if (!ch->e)
+		return;
+	removed = ch->reason == DB_CHANGE_DELETE || ch->reason == DB_CHANGE_RENAME ||
+		  ch->reason == DB_CHANGE_EXPIRE || ch->reason == DB_CHANGE_EVICT;
+	if (ch->reason != DB_CHANGE_WRITE && !removed)
 		return;
 	db = ch->db;
 	key = ch->e->key;
@@ -128,18 +193,11 @@ void blocking_on_change(const struct db_change *ch)
 			return;
 	pthread_mutex_lock(&lock);
 	for (struct waiter *w = head; w && !waited; w = w->next)
-		waited = waiter_is(w, db, key, len) && w->st->phase == BLOCKED_WAITING;
+		waited = waiter_is(w, db, key, len) && w->st->phase == BLOCKED_WAITING &&
+			 (!removed || w->st->on_nokey);
 	pthread_mutex_unlock(&lock);
-	if (!waited)
-		return;
-	if (nready == ready_cap) {
-		ready_cap = ready_cap ? ready_cap * 2 : 8;
-		ready = xrealloc(ready, sizeof(*ready) * (size_t)ready_cap);
-	}
-	ready[nready].db = db;
-	ready[nready].len = (uint32_t)len;
-	ready[nready].key = xstrndup(key, len);
-	nready++;
+	if (waited)
+		mark_ready(db, key, len);
 }
 
 /* Takes st's waiters out of the FIFO (under the lock). */

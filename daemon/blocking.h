@@ -33,6 +33,10 @@ bool blocking_allowed(const struct client *c);
 /* Blocks c on the keys at argv indexes keys[0..n) for timeout_ms (0: for
  * ever). A timeout answers a null bulk if null_bulk, else a null array. */
 void blocking_block(struct client *c, const int *keys, int n, int64_t timeout_ms, bool null_bulk);
+/* As blocking_block; with on_nokey, a key's removal runs the command again
+ * too (XREADGROUP, whose group went with the key). */
+void blocking_block_on(struct client *c, const int *keys, int n, int64_t timeout_ms, bool null_bulk,
+		       bool on_nokey);
 /* The store's hook (STORE_HOOK_BLOCKING): a key written may feed waiters
  * (its shard lock is held). */
 struct db_change;

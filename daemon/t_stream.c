@@ -20,6 +20,7 @@
 #include "config.h"
 #include "mem.h"
 #include "t_stream.h"
+#include "t_stream_cg.h"
 #include "util.h"
 #include "varint.h"
 
@@ -61,6 +62,8 @@ struct stream {
 	struct idmp_producer **producers;
 	size_t nproducers;
 	uint64_t idmp_duration, idmp_maxsize; /* seconds; IDs per producer */
+	uint64_t iids_added, iids_duplicates;
+	struct stream_cgroups *cg; /* consumer groups, NULL if none */
 };
 
 static struct stream *S(const struct obj *o)
@@ -96,6 +99,21 @@ struct stream_id stream_max_deleted(const struct obj *o)
 uint64_t stream_entries_added(const struct obj *o)
 {
 	return S(o)->entries_added;
+}
+
+struct stream_id stream_first_id(const struct obj *o)
+{
+	return S(o)->first_id;
+}
+
+size_t stream_node_count(const struct obj *o)
+{
+	return S(o)->nnodes;
+}
+
+struct stream_cgroups **stream_cg_slot(const struct obj *o)
+{
+	return &S(o)->cg;
 }
 
 int stream_id_cmp(const struct stream_id *a, const struct stream_id *b)
@@ -611,6 +629,13 @@ static void refresh_first(struct stream *s, const struct obj *o)
 		stream_first(o, &s->first_id);
 }
 
+bool stream_exists(const struct obj *o, const struct stream_id *id)
+{
+	struct stream_id found;
+
+	return stream_range(o, id, id, false, 1, take_first, &found) == 1;
+}
+
 bool stream_delete(struct obj *o, const struct stream_id *id)
 {
 	struct stream *s = S(o);
@@ -646,14 +671,16 @@ bool stream_delete(struct obj *o, const struct stream_id *id)
 }
 
 uint64_t stream_trim(struct obj *o, enum stream_trim_by by, uint64_t maxlen,
-		     const struct stream_id *minid, bool approx, uint64_t limit)
+		     const struct stream_id *minid, bool approx, uint64_t limit,
+		     stream_trim_fn *can_delete)
 {
 	struct stream *s = S(o);
 	uint64_t deleted = 0;
+	size_t i = 0;
 
-	while (s->nnodes) {
-		struct snode *n = s->nodes[0];
-		uint64_t entries = n->live;
+	while (i < s->nnodes) {
+		struct snode *n = s->nodes[i];
+		uint64_t entries = n->live, from_node = 0;
 		bool whole;
 
 		if (by == STREAM_TRIM_MAXLEN && s->length <= maxlen)
@@ -671,13 +698,13 @@ uint64_t stream_trim(struct obj *o, enum stream_trim_by by, uint64_t maxlen,
 			node_entry(n, node_last(n), &e, &flags);
 			whole = stream_id_cmp(&e.id, minid) < 0;
 		}
-		if (whole) {
-			nodes_remove(s, 0);
+		if (whole && !can_delete) {
+			nodes_remove(s, i);
 			s->length -= entries;
 			deleted += entries;
 			continue;
 		}
-		if (approx)
+		if (approx && !can_delete)
 			break;
 		/* Flag entries from the node's head; the rest stays. */
 		for (uint32_t off = n->first; off < n->used;) {
@@ -691,11 +718,24 @@ uint64_t stream_trim(struct obj *o, enum stream_trim_by by, uint64_t maxlen,
 				break;
 			if (flags & ENTRY_DELETED)
 				continue;
+			if (can_delete && !can_delete(o, &e.id))
+				continue;
 			n->data[at] |= ENTRY_DELETED;
 			n->live--;
 			n->deleted++;
 			s->length--;
-			deleted++;
+			from_node++;
+		}
+		deleted += from_node;
+		if (!n->live) {
+			nodes_remove(s, i);
+			continue;
+		}
+		/* A node that could have gone whole but kept referenced entries:
+		 * on to the next, as Redis does. */
+		if (whole) {
+			i++;
+			continue;
 		}
 		break;
 	}
@@ -774,6 +814,7 @@ bool stream_idmp_find(struct obj *o, const char *pid, size_t plen, const void *i
 	for (size_t i = 0; i < p->n; i++) {
 		if (p->iids[i]->len == ilen && !memcmp(p->iids[i]->iid, iid, ilen)) {
 			*id = p->iids[i]->id;
+			s->iids_duplicates++;
 			return true;
 		}
 	}
@@ -796,6 +837,7 @@ void stream_idmp_insert(struct obj *o, const char *pid, size_t plen, const void 
 		s->producers = xrealloc(s->producers, (s->nproducers + 1) * sizeof(*s->producers));
 		s->producers[s->nproducers++] = p;
 	}
+	s->iids_added++;
 	e = xmalloc(sizeof(*e) + ilen);
 	e->id = *id;
 	e->len = ilen;
@@ -812,6 +854,20 @@ void stream_idmp_insert(struct obj *o, const char *pid, size_t plen, const void 
 	}
 }
 
+void stream_idmp_info(const struct obj *o, struct stream_idmp_info *info)
+{
+	const struct stream *s = S(o);
+
+	info->duration = s->idmp_duration;
+	info->maxsize = s->idmp_maxsize;
+	info->pids = s->nproducers;
+	info->iids = 0;
+	for (size_t i = 0; i < s->nproducers; i++)
+		info->iids += s->producers[i]->n;
+	info->added = s->iids_added;
+	info->duplicates = s->iids_duplicates;
+}
+
 /* ---- the generic operations ---- */
 
 static void stream_free(struct obj *o)
@@ -824,6 +880,7 @@ static void stream_free(struct obj *o)
 	for (size_t i = 0; i < s->nproducers; i++)
 		producer_free(s->producers[i]);
 	xfree(s->producers);
+	stream_cg_free(s->cg);
 	xfree(s);
 }
 
@@ -844,6 +901,7 @@ static struct obj stream_dup(const struct obj *o)
 	}
 	d->producers = NULL;
 	d->nproducers = 0;
+	d->cg = stream_cg_dup(s->cg);
 	for (size_t i = 0; i < s->nproducers; i++) {
 		const struct idmp_producer *p = s->producers[i];
 
@@ -870,7 +928,7 @@ static size_t stream_mem(const struct obj *o)
 	}
 	if (s->producers)
 		bytes += xusable(s->producers);
-	return bytes;
+	return bytes + stream_cg_mem(s->cg);
 }
 
 static const struct obj_ops stream_ops = {

@@ -91,11 +91,24 @@ bool stream_entry_next(struct stream_entry *e, const char **f, size_t *flen, con
 bool stream_delete(struct obj *o, const struct stream_id *id);
 
 enum stream_trim_by { STREAM_TRIM_MAXLEN, STREAM_TRIM_MINID };
+/* May the trim delete entry id? (It may act on the groups first: DELREF.) */
+typedef bool stream_trim_fn(struct obj *o, const struct stream_id *id);
 /* Removes entries from the head until at most maxlen remain, or none below
  * minid. approx trims whole nodes only; limit (0: none) caps the entries
- * removed, node by node, as Redis does. Returns how many went. */
+ * removed, node by node, as Redis does. With can_delete (DELREF, ACKED),
+ * entries are asked one by one, whole nodes included, and approx goes on
+ * inside a node, as Redis's streamTrim does. Returns how many went. */
 uint64_t stream_trim(struct obj *o, enum stream_trim_by by, uint64_t maxlen,
-		     const struct stream_id *minid, bool approx, uint64_t limit);
+		     const struct stream_id *minid, bool approx, uint64_t limit,
+		     stream_trim_fn *can_delete);
+/* Is id a live entry? */
+bool stream_exists(const struct obj *o, const struct stream_id *id);
+/* The recorded first entry ID (0-0 when empty), and the node count. */
+struct stream_id stream_first_id(const struct obj *o);
+size_t stream_node_count(const struct obj *o);
+/* The consumer groups' slot (t_stream_cg.c owns what it points to). */
+struct stream_cgroups;
+struct stream_cgroups **stream_cg_slot(const struct obj *o);
 
 /* XSETID: the fields XSETID sets (the caller checks them first). */
 void stream_set_ids(struct obj *o, const struct stream_id *last, uint64_t entries_added,
@@ -111,5 +124,11 @@ bool stream_idmp_find(struct obj *o, const char *pid, size_t plen, const void *i
 		      int64_t now_ms, struct stream_id *id);
 void stream_idmp_insert(struct obj *o, const char *pid, size_t plen, const void *iid, size_t ilen,
 			const struct stream_id *id);
+/* XINFO STREAM's IDMP figures: settings, producers and IDs tracked, IDs
+ * ever added and duplicates seen. */
+struct stream_idmp_info {
+	uint64_t duration, maxsize, pids, iids, added, duplicates;
+};
+void stream_idmp_info(const struct obj *o, struct stream_idmp_info *info);
 
 #endif
