@@ -107,12 +107,56 @@ void cmd_xinfo_groups(struct client *c)
 	}
 }
 
-/* Redis reports its radix tree's key and node counts: the keys are our
- * nodes; the tree's nodes are estimated (a radix tree over 16-byte
- * big-endian IDs takes about two per key). */
-static long long rax_nodes_estimate(size_t keys)
+/*
+ * Redis reports the node count of its radix tree of listpacks, keyed by the
+ * 16-byte big-endian master IDs. That tree is a compressed trie: a shared
+ * run of bytes is one node, a fork one node, a key's end one node. We count
+ * the nodes such a trie over our masters has (keys sorted, set [lo, hi) from
+ * byte d).
+ */
+static long long rax_count(const unsigned char (*k)[16], size_t lo, size_t hi, int d)
 {
-	return keys == 0 ? 1 : keys == 1 ? 2 : 2 * (long long)keys + 2;
+	long long n = 0;
+	int l = d;
+
+	if (hi - lo == 1)
+		return d < 16 ? 2 : 1;
+	/* The run all keys share: the first and last differ first. */
+	while (l < 16 && k[lo][l] == k[hi - 1][l])
+		l++;
+	n += l > d;
+	n++; /* the fork */
+	for (size_t i = lo; i < hi;) {
+		size_t j = i + 1;
+
+		while (j < hi && k[j][l] == k[i][l])
+			j++;
+		n += rax_count(k, i, j, l + 1);
+		i = j;
+	}
+	return n;
+}
+
+static long long rax_nodes(const struct obj *o)
+{
+	size_t n = stream_node_count(o);
+	unsigned char(*k)[16];
+	long long r;
+
+	if (!n)
+		return 1;
+	k = xmalloc(n * sizeof(*k));
+	for (size_t i = 0; i < n; i++) {
+		struct stream_id id = stream_node_master(o, i);
+
+		for (int b = 0; b < 8; b++) {
+			k[i][b] = (unsigned char)(id.ms >> (56 - 8 * b));
+			k[i][8 + b] = (unsigned char)(id.seq >> (56 - 8 * b));
+		}
+	}
+	r = rax_count((const unsigned char(*)[16])k, 0, n, 0);
+	xfree(k);
+	return r;
 }
 
 /* A range's first or last entry, or a null. */
@@ -228,7 +272,7 @@ void cmd_xinfo_stream(struct client *c)
 	reply_bulk_cstr(c, "radix-tree-keys");
 	reply_int(c, (long long)stream_node_count(o));
 	reply_bulk_cstr(c, "radix-tree-nodes");
-	reply_int(c, rax_nodes_estimate(stream_node_count(o)));
+	reply_int(c, rax_nodes(o));
 	reply_bulk_cstr(c, "last-generated-id");
 	id = stream_last_id(o);
 	stream_cmd_reply_id(c, &id);
