@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "blocking.h"
@@ -39,6 +40,8 @@ struct blocked_state {
 	int64_t deadline; /* mono ms, 0: none */
 	bool null_bulk;
 	bool on_nokey; /* a key's removal wakes it too (XREADGROUP) */
+	int type;      /* the type a key must hold to wake it, -1: any */
+	uint64_t tried; /* the serving round that last ran it (under the lock) */
 	enum blocked_phase phase; /* under the lock */
 	int nwaiters;		  /* in the FIFO; 0 once served */
 	struct waiter **waiters;
@@ -67,11 +70,11 @@ bool blocking_allowed(const struct client *c)
 
 void blocking_block(struct client *c, const int *keys, int n, int64_t timeout_ms, bool null_bulk)
 {
-	blocking_block_on(c, keys, n, timeout_ms, null_bulk, false);
+	blocking_block_on(c, keys, n, timeout_ms, null_bulk, -1, false);
 }
 
 void blocking_block_on(struct client *c, const int *keys, int n, int64_t timeout_ms, bool null_bulk,
-		       bool on_nokey)
+		       int type, bool on_nokey)
 {
 	struct blocked_state *st = xcalloc(1, sizeof(*st));
 
@@ -88,6 +91,7 @@ void blocking_block_on(struct client *c, const int *keys, int n, int64_t timeout
 	st->deadline = timeout_ms ? mono_ms() + timeout_ms : 0;
 	st->null_bulk = null_bulk;
 	st->on_nokey = on_nokey;
+	st->type = type;
 	st->waiters = xcalloc((size_t)n, sizeof(*st->waiters));
 	pthread_mutex_lock(&lock);
 	for (int i = 0; i < n; i++) {
@@ -115,6 +119,48 @@ void blocking_block_on(struct client *c, const int *keys, int n, int64_t timeout
 static bool waiter_is(const struct waiter *w, int db, const char *key, size_t len)
 {
 	return w->db == db && w->klen == len && !memcmp(w->key, key, len);
+}
+
+static int waiter_cmp(const void *a, const void *b)
+{
+	const struct waiter *x = *(const struct waiter *const *)a;
+	const struct waiter *y = *(const struct waiter *const *)b;
+	int r;
+
+	if (x->db != y->db)
+		return x->db < y->db ? -1 : 1;
+	r = memcmp(x->key, y->key, x->klen < y->klen ? x->klen : y->klen);
+	return r ? r : (x->klen > y->klen) - (x->klen < y->klen);
+}
+
+void blocking_key_counts(uint64_t *keys, uint64_t *nokey)
+{
+	struct waiter **v;
+	size_t n = 0, cap = 16;
+
+	*keys = *nokey = 0;
+	v = xmalloc(sizeof(*v) * cap);
+	pthread_mutex_lock(&lock);
+	for (struct waiter *w = head; w; w = w->next) {
+		if (n == cap) {
+			cap *= 2;
+			v = xrealloc(v, sizeof(*v) * cap);
+		}
+		v[n++] = w;
+	}
+	qsort(v, n, sizeof(*v), waiter_cmp);
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		bool on_nokey = false;
+
+		for (; j < n && !waiter_cmp(&v[i], &v[j]); j++)
+			on_nokey |= v[j]->st->on_nokey;
+		(*keys)++;
+		*nokey += on_nokey;
+		i = j;
+	}
+	pthread_mutex_unlock(&lock);
+	xfree(v);
 }
 
 /* Notes key as ready (once). */
@@ -231,15 +277,20 @@ static void free_state(struct blocked_state *st)
 }
 
 /* The oldest waiter on key still waiting, now claimed; NULL if none. */
-static struct blocked_state *claim(int db, const char *key, size_t len)
+/* Serving rounds: a waiter is run at most once per round of a ready key. */
+static _Atomic uint64_t rounds;
+
+static struct blocked_state *claim(int db, const char *key, size_t len, uint64_t round)
 {
 	struct blocked_state *st = NULL;
 
 	pthread_mutex_lock(&lock);
 	for (struct waiter *w = head; w; w = w->next) {
-		if (waiter_is(w, db, key, len) && w->st->phase == BLOCKED_WAITING) {
+		if (waiter_is(w, db, key, len) && w->st->phase == BLOCKED_WAITING &&
+		    w->st->tried != round) {
 			st = w->st;
 			st->phase = BLOCKED_SERVING;
+			st->tried = round;
 			break;
 		}
 	}
@@ -307,6 +358,18 @@ static bool run_for(struct blocked_state *st, struct command *cmd)
 	return true;
 }
 
+/* Is st woken by r as it is now (under the locks of st's keys)? As Redis: a
+ * key of the type it waits for, or any change if removals wake it too. */
+static bool wants(const struct blocked_state *st, const struct ready_key *r)
+{
+	const struct entry *e;
+
+	if (st->on_nokey || st->type < 0)
+		return true;
+	e = db_peek(r->db, r->key, r->len);
+	return e && (int)e->val.type == st->type;
+}
+
 /*
  * Serves the ready keys' waiters, oldest first, for as long as each key's
  * next waiter gets an answer (its pop's own change keeps the key ready).
@@ -321,8 +384,9 @@ static void serve(const struct lockset *held)
 		struct ready_key r = ready[i];
 		struct blocked_state *st;
 		bool later = false;
+		uint64_t round = atomic_fetch_add(&rounds, 1) + 1;
 
-		while ((st = claim(r.db, r.key, r.len))) {
+		while ((st = claim(r.db, r.key, r.len, round))) {
 			struct command *cmd = command_lookup(st->argv[0].p, st->argv[0].len);
 			struct lockset ls;
 			bool ok;
@@ -336,13 +400,12 @@ static void serve(const struct lockset *held)
 			}
 			if (!held)
 				lockset_acquire(&ls);
-			ok = run_for(st, cmd);
+			ok = wants(st, &r) && run_for(st, cmd);
 			if (!held)
 				lockset_release(&ls);
-			if (!ok) {
+			/* Not served: the next waiter may be (another type's). */
+			if (!ok)
 				unclaim(st);
-				break;
-			}
 		}
 		if (later) {
 			i++;

@@ -62,6 +62,9 @@ void stream_cmd_prop_begin(struct stream_cmd_prop *p, struct client *c, int key,
 void stream_cmd_prop_xclaim(struct stream_cmd_prop *p, const struct stream_nack *n);
 void stream_cmd_prop_setid(struct stream_cmd_prop *p);
 void stream_cmd_prop_consumer(struct stream_cmd_prop *p);
-void stream_cmd_prop_end(struct stream_cmd_prop *p);
+/* Counts the changes (the consumer made, then one, or with per_item one per
+ * command propagated). */
+struct entry;
+void stream_cmd_prop_end(struct stream_cmd_prop *p, struct entry *e, bool per_item);
 
 #endif

@@ -978,16 +978,63 @@ void stream_idmp_insert(struct obj *o, const char *pid, size_t plen, const void 
 	}
 }
 
+int stream_idmp_peek(const struct obj *o, const char *pid, size_t plen, const void *iid,
+		     size_t ilen, const struct stream_id *id)
+{
+	struct stream *s = S(o);
+	size_t at;
+	struct idmp_producer *p = producer_find(s, pid, plen, &at);
+
+	if (!p)
+		return 0;
+	for (size_t i = 0; i < p->n; i++)
+		if (p->iids[i]->len == ilen && !memcmp(p->iids[i]->iid, iid, ilen))
+			return stream_id_cmp(&p->iids[i]->id, id) ? -1 : 1;
+	return 0;
+}
+
+bool stream_idmp_configure(struct obj *o, uint64_t duration, uint64_t maxsize)
+{
+	struct stream *s = S(o);
+	bool changed = false;
+
+	if (duration && duration != s->idmp_duration) {
+		s->idmp_duration = duration;
+		changed = true;
+	}
+	if (maxsize && maxsize != s->idmp_maxsize) {
+		s->idmp_maxsize = maxsize;
+		changed = true;
+	}
+	if (changed) {
+		for (size_t i = 0; i < s->nproducers; i++)
+			producer_free(s->producers[i]);
+		xfree(s->producers);
+		s->producers = NULL;
+		s->nproducers = 0;
+	}
+	return changed;
+}
+
 void stream_idmp_info(const struct obj *o, struct stream_idmp_info *info)
 {
 	const struct stream *s = S(o);
 
+	int64_t horizon = now_ms() - (int64_t)s->idmp_duration * 1000;
+
 	info->duration = s->idmp_duration;
 	info->maxsize = s->idmp_maxsize;
-	info->pids = s->nproducers;
-	info->iids = 0;
-	for (size_t i = 0; i < s->nproducers; i++)
-		info->iids += s->producers[i]->n;
+	info->pids = info->iids = 0;
+	/* Expired IDs do not count, as if Redis's cron had dropped them. */
+	for (size_t i = 0; i < s->nproducers; i++) {
+		const struct idmp_producer *p = s->producers[i];
+		size_t k = 0;
+
+		while (k < p->n && (int64_t)p->iids[k]->id.ms <= horizon)
+			k++;
+		info->iids += p->n - k;
+		info->pids += p->n > k;
+	}
 	info->added = s->iids_added;
 	info->duplicates = s->iids_duplicates;
 }
@@ -1081,6 +1128,7 @@ static struct obj stream_dup(const struct obj *o)
 	}
 	d->producers = NULL;
 	d->nproducers = 0;
+	d->iids_added = 0;
 	d->cg = stream_cg_dup(s->cg);
 	for (size_t i = 0; i < s->nproducers; i++) {
 		const struct idmp_producer *p = s->producers[i];
@@ -1089,6 +1137,7 @@ static struct obj stream_dup(const struct obj *o)
 			stream_idmp_insert(&copy, p->pid, p->plen, p->iids[k]->iid, p->iids[k]->len,
 					   &p->iids[k]->id);
 	}
+	d->iids_added = s->iids_added;
 	return copy;
 }
 

@@ -160,6 +160,13 @@ bool stream_idmp_find(struct obj *o, const char *pid, size_t plen, const void *i
 		      int64_t now_ms, struct stream_id *id);
 void stream_idmp_insert(struct obj *o, const char *pid, size_t plen, const void *iid, size_t ilen,
 			const struct stream_id *id);
+/* XIDMPRECORD's lookup (no expiry, no count): 0 absent, 1 there for id,
+ * -1 there for another entry. */
+int stream_idmp_peek(const struct obj *o, const char *pid, size_t plen, const void *iid,
+		     size_t ilen, const struct stream_id *id);
+/* XCFGSET: new settings (0: unchanged); a change forgets every producer's
+ * IDs, as Redis. True if anything changed. */
+bool stream_idmp_configure(struct obj *o, uint64_t duration, uint64_t maxsize);
 /* XINFO STREAM's IDMP figures: settings, producers and IDs tracked, IDs
  * ever added and duplicates seen. */
 struct stream_idmp_info {

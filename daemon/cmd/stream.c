@@ -17,6 +17,7 @@
 #include "exec_ctx.h"
 #include "mem.h"
 #include "notify.h"
+#include "propagate.h"
 #include "stream_cmd.h"
 #include "t_stream.h"
 #include "t_stream_cg.h"
@@ -580,6 +581,104 @@ void cmd_xsetid(struct client *c)
 	reply_ok(c);
 }
 
+void cmd_xidmprecord(struct client *c)
+{
+	struct stream_id id;
+	struct entry *e;
+	int r;
+
+	if (!stream_cmd_arg_id(c, 4, 0, true, &id, NULL))
+		return;
+	if (!c->argv[2].len) {
+		reply_error(c, "producer ID must be non-empty");
+		return;
+	}
+	if (!c->argv[3].len) {
+		reply_error(c, "idempotent ID must be non-empty");
+		return;
+	}
+	e = key_find(c, 1);
+	if (!e) {
+		reply_error(c, ERR_NO_KEY);
+		return;
+	}
+	if (!entry_is(c, e, OBJ_STREAM))
+		return;
+	if (!stream_exists(&e->val, &id)) {
+		reply_error(c, "No such message in stream");
+		return;
+	}
+	r = stream_idmp_peek(&e->val, c->argv[2].p, c->argv[2].len, c->argv[3].p, c->argv[3].len,
+			     &id);
+	if (r < 0) {
+		reply_error(c, "IID already exists for this producer with a different stream ID");
+		return;
+	}
+	reply_ok(c);
+	if (r)
+		return;
+	stream_idmp_insert(&e->val, c->argv[2].p, c->argv[2].len, c->argv[3].p, c->argv[3].len,
+			   &id);
+	/* No WATCH touched, as Redis's keyModified(..., 0). */
+	db_dirty(c->db, e, 1);
+	if (propagate_enabled())
+		propagate_rewrite(c->argc, c->argv);
+}
+
+void cmd_xcfgset(struct client *c)
+{
+	struct entry *e = key_find(c, 1);
+	long long duration = -1, maxsize = -1;
+
+	if (!e) {
+		reply_error(c, ERR_NO_KEY);
+		return;
+	}
+	if (!entry_is(c, e, OBJ_STREAM))
+		return;
+	for (int i = 2; i < c->argc; i++) {
+		bool more = i + 1 < c->argc;
+
+		if (arg_is(c, i, "idmp-duration") && more) {
+			if (duration != -1) {
+				reply_error(c, "IDMP-DURATION specified multiple times");
+				return;
+			}
+			if (!arg_ll(c, ++i, &duration))
+				return;
+			if (duration < 1 || duration > 86400) {
+				reply_error(c, "IDMP-DURATION must be between 1 and 86400 seconds");
+				return;
+			}
+		} else if (arg_is(c, i, "idmp-maxsize") && more) {
+			if (maxsize != -1) {
+				reply_error(c, "IDMP-MAXSIZE specified multiple times");
+				return;
+			}
+			if (!arg_ll(c, ++i, &maxsize))
+				return;
+			if (maxsize < 1 || maxsize > 10000) {
+				reply_error(c, "IDMP-MAXSIZE must be between 1 and 10000 entries");
+				return;
+			}
+		} else {
+			reply_error(c, ERR_SYNTAX);
+			return;
+		}
+	}
+	if (duration == -1 && maxsize == -1) {
+		reply_error(c, "At least one parameter must be specified");
+		return;
+	}
+	if (stream_idmp_configure(&e->val, duration == -1 ? 0 : (uint64_t)duration,
+				  maxsize == -1 ? 0 : (uint64_t)maxsize)) {
+		db_dirty(c->db, e, 1);
+		if (propagate_enabled())
+			propagate_rewrite(c->argc, c->argv);
+	}
+	reply_ok(c);
+}
+
 /* XREAD's and XREADGROUP's parsed request. */
 struct xread_args {
 	int64_t block_ms; /* -1: no BLOCK */
@@ -611,7 +710,7 @@ static void block_resolved(struct client *c, const struct xread_args *a)
 	}
 	for (int i = 0; i < a->n && nk < 256; i++)
 		keys[nk++] = a->first + i;
-	blocking_block_on(c, keys, nk, a->block_ms, false, a->group != 0);
+	blocking_block_on(c, keys, nk, a->block_ms, false, OBJ_STREAM, a->group != 0);
 	for (int i = 0; i < a->n; i++)
 		c->argv[a->first + a->n + i] = saved[i];
 	xfree(saved);
@@ -795,9 +894,10 @@ static void xreadgroup_one(struct client *c, struct xread_args *a, int i, struct
 		if (moved)
 			stream_cmd_prop_setid(&prop);
 	}
+	prop.made = created;
 	if (created && (a->noack || !prop.n))
 		stream_cmd_prop_consumer(&prop);
-	stream_cmd_prop_end(&prop);
+	stream_cmd_prop_end(&prop, e, false);
 }
 
 static void xread_locked(struct client *c, struct xread_args *a)

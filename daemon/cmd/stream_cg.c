@@ -110,7 +110,6 @@ void stream_cmd_prop_consumer(struct stream_cmd_prop *p)
 {
 	struct arg v[5];
 
-	p->n++;
 	if (!propagate_enabled())
 		return;
 	v[0] = PARG("XGROUP");
@@ -121,14 +120,18 @@ void stream_cmd_prop_consumer(struct stream_cmd_prop *p)
 	propagate_rewrite(5, v);
 }
 
-void stream_cmd_prop_end(struct stream_cmd_prop *p)
+void stream_cmd_prop_end(struct stream_cmd_prop *p, struct entry *e, bool per_item)
 {
-	(void)p;
+	unsigned n = p->made + (per_item ? (unsigned)p->n : p->n > 0);
+
+	if (n)
+		db_dirty(p->c->db, e, n);
 }
 
-/* The command itself, for a change to the groups only (no db_changed). */
-static void prop_self(struct client *c)
+/* The command itself, for n changes to the groups only (no db_changed). */
+static void prop_self(struct client *c, struct entry *e, unsigned n)
 {
+	db_dirty(c->db, e, n);
 	if (propagate_enabled())
 		propagate_rewrite(c->argc, c->argv);
 }
@@ -227,7 +230,7 @@ void cmd_xgroup_create(struct client *c)
 	reply_ok(c);
 	notify_arg(c, NOTIFY_STREAM, "xgroup-create", 2);
 	if (!made)
-		prop_self(c);
+		prop_self(c, e, 1);
 }
 
 void cmd_xgroup_setid(struct client *c)
@@ -254,7 +257,7 @@ void cmd_xgroup_setid(struct client *c)
 	g->entries_read = er;
 	reply_ok(c);
 	notify_arg(c, NOTIFY_STREAM, "xgroup-setid", 2);
-	prop_self(c);
+	prop_self(c, e, 1);
 }
 
 /* Wakes XREADGROUP waiters on the key (they fail with NOGROUP), as Redis's
@@ -282,7 +285,7 @@ void cmd_xgroup_destroy(struct client *c)
 	stream_group_destroy(&e->val, g);
 	reply_int(c, 1);
 	notify_arg(c, NOTIFY_STREAM, "xgroup-destroy", 2);
-	prop_self(c);
+	prop_self(c, e, 1);
 	wake_readers(c, e);
 }
 
@@ -301,7 +304,7 @@ void cmd_xgroup_createconsumer(struct client *c)
 	}
 	reply_int(c, 1);
 	notify_arg(c, NOTIFY_STREAM, "xgroup-createconsumer", 2);
-	prop_self(c);
+	prop_self(c, e, 1);
 }
 
 void cmd_xgroup_delconsumer(struct client *c)
@@ -321,7 +324,7 @@ void cmd_xgroup_delconsumer(struct client *c)
 	}
 	reply_int(c, (long long)stream_consumer_delete(g, cons));
 	notify_arg(c, NOTIFY_STREAM, "xgroup-delconsumer", 2);
-	prop_self(c);
+	prop_self(c, e, 1);
 }
 
 void cmd_xgroup_help(struct client *c)
@@ -394,7 +397,7 @@ void cmd_xack(struct client *c)
 	}
 	xfree(ids);
 	if (acked)
-		prop_self(c);
+		prop_self(c, e, (unsigned)acked);
 	reply_int(c, acked);
 }
 
@@ -538,7 +541,7 @@ void cmd_xackdel(struct client *c)
 		db_changed(c->db, e);
 		notify_arg(c, NOTIFY_STREAM, "xdel", 1);
 	} else if (acked) {
-		prop_self(c);
+		prop_self(c, e, 1);
 	}
 }
 
@@ -839,6 +842,7 @@ void cmd_xclaim(struct client *c)
 		stream_cmd_prop_setid(&p);
 	if (!p.n && p.made)
 		stream_cmd_prop_consumer(&p);
+	stream_cmd_prop_end(&p, e, true);
 out:
 	xfree(ids);
 }
@@ -925,6 +929,7 @@ void cmd_xautoclaim(struct client *c)
 		stream_cmd_reply_id(c, &gone[k]);
 	if (!p.n && p.made)
 		stream_cmd_prop_consumer(&p);
+	stream_cmd_prop_end(&p, e, true);
 	xfree(got);
 	xfree(gone);
 }
