@@ -42,6 +42,7 @@ struct blocked_state {
 	bool on_nokey; /* a key's removal wakes it too (XREADGROUP) */
 	int type;      /* the type a key must hold to wake it, -1: any */
 	uint64_t tried; /* the serving round that last ran it (under the lock) */
+	int64_t wake_at, wake_every; /* mono ms: run again then (CLAIM), 0: never */
 	enum blocked_phase phase; /* under the lock */
 	int nwaiters;		  /* in the FIFO; 0 once served */
 	struct waiter **waiters;
@@ -512,13 +513,65 @@ void blocking_unblock(struct client *c)
 	c->worker->nblocked--;
 }
 
+void blocking_wake_at(struct client *c, int64_t at_ms, int64_t every_ms)
+{
+	struct blocked_state *st = c->blocked;
+
+	if (!st)
+		return;
+	/* Set before any thread can read it for a wake: only this worker's
+	 * cron reads it, and it runs after this command. */
+	st->wake_at = at_ms > 0 ? at_ms : 1;
+	st->wake_every = every_ms > 0 ? every_ms : 1;
+}
+
+/* A waiter whose wake time came: its keys are ready, so that it runs again
+ * (it goes on waiting if that serves nothing). */
+static void wake_due(struct blocked_state *st, int64_t now)
+{
+	struct {
+		int db;
+		size_t len;
+		char *key;
+	} *v;
+	int n = 0;
+
+	st->wake_at = now + st->wake_every;
+	pthread_mutex_lock(&lock);
+	if (st->phase != BLOCKED_WAITING) {
+		pthread_mutex_unlock(&lock);
+		return;
+	}
+	v = xmalloc(sizeof(*v) * (size_t)(st->nwaiters ? st->nwaiters : 1));
+	for (int i = 0; i < st->nwaiters; i++) {
+		v[n].db = st->waiters[i]->db;
+		v[n].len = st->waiters[i]->klen;
+		v[n].key = xstrndup(st->waiters[i]->key, st->waiters[i]->klen);
+		n++;
+	}
+	pthread_mutex_unlock(&lock);
+	for (int i = 0; i < n; i++) {
+		mark_ready(v[i].db, v[i].key, v[i].len);
+		xfree(v[i].key);
+	}
+	xfree(v);
+}
+
 void blocking_timeouts(struct worker *w)
 {
 	int64_t now = mono_ms();
+	bool woke = false;
 
 	for (struct client *c = w->clients; c && w->nblocked; c = c->next_in_worker) {
 		struct blocked_state *st = c->blocked;
 		bool null_bulk;
+
+		if (st && !c->closing && st->wake_at && now >= st->wake_at &&
+		    (!st->deadline || now < st->deadline)) {
+			wake_due(st, now);
+			woke = true;
+			continue;
+		}
 
 		if (!st || c->closing || !st->deadline || now < st->deadline)
 			continue;
@@ -532,6 +585,8 @@ void blocking_timeouts(struct worker *w)
 			reply_null_array(c);
 		resume(c);
 	}
+	if (woke)
+		blocking_serve_ready();
 }
 
 bool blocking_unblock_id(uint64_t id, bool error)

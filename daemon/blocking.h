@@ -39,6 +39,10 @@ void blocking_block(struct client *c, const int *keys, int n, int64_t timeout_ms
  * (XREADGROUP, which fails when its group went). */
 void blocking_block_on(struct client *c, const int *keys, int n, int64_t timeout_ms, bool null_bulk,
 		       int type, bool on_nokey);
+/* Right after blocking c: run its command again at at_ms (mono), then every
+ * every_ms while it waits (XREADGROUP CLAIM: pending entries come of age
+ * without any key changing). Checked by its worker's cron. */
+void blocking_wake_at(struct client *c, int64_t at_ms, int64_t every_ms);
 /* INFO's total_blocking_keys and total_blocking_keys_on_nokey: keys with
  * waiters, and those with a waiter that a removal wakes. */
 void blocking_key_counts(uint64_t *keys, uint64_t *nokey);

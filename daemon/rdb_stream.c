@@ -152,13 +152,11 @@ static void save_group(struct rdb_buf *b, const struct stream_group *g)
 		rdb_put_le(b, (uint64_t)c->active_time, 8);
 		save_pel(b, &c->pel, false);
 	}
-	/* The NACK zone: entries no consumer owns. */
-	for (size_t i = 0; i < g->pel.n; i++)
-		nacked += !g->pel.v[i]->consumer;
+	/* The NACK zone, in its order. */
+	nacked = stream_group_nacked(g);
 	rdb_save_len(b, nacked);
-	for (size_t i = 0; i < g->pel.n; i++)
-		if (!g->pel.v[i]->consumer)
-			put_raw_id(b, &g->pel.v[i]->id);
+	for (const struct stream_nack *n = g->time_head; nacked--; n = n->next)
+		put_raw_id(b, &n->id);
 }
 
 struct idmp_save {
@@ -440,10 +438,9 @@ static int load_group(struct rdb_reader *r, uint8_t t, struct obj *o)
 			if (load_raw_id(r, &id) || !(k = stream_pel_find(&g->pel, &id, NULL)) ||
 			    k->consumer)
 				return -EINVAL;
+			stream_nack_release(g, k);
 		}
 	}
-	/* Every pending entry has an owner here (no XNACK yet): drop none,
-	 * keep unowned ones as Redis keeps its NACK zone. */
 	return 0;
 }
 

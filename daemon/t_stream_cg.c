@@ -82,6 +82,83 @@ static void pel_erase(struct stream_pel *pel, const struct stream_id *id)
 	}
 }
 
+/* ---- the time order ---- */
+
+static void time_insert_after(struct stream_group *g, struct stream_nack *after,
+			      struct stream_nack *n)
+{
+	n->prev = after;
+	n->next = after ? after->next : g->time_head;
+	if (n->next)
+		n->next->prev = n;
+	else
+		g->time_tail = n;
+	if (after)
+		after->next = n;
+	else
+		g->time_head = n;
+}
+
+static void time_unlink(struct stream_group *g, struct stream_nack *n)
+{
+	if (n == g->nack_tail)
+		g->nack_tail = n->prev;
+	if (n->prev)
+		n->prev->next = n->next;
+	else
+		g->time_head = n->next;
+	if (n->next)
+		n->next->prev = n->prev;
+	else
+		g->time_tail = n->prev;
+	n->prev = n->next = NULL;
+}
+
+/* By delivery time, from the tail (times are mostly now), never inside the
+ * NACK zone. */
+static void time_insert_sorted(struct stream_group *g, struct stream_nack *n)
+{
+	struct stream_nack *cur = g->time_tail;
+
+	if (!cur || n->delivery_time >= cur->delivery_time) {
+		time_insert_after(g, cur, n);
+		return;
+	}
+	while (cur != g->nack_tail && cur->delivery_time > n->delivery_time)
+		cur = cur->prev;
+	time_insert_after(g, cur, n);
+}
+
+void stream_nack_touch(struct stream_group *g, struct stream_nack *n, int64_t when)
+{
+	time_unlink(g, n);
+	n->delivery_time = when;
+	time_insert_sorted(g, n);
+}
+
+void stream_nack_release(struct stream_group *g, struct stream_nack *n)
+{
+	stream_nack_assign(n, NULL);
+	time_unlink(g, n);
+	n->delivery_time = 0;
+	time_insert_after(g, g->nack_tail, n);
+	g->nack_tail = n;
+}
+
+size_t stream_group_nacked(const struct stream_group *g)
+{
+	size_t k = 0;
+
+	if (!g->nack_tail)
+		return 0;
+	for (const struct stream_nack *n = g->time_head; n; n = n->next) {
+		k++;
+		if (n == g->nack_tail)
+			break;
+	}
+	return k;
+}
+
 struct stream_nack *stream_nack_add(struct stream_group *g, struct stream_consumer *c,
 				    const struct stream_id *id, int64_t now)
 {
@@ -91,9 +168,11 @@ struct stream_nack *stream_nack_add(struct stream_group *g, struct stream_consum
 	n->delivery_time = now;
 	n->delivery_count = 1;
 	n->consumer = c;
+	n->prev = n->next = NULL;
 	pel_insert(&g->pel, n);
 	if (c)
 		pel_insert(&c->pel, n);
+	time_insert_sorted(g, n);
 	return n;
 }
 
@@ -113,6 +192,7 @@ void stream_nack_remove(struct stream_group *g, struct stream_nack *n)
 	if (n->consumer)
 		pel_erase(&n->consumer->pel, &n->id);
 	pel_erase(&g->pel, &n->id);
+	time_unlink(g, n);
 	xfree(n);
 }
 
@@ -436,8 +516,9 @@ struct stream_cgroups *stream_cg_dup(const struct stream_cgroups *cg)
 			e->seen_time = c->seen_time;
 			e->active_time = c->active_time;
 		}
-		for (size_t k = 0; k < g->pel.n; k++) {
-			const struct stream_nack *n = g->pel.v[k];
+		/* In time order, the NACK zone kept, so the copy's order is the
+		 * original's. */
+		for (const struct stream_nack *n = g->time_head; n; n = n->next) {
 			struct stream_consumer *c =
 				n->consumer ? stream_consumer_find(h, n->consumer->name,
 								   n->consumer->len)
@@ -445,6 +526,10 @@ struct stream_cgroups *stream_cg_dup(const struct stream_cgroups *cg)
 			struct stream_nack *m = stream_nack_add(h, c, &n->id, n->delivery_time);
 
 			m->delivery_count = n->delivery_count;
+			time_unlink(h, m);
+			time_insert_after(h, h->time_tail, m);
+			if (n == g->nack_tail)
+				h->nack_tail = m;
 		}
 		d->v[i] = h;
 	}

@@ -33,7 +33,8 @@ struct stream_nack {
 	struct stream_id id;
 	int64_t delivery_time; /* ms, wall clock */
 	uint64_t delivery_count;
-	struct stream_consumer *consumer; /* the last one it went to */
+	struct stream_consumer *consumer; /* the last one it went to; NULL: NACKed */
+	struct stream_nack *prev, *next;  /* the group's delivery-time order */
 };
 
 /* NACK pointers sorted by ID. */
@@ -55,6 +56,9 @@ struct stream_group {
 	struct stream_id last_id;
 	long long entries_read;
 	struct stream_pel pel; /* owns the NACKs */
+	/* The NACKs by delivery time, oldest first, as Redis 8.8 keeps them for
+	 * CLAIM: the NACK zone (XNACKed, unowned) first, up to nack_tail. */
+	struct stream_nack *time_head, *time_tail, *nack_tail;
 	struct stream_consumer **consumers;
 	size_t nconsumers;
 };
@@ -85,6 +89,11 @@ struct stream_nack *stream_nack_add(struct stream_group *g, struct stream_consum
 				    const struct stream_id *id, int64_t now);
 /* Moves n to consumer c's PEL (from its current owner's). */
 void stream_nack_assign(struct stream_nack *n, struct stream_consumer *c);
+/* Sets n's delivery time and moves it to its place in the time order. */
+void stream_nack_touch(struct stream_group *g, struct stream_nack *n, int64_t when);
+/* Moves n to the end of the NACK zone, unowned, delivery time 0 (XNACK). */
+void stream_nack_release(struct stream_group *g, struct stream_nack *n);
+size_t stream_group_nacked(const struct stream_group *g);
 /* Removes and frees n (acknowledged). */
 void stream_nack_remove(struct stream_group *g, struct stream_nack *n);
 

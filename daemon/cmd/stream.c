@@ -688,6 +688,8 @@ struct xread_args {
 	int group; /* argv index of the group name (consumer after), 0: XREAD */
 	bool noack;
 	struct stream_group **groups;
+	long long claim;     /* CLAIM's min-idle-time, -1: none */
+	int64_t min_pel_time; /* the oldest delivery among the PELs (CLAIM) */
 };
 
 /* Blocks c on the keys. "$" becomes the last ID now, so that the retry
@@ -722,6 +724,8 @@ static void block_resolved(struct client *c, const struct xread_args *a)
 struct xr_item {
 	struct stream_entry e;
 	bool missing;
+	bool claim; /* CLAIM's form: [id, pairs, idle, deliveries] */
+	long long idle, count;
 };
 
 struct xr_out {
@@ -736,8 +740,18 @@ static void xr_push(struct xr_out *o, const struct stream_entry *e, bool missing
 		o->cap = o->cap ? o->cap * 2 : 16;
 		o->v = xrealloc(o->v, o->cap * sizeof(*o->v));
 	}
+	memset(&o->v[o->n], 0, sizeof(o->v[o->n]));
 	o->v[o->n].e = *e;
 	o->v[o->n++].missing = missing;
+}
+
+static bool xr_collect_claim(void *ctx, struct stream_entry *e)
+{
+	struct xr_out *o = ctx;
+
+	xr_push(o, e, false);
+	o->v[o->n - 1].claim = true;
+	return true;
 }
 
 static bool xr_collect(void *ctx, struct stream_entry *e)
@@ -811,6 +825,38 @@ static bool xread_ids(struct client *c, struct xread_args *a)
 	return true;
 }
 
+/* CLAIM: the pending entries idle for claim ms, oldest delivery first, go to
+ * cons (as XCLAIM), before any new entry. */
+static void xreadgroup_claim(struct xread_args *a, struct stream_group *g,
+			     struct stream_consumer *cons, struct obj *o, int64_t now,
+			     struct xr_out *out, struct stream_cmd_prop *prop)
+{
+	struct stream_nack *tail = g->time_tail, *n = g->time_head;
+	size_t done = 0;
+
+	while (n) {
+		struct stream_nack *next = n->next;
+		int64_t idle = now - n->delivery_time;
+		uint64_t count = n->delivery_count;
+
+		if ((uint64_t)idle < (uint64_t)a->claim)
+			break;
+		if (stream_range(o, &n->id, &n->id, false, 1, xr_collect_claim, out)) {
+			out->v[out->n - 1].idle = idle;
+			out->v[out->n - 1].count = (long long)count;
+			stream_nack_assign(n, cons);
+			if (n->delivery_count != (uint64_t)INT64_MAX)
+				n->delivery_count++;
+			stream_nack_touch(g, n, now);
+			cons->active_time = now;
+			stream_cmd_prop_xclaim(prop, n);
+			if (a->count && ++done >= (size_t)a->count)
+				break;
+		}
+		n = n == tail ? NULL : next;
+	}
+}
+
 /* XREADGROUP on one stream: new entries (">") or the consumer's history. */
 static void xreadgroup_one(struct client *c, struct xread_args *a, int i, struct xr_out *out)
 {
@@ -824,14 +870,31 @@ static void xreadgroup_one(struct client *c, struct xread_args *a, int i, struct
 	int64_t now = now_ms();
 	static const struct stream_id max = { UINT64_MAX, UINT64_MAX };
 	struct stream_cmd_prop prop;
+	bool claimable = false, claimed_only = false;
 
+	/* CLAIM: is the oldest pending entry still in the stream idle enough? */
+	if (a->claim >= 0) {
+		for (struct stream_nack *n = g->time_head; n; n = n->next) {
+			if (!stream_exists(o, &n->id))
+				continue;
+			if (n->delivery_time < a->min_pel_time)
+				a->min_pel_time = n->delivery_time;
+			claimable = (uint64_t)(now - n->delivery_time) >= (uint64_t)a->claim;
+			break;
+		}
+	}
 	if (!history && stream_len(o) && stream_last(o, &maxid) &&
 	    stream_id_cmp(&maxid, &g->last_id) > 0) {
 		out->served = true;
 		gt = g->last_id;
 	}
-	if (history)
+	if (history) {
 		out->served = true;
+		/* As Redis: CLAIM is ignored from here on. */
+		a->claim = -1;
+	} else if (!out->served && claimable) {
+		out->served = claimed_only = true;
+	}
 	if (!cons) {
 		cons = stream_consumer_create(g, cn->p, cn->len, now);
 		notify_arg(c, NOTIFY_STREAM, "xgroup-createconsumer", a->first + i);
@@ -850,8 +913,9 @@ static void xreadgroup_one(struct client *c, struct xread_args *a, int i, struct
 			struct stream_entry ent = { .id = n->id };
 
 			if (stream_range(o, &n->id, &n->id, false, 1, xr_collect, out)) {
-				n->delivery_count++;
-				n->delivery_time = now;
+				if (n->delivery_count != (uint64_t)INT64_MAX)
+					n->delivery_count++;
+				stream_nack_touch(g, n, now);
 			} else {
 				xr_push(out, &ent, true);
 			}
@@ -859,10 +923,17 @@ static void xreadgroup_one(struct client *c, struct xread_args *a, int i, struct
 	} else if (out->served) {
 		struct stream_id start = gt;
 		bool moved = false;
+		size_t first_new;
 
+		if (a->claim >= 0)
+			xreadgroup_claim(a, g, cons, o, now, out, &prop);
+		first_new = out->n;
 		stream_id_incr(&start);
-		stream_range(o, &start, &max, false, (uint64_t)a->count, xr_collect, out);
-		for (size_t k = 0; k < out->n; k++) {
+		if (!claimed_only && (!a->count || out->n < (size_t)a->count))
+			stream_range(o, &start, &max, false,
+				     a->count ? (uint64_t)a->count - out->n : 0,
+				     a->claim >= 0 ? xr_collect_claim : xr_collect, out);
+		for (size_t k = first_new; k < out->n; k++) {
 			const struct stream_id *id = &out->v[k].e.id;
 
 			if (stream_id_cmp(id, &g->last_id) > 0) {
@@ -883,7 +954,7 @@ static void xreadgroup_one(struct client *c, struct xread_args *a, int i, struct
 				if (n) {
 					stream_nack_assign(n, cons);
 					n->delivery_count = 1;
-					n->delivery_time = now;
+					stream_nack_touch(g, n, now);
 				} else {
 					n = stream_nack_add(g, cons, id, now);
 				}
@@ -938,6 +1009,22 @@ static void xread_locked(struct client *c, struct xread_args *a)
 			reply_bulk(c, c->argv[a->first + i].p, c->argv[a->first + i].len);
 			reply_array(c, (long)r[i].n);
 			for (size_t k = 0; k < r[i].n; k++) {
+				if (r[i].v[k].claim) {
+					const char *f, *v;
+					size_t flen, vlen;
+					struct stream_entry *en = &r[i].v[k].e;
+
+					reply_array(c, 4);
+					stream_cmd_reply_id(c, &en->id);
+					reply_array(c, (long)en->nfields * 2);
+					while (stream_entry_next(en, &f, &flen, &v, &vlen)) {
+						reply_bulk(c, f, flen);
+						reply_bulk(c, v, vlen);
+					}
+					reply_int(c, r[i].v[k].idle);
+					reply_int(c, r[i].v[k].count);
+					continue;
+				}
 				if (!r[i].v[k].missing) {
 					stream_cmd_reply_entry(c, &r[i].v[k].e);
 					continue;
@@ -955,6 +1042,14 @@ static void xread_locked(struct client *c, struct xread_args *a)
 		goto out;
 	}
 	block_resolved(c, a);
+	if (a->claim >= 0) {
+		/* Run again when the oldest pending entry comes of age (or
+		 * claim ms from now), then every claim ms. */
+		int64_t due = a->claim + (a->min_pel_time != INT64_MAX ? a->min_pel_time : now_ms());
+
+		blocking_wake_at(c, mono_ms() + (due > now_ms() ? due - now_ms() : 0),
+				 a->claim < 10 ? 10 : a->claim > 1000 ? 1000 : a->claim);
+	}
 out:
 	for (int i = 0; i < a->n; i++)
 		xfree(r[i].v);
@@ -963,7 +1058,7 @@ out:
 
 static void xread(struct client *c, bool group)
 {
-	struct xread_args a = { .block_ms = -1 };
+	struct xread_args a = { .block_ms = -1, .claim = -1, .min_pel_time = INT64_MAX };
 	const char *name = group ? "xreadgroup" : "xread";
 	long long v;
 
@@ -971,14 +1066,21 @@ static void xread(struct client *c, bool group)
 		bool more = i + 1 < c->argc;
 
 		if (arg_is(c, i, "claim") && more) {
-			/* Not implemented: XREADGROUP CLAIM (Redis 8.4). */
 			if (!group) {
 				reply_error(c, "The CLAIM option is only supported by XREADGROUP. "
 					       "You called XREAD instead.");
 				return;
 			}
-			reply_error(c, ERR_SYNTAX);
-			return;
+			if (!str_to_ll(c->argv[i + 1].p, c->argv[i + 1].len, &v)) {
+				reply_error(c, "min-idle-time is not an integer or out of range");
+				return;
+			}
+			if (v < 0) {
+				reply_error(c, "min-idle-time must be a positive integer");
+				return;
+			}
+			a.claim = v;
+			i++;
 		} else if (arg_is(c, i, "block") && more) {
 			if (!str_to_ll(c->argv[i + 1].p, c->argv[i + 1].len, &v)) {
 				reply_error(c, "timeout is not an integer or out of range");

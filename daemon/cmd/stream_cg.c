@@ -711,10 +711,10 @@ static struct stream_consumer *claimer(struct client *c, struct stream_group *g,
 }
 
 /* Claims n for cons; the delivery as XCLAIM sets it. */
-static void claim_one(struct stream_nack *n, struct stream_consumer *cons, int64_t when,
-		      long long retrycount, bool justid, int64_t now)
+static void claim_one(struct stream_group *g, struct stream_nack *n, struct stream_consumer *cons,
+		      int64_t when, long long retrycount, bool justid, int64_t now)
 {
-	n->delivery_time = when;
+	stream_nack_touch(g, n, when);
 	if (retrycount >= 0)
 		n->delivery_count = (uint64_t)retrycount;
 	else if (!justid && n->delivery_count != (uint64_t)INT64_MAX)
@@ -829,7 +829,7 @@ void cmd_xclaim(struct client *c)
 				continue;
 			if (nk->consumer && minidle && now - nk->delivery_time < minidle)
 				continue;
-			claim_one(nk, cons, when, retrycount, justid, now);
+			claim_one(g, nk, cons, when, retrycount, justid, now);
 			stream_cmd_prop_xclaim(&p, nk);
 			claimed[n++] = nk;
 		}
@@ -911,7 +911,7 @@ void cmd_xautoclaim(struct client *c)
 		i++;
 		if (n->consumer && minidle && now - n->delivery_time < minidle)
 			continue;
-		claim_one(n, cons, now, -1, justid, now);
+		claim_one(g, n, cons, now, -1, justid, now);
 		stream_cmd_prop_xclaim(&p, n);
 		got = xrealloc(got, sizeof(*got) * (ngot + 1));
 		got[ngot++] = n->id;
@@ -932,4 +932,99 @@ void cmd_xautoclaim(struct client *c)
 	stream_cmd_prop_end(&p, e, true);
 	xfree(got);
 	xfree(gone);
+}
+
+/* ---- XNACK ---- */
+
+enum nack_mode { NACK_SILENT, NACK_FAIL, NACK_FATAL };
+
+static void nack_count(struct stream_nack *n, enum nack_mode mode, long long retrycount)
+{
+	if (retrycount >= 0)
+		n->delivery_count = (uint64_t)retrycount;
+	else if (mode == NACK_SILENT && n->delivery_count > 0)
+		n->delivery_count--;
+	else if (mode == NACK_FATAL)
+		n->delivery_count = (uint64_t)INT64_MAX;
+}
+
+void cmd_xnack(struct client *c)
+{
+	struct entry *e = key_find(c, 1);
+	struct stream_group *g = claim_group(c, e);
+	enum nack_mode mode;
+	int first = 0, numids = 0;
+	bool force = false;
+	long long retrycount = -1, v;
+	struct stream_id *ids;
+	long long nacked = 0;
+
+	if (!g)
+		return;
+	if (arg_is(c, 3, "silent")) {
+		mode = NACK_SILENT;
+	} else if (arg_is(c, 3, "fail")) {
+		mode = NACK_FAIL;
+	} else if (arg_is(c, 3, "fatal")) {
+		mode = NACK_FATAL;
+	} else {
+		reply_error(c, "mode must be SILENT, FAIL, or FATAL");
+		return;
+	}
+	for (int i = 4; i < c->argc; i++) {
+		bool more = i + 1 < c->argc;
+
+		if (arg_is(c, i, "ids") && more) {
+			if (!str_to_ll(c->argv[i + 1].p, c->argv[i + 1].len, &v) || v < 1 ||
+			    v > INT32_MAX) {
+				reply_error(c, "numids must be a positive integer");
+				return;
+			}
+			numids = (int)v;
+			first = i + 2;
+			if (numids > c->argc - first) {
+				reply_error(c, "number of IDs doesn't match numids");
+				return;
+			}
+			i = first + numids - 1;
+		} else if (arg_is(c, i, "force")) {
+			force = true;
+		} else if (arg_is(c, i, "retrycount") && more) {
+			if (!arg_ll(c, ++i, &retrycount))
+				return;
+			if (retrycount < 0) {
+				reply_error(c, "Invalid RETRYCOUNT value, must be >= 0");
+				return;
+			}
+		} else {
+			reply_errorf(c, "Unrecognized XNACK option '%s'", c->argv[i].p);
+			return;
+		}
+	}
+	if (!first) {
+		reply_error(c, "syntax error, expected IDS keyword");
+		return;
+	}
+	if (!(ids = parse_ids(c, first, numids)))
+		return;
+	for (int j = 0; j < numids; j++) {
+		struct stream_nack *n = stream_pel_find(&g->pel, &ids[j], NULL);
+
+		if (!n) {
+			if (!force || !stream_exists(&e->val, &ids[j]))
+				continue;
+			n = stream_nack_add(g, NULL, &ids[j], now_ms());
+			n->delivery_count = 0;
+		}
+		nack_count(n, mode, retrycount);
+		stream_nack_release(g, n);
+		nacked++;
+	}
+	xfree(ids);
+	if (nacked) {
+		prop_self(c, e, (unsigned)nacked);
+		/* NACKed entries are claimable at once: wake CLAIM readers. */
+		wake_readers(c, e);
+	}
+	reply_int(c, nacked);
 }

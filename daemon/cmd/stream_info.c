@@ -190,10 +190,7 @@ static void reply_full_group(struct client *c, const struct obj *o, const struct
 	reply_bulk_cstr(c, "pel-count");
 	reply_int(c, (long long)g->pel.n);
 	reply_bulk_cstr(c, "nacked-count");
-	n = 0;
-	for (size_t i = 0; i < g->pel.n; i++)
-		n += !g->pel.v[i]->consumer;
-	reply_int(c, (long long)n);
+	reply_int(c, (long long)stream_group_nacked(g));
 	reply_bulk_cstr(c, "pending");
 	n = count && (size_t)count < g->pel.n ? (size_t)count : g->pel.n;
 	reply_array(c, (long)n);
