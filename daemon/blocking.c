@@ -39,12 +39,12 @@ struct blocked_state {
 	struct arg *argv; /* copies */
 	int64_t deadline; /* mono ms, 0: none */
 	bool null_bulk;
-	bool on_nokey; /* a key's removal wakes it too (XREADGROUP) */
-	int type;      /* the type a key must hold to wake it, -1: any */
-	uint64_t tried; /* the serving round that last ran it (under the lock) */
+	bool on_nokey;		     /* a key's removal wakes it too (XREADGROUP) */
+	int type;		     /* the type a key must hold to wake it, -1: any */
+	uint64_t tried;		     /* the serving round that last ran it (under the lock) */
 	int64_t wake_at, wake_every; /* mono ms: run again then (CLAIM), 0: never */
-	enum blocked_phase phase; /* under the lock */
-	int nwaiters;		  /* in the FIFO; 0 once served */
+	enum blocked_phase phase;    /* under the lock */
+	int nwaiters;		     /* in the FIFO; 0 once served */
 	struct waiter **waiters;
 	char *reply; /* for the served mail: what to answer */
 	size_t reply_len;
@@ -533,7 +533,7 @@ static void wake_due(struct blocked_state *st, int64_t now)
 		int db;
 		size_t len;
 		char *key;
-	} *v;
+	} * v;
 	int n = 0;
 
 	st->wake_at = now + st->wake_every;

@@ -635,8 +635,7 @@ void command_call_as(struct client *c, struct command *cmd, int argc, struct arg
 		 * it blocked. From another thread than the waiter's worker:
 		 * an atomic add (the worker's own relaxed store may still
 		 * lose one, as CONFIG RESETSTAT may). */
-		__atomic_fetch_add(&c->worker->cmd_stats[cmd->index].failed, 1,
-				   __ATOMIC_RELAXED);
+		__atomic_fetch_add(&c->worker->cmd_stats[cmd->index].failed, 1, __ATOMIC_RELAXED);
 	c->argv = outer_argv;
 	c->argc = outer_argc;
 }

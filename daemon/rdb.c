@@ -651,7 +651,6 @@ int rdb_read_string(struct rdb_reader *r, char **out, size_t *len)
 
 /* ---- compact encodings, read ------------------------------------------------------------------ */
 
-
 /* The bytes of e (an integer is formatted into e->buf). */
 const char *rdb_ent_str(struct rdb_ent *e, size_t *len)
 {
@@ -678,7 +677,6 @@ static uint64_t rdb_le(const uint8_t *p, int n)
 		v |= (uint64_t)p[i] << (8 * i);
 	return v;
 }
-
 
 int rdb_pack_open(struct rdb_pack *k, const char *p, size_t len, bool ziplist)
 {

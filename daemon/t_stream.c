@@ -823,9 +823,8 @@ int stream_load_node(struct obj *o, const struct stream_id *master, const char *
 	return 0;
 }
 
-int stream_load_entry(struct obj *o, const struct stream_id *id, bool deleted,
-		      const char *const *f, const size_t *flen, const char *const *v,
-		      const size_t *vlen, uint64_t nf)
+int stream_load_entry(struct obj *o, const struct stream_id *id, bool deleted, const char *const *f,
+		      const size_t *flen, const char *const *v, const size_t *vlen, uint64_t nf)
 {
 	struct stream *s = S(o);
 	struct snode *n;

@@ -126,9 +126,8 @@ void stream_walk_nodes(const struct obj *o, stream_node_fn *node_fn, stream_item
  * counters and checks the live entries against length. */
 int stream_load_node(struct obj *o, const struct stream_id *master, const char *const *mf,
 		     const size_t *mflen, uint64_t nmf);
-int stream_load_entry(struct obj *o, const struct stream_id *id, bool deleted,
-		      const char *const *f, const size_t *flen, const char *const *v,
-		      const size_t *vlen, uint64_t nf);
+int stream_load_entry(struct obj *o, const struct stream_id *id, bool deleted, const char *const *f,
+		      const size_t *flen, const char *const *v, const size_t *vlen, uint64_t nf);
 int stream_load_done(struct obj *o, uint64_t length, const struct stream_id *last,
 		     const struct stream_id *first, const struct stream_id *max_deleted,
 		     uint64_t entries_added);

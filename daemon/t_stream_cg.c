@@ -212,8 +212,7 @@ struct stream_group **stream_groups(const struct obj *o, size_t *n)
 }
 
 /* The index of name among the groups, or where it would go. */
-static size_t group_seek(const struct stream_cgroups *cg, const char *name, size_t len,
-			 bool *found)
+static size_t group_seek(const struct stream_cgroups *cg, const char *name, size_t len, bool *found)
 {
 	size_t lo = 0, hi = cg ? cg->n : 0;
 
@@ -303,8 +302,7 @@ void stream_group_destroy(struct obj *o, struct stream_group *g)
 	group_free(g);
 }
 
-static size_t consumer_seek(const struct stream_group *g, const char *name, size_t len,
-			    bool *found)
+static size_t consumer_seek(const struct stream_group *g, const char *name, size_t len, bool *found)
 {
 	size_t lo = 0, hi = g->nconsumers;
 
@@ -334,8 +332,8 @@ struct stream_consumer *stream_consumer_find(const struct stream_group *g, const
 	return found ? g->consumers[at] : NULL;
 }
 
-struct stream_consumer *stream_consumer_create(struct stream_group *g, const char *name,
-					       size_t len, int64_t now)
+struct stream_consumer *stream_consumer_create(struct stream_group *g, const char *name, size_t len,
+					       int64_t now)
 {
 	bool found;
 	size_t at = consumer_seek(g, name, len, &found);

@@ -74,8 +74,8 @@ void stream_group_destroy(struct obj *o, struct stream_group *g);
 struct stream_consumer *stream_consumer_find(const struct stream_group *g, const char *name,
 					     size_t len);
 /* A new consumer (seen now, never active); NULL if the name exists. */
-struct stream_consumer *stream_consumer_create(struct stream_group *g, const char *name,
-					       size_t len, int64_t now);
+struct stream_consumer *stream_consumer_create(struct stream_group *g, const char *name, size_t len,
+					       int64_t now);
 /* Deletes c and its pending entries; returns how many it had. */
 size_t stream_consumer_delete(struct stream_group *g, struct stream_consumer *c);
 

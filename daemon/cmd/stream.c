@@ -25,8 +25,8 @@
 
 #define ERR_BAD_ID STREAM_ERR_BAD_ID
 
-bool stream_cmd_arg_id(struct client *c, int i, uint64_t missing_seq, bool strict, struct stream_id *id,
-		   bool *seq_given)
+bool stream_cmd_arg_id(struct client *c, int i, uint64_t missing_seq, bool strict,
+		       struct stream_id *id, bool *seq_given)
 {
 	if (stream_id_parse(c->argv[i].p, c->argv[i].len, missing_seq, strict, id, seq_given)) {
 		reply_error(c, ERR_BAD_ID);
@@ -41,7 +41,6 @@ void stream_cmd_reply_id(struct client *c, const struct stream_id *id)
 
 	reply_bulk(c, buf, (size_t)stream_id_str(buf, id));
 }
-
 
 struct add_args {
 	bool trim, approx, nomkstream, id_given, seq_given;
@@ -201,7 +200,7 @@ static bool trim_acked(struct obj *o, const struct stream_id *id)
 
 stream_trim_fn *stream_cmd_trim_fn(enum stream_cond cond)
 {
-	return cond == STREAM_COND_DELREF ? trim_delref
+	return cond == STREAM_COND_DELREF  ? trim_delref
 	       : cond == STREAM_COND_ACKED ? trim_acked
 					   : NULL;
 }
@@ -210,8 +209,8 @@ stream_trim_fn *stream_cmd_trim_fn(enum stream_cond cond)
  * a node it cannot drop whole, as in Redis. */
 static uint64_t do_trim(struct obj *o, const struct add_args *a)
 {
-	return stream_trim(o, a->by, (uint64_t)a->maxlen, &a->minid, a->approx,
-			   (uint64_t)a->limit, stream_cmd_trim_fn(a->cond));
+	return stream_trim(o, a->by, (uint64_t)a->maxlen, &a->minid, a->approx, (uint64_t)a->limit,
+			   stream_cmd_trim_fn(a->cond));
 }
 
 /* IDMPAUTO's idempotency ID: an order-independent 128-bit digest of the
@@ -354,7 +353,6 @@ void cmd_xlen(struct client *c)
 	reply_int(c, e ? (long long)stream_len(&e->val) : 0);
 }
 
-
 bool stream_cmd_collect(void *ctx, struct stream_entry *e)
 {
 	struct range_acc *r = ctx;
@@ -390,7 +388,7 @@ void stream_cmd_reply_entries(struct client *c, struct range_acc *r)
 
 /* An interval end: "(" makes it exclusive (then "-" and "+" are invalid). */
 bool stream_cmd_arg_interval(struct client *c, int i, uint64_t missing_seq, struct stream_id *id,
-			 bool *excl)
+			     bool *excl)
 {
 	const struct arg *a = &c->argv[i];
 
@@ -445,8 +443,8 @@ static void xrange(struct client *c, bool rev)
 		reply_null_array(c);
 		return;
 	}
-	stream_range(&e->val, &start, &end, rev, count < 0 ? 0 : (uint64_t)count, stream_cmd_collect,
-		     &r);
+	stream_range(&e->val, &start, &end, rev, count < 0 ? 0 : (uint64_t)count,
+		     stream_cmd_collect, &r);
 	stream_cmd_reply_entries(c, &r);
 	xfree(r.v);
 }
@@ -688,7 +686,7 @@ struct xread_args {
 	int group; /* argv index of the group name (consumer after), 0: XREAD */
 	bool noack;
 	struct stream_group **groups;
-	long long claim;     /* CLAIM's min-idle-time, -1: none */
+	long long claim;      /* CLAIM's min-idle-time, -1: none */
 	int64_t min_pel_time; /* the oldest delivery among the PELs (CLAIM) */
 };
 
@@ -788,21 +786,23 @@ static bool xread_ids(struct client *c, struct xread_args *a)
 		}
 		if (arg->len == 1 && arg->p[0] == '$') {
 			if (gn) {
-				reply_error(c, "The $ ID is meaningless in the context of XREADGROUP: "
-					       "you want to read the history of this consumer by "
-					       "specifying a proper ID, or use the > ID to get new "
-					       "messages. The $ ID would just return an empty result "
-					       "set.");
+				reply_error(c,
+					    "The $ ID is meaningless in the context of XREADGROUP: "
+					    "you want to read the history of this consumer by "
+					    "specifying a proper ID, or use the > ID to get new "
+					    "messages. The $ ID would just return an empty result "
+					    "set.");
 				return false;
 			}
 			a->ids[i] = e ? stream_last_id(&e->val) : (struct stream_id){ 0, 0 };
 		} else if (arg->len == 1 && arg->p[0] == '+') {
 			if (gn) {
-				reply_error(c, "The + ID is meaningless in the context of XREADGROUP: "
-					       "you want to read the history of this consumer by "
-					       "specifying a proper ID, or use the > ID to get new "
-					       "messages. The + ID would just return an empty result "
-					       "set.");
+				reply_error(c,
+					    "The + ID is meaningless in the context of XREADGROUP: "
+					    "you want to read the history of this consumer by "
+					    "specifying a proper ID, or use the > ID to get new "
+					    "messages. The + ID would just return an empty result "
+					    "set.");
 				return false;
 			}
 			/* The last live entry itself. */
@@ -1045,10 +1045,13 @@ static void xread_locked(struct client *c, struct xread_args *a)
 	if (a->claim >= 0) {
 		/* Run again when the oldest pending entry comes of age (or
 		 * claim ms from now), then every claim ms. */
-		int64_t due = a->claim + (a->min_pel_time != INT64_MAX ? a->min_pel_time : now_ms());
+		int64_t due =
+			a->claim + (a->min_pel_time != INT64_MAX ? a->min_pel_time : now_ms());
 
 		blocking_wake_at(c, mono_ms() + (due > now_ms() ? due - now_ms() : 0),
-				 a->claim < 10 ? 10 : a->claim > 1000 ? 1000 : a->claim);
+				 a->claim < 10	   ? 10
+				 : a->claim > 1000 ? 1000
+						   : a->claim);
 	}
 out:
 	for (int i = 0; i < a->n; i++)

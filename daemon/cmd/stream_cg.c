@@ -431,8 +431,8 @@ static bool parse_ackdel(struct client *c, int j, struct ackdel_args *a)
 				return false;
 			}
 			if (n > c->argc - j - 2) {
-				reply_error(c,
-					    "The `numids` parameter must match the number of arguments");
+				reply_error(c, "The `numids` parameter must match the number of "
+					       "arguments");
 				return false;
 			}
 			a->numids = (long)n;
@@ -810,7 +810,8 @@ void cmd_xclaim(struct client *c)
 	cons = claimer(c, g, now, &p);
 	/* Replied as the claims go: gather first to know the count. */
 	{
-		struct stream_nack **claimed = xmalloc(sizeof(*claimed) * (size_t)(nids ? nids : 1));
+		struct stream_nack **claimed =
+			xmalloc(sizeof(*claimed) * (size_t)(nids ? nids : 1));
 
 		for (int k = 0; k < nids; k++) {
 			struct stream_nack *nk = stream_pel_find(&g->pel, &ids[k], NULL);
