@@ -193,7 +193,8 @@ def command_getkeys(t):
 # of them); ZRANK/ZREVRANK take Redis 7.2's WITHSCORE (arity -3); COMMAND
 # GETKEYS(ANDFLAGS) takes Redis 8's arity (-3: a command alone).
 INFO_EXCEPTIONS = {b'client', b'command', b'config', b'latency', b'memory', b'object',
-                   b'function', b'pubsub', b'script', b'slowlog', b'zrank', b'zrevrank', b'command|getkeys',
+                   b'function', b'pubsub', b'script', b'slowlog', b'xgroup', b'xinfo', b'zrank',
+                   b'zrevrank', b'command|getkeys',
                    b'command|getkeysandflags'}
 
 
