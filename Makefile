@@ -30,8 +30,9 @@ else
 OPT := -O2 -g
 endif
 CFLAGS ?= $(OPT)
-# Lua 5.1 with cjson and bitop, linked statically (Debian ships the .a files).
-LIBS := -luring -lbpf -lxxhash -lcrypto -llzf -l:liblua5.1-cjson.a -l:liblua5.1-bitop.a \
+# Lua 5.1 with cjson and bitop, linked statically (Debian ships the .a files); TRE
+# for ARGREP's regular expressions (the engine Redis uses).
+LIBS := -luring -lbpf -lxxhash -lcrypto -llzf -ltre -l:liblua5.1-cjson.a -l:liblua5.1-bitop.a \
 	-l:liblua5.1.a -ldl -lpthread -lm
 # jemalloc replaces malloc, but AddressSanitizer must own malloc itself.
 ifneq ($(DEBUG),1)
@@ -219,6 +220,13 @@ bench-clients: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)tools/bench/clients.sh -o $(OUTPUT) $(BENCH_ARGS)
 
+# xkvd against Debian's redis-server and peers given by path, with redis-benchmark
+# (--threads, pinned per core, or the whole machine), server CPU per request beside each
+# rate. E.g. PEERS="redis8=/opt/redis/redis-server valkey=/opt/valkey/valkey-server"
+# BENCH_ARGS='-T 5 -r 3 --md docs/benchmarks.md'.
+bench-peers: all
+	$(Q)PEERS="$(PEERS)" $(PYTHON) tools/bench/peers.py -o $(OUTPUT) $(BENCH_ARGS)
+
 # Memory per key of xkvd, redis-server and peers given by path, for every type
 # and size class. E.g. PEERS="redis8=/opt/redis/redis-server" BENCH_ARGS='-n 500000'.
 bench-memory: all
@@ -257,9 +265,9 @@ soak: all $(OUTPUT)/asan/xkvd $(E2E_OBJS)
 
 # ---- the rest -------------------------------------------------------------------
 DEB_PACKAGES := clang llvm libbpf-dev bpftool liburing-dev libjemalloc-dev libxxhash-dev \
-	libxdp-dev libhiredis-dev libssl-dev liblzf-dev liblua5.1-0-dev lua-cjson-dev lua-bitop-dev \
+	libxdp-dev libhiredis-dev libssl-dev liblzf-dev liblua5.1-0-dev lua-cjson-dev lua-bitop-dev libtre-dev \
 	pkg-config iproute2 redis-tools redis-server python3-redis linux-source-6.1 clang-format \
-	make gcc gnuplot-nox nodejs
+	make gcc gnuplot-nox nodejs prometheus-redis-exporter
 deps:
 	$(Q)missing=; for p in $(DEB_PACKAGES); do \
 		dpkg-query -W -f='$${db:Status-Abbrev}' $$p 2>/dev/null | grep -q '^ii' || missing="$$missing $$p"; \
@@ -318,6 +326,7 @@ help:
 	@echo '  bench-instructions  instructions and system calls per GET, xkvd and redis-server'
 	@echo '  bench-threads   xkvd default threads against one thread, alternating'
 	@echo '  bench-clients   the Python and Node client libraries, GETs/s over UDP and over TCP'
+	@echo '  bench-peers     redis-benchmark rows against redis-server and PEERS="name=path ..."'
 	@echo '  bench-memory    used_memory and RSS per key for every type, with PEERS="name=path ..."'
 	@echo '  test-kernel-6.1  the fast path on Debian 12'"'"'s 6.1 kernel under qemu (E2E=1 adds e2e)'
 	@echo '  test-tcp-fastpath  the sockmap TCP GET experiment on this kernel (docs/fastpath.md)'
@@ -326,5 +335,5 @@ help:
 	@echo '  bpf daemon tools asan test-unit format format-check clean'
 
 .PHONY: all bpf daemon tools asan test test-unit test-build deps run docs format format-check clean help \
-	bench bench-compare bench-fastpath bench-instructions bench-memory bench-threads bench-clients soak \
+	bench bench-compare bench-peers bench-fastpath bench-instructions bench-memory bench-threads bench-clients soak \
 	test-kernel-6.1 test-tcp-fastpath

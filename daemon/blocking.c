@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bgjob.h"
 #include "blocking.h"
 #include "client.h"
 #include "commands.h"
@@ -11,6 +12,7 @@
 #include "exec_ctx.h"
 #include "mem.h"
 #include "multi.h"
+#include "reply.h"
 #include "store.h"
 #include "util.h"
 #include "worker.h"
@@ -499,10 +501,63 @@ bool blocking_cancel(struct client *c)
 	return true;
 }
 
+bool blocking_jobs_allowed(const struct client *c)
+{
+	return c->worker && blocking_allowed(c) && !(exec_ctx_flags() & EXEC_SCRIPT);
+}
+
+/* On c's worker, once the pool reached the wait's place in its queue. */
+static void jobs_done_deliver(struct worker *w, uint64_t client_id, void *payload)
+{
+	struct client *c = w->clients;
+
+	(void)payload;
+	while (c && c->id != client_id)
+		c = c->next_in_worker;
+	if (!c || !(c->flags & CLIENT_JOB_WAIT) || c->closing)
+		return;
+	c->flags &= ~CLIENT_JOB_WAIT;
+	w->nblocked--;
+	reply_ok(c);
+	resume(c);
+}
+
+static const struct mail_ops jobs_done_mail = { .deliver = jobs_done_deliver };
+
+struct jobs_wait {
+	struct worker *worker;
+	uint64_t client_id;
+};
+
+/* A job of the pool: every job before it has run. The workers outlive the
+ * pool (server_run stops it before their mailboxes go). */
+static void jobs_wait_done(void *arg)
+{
+	struct jobs_wait *jw = arg;
+
+	worker_post(jw->worker, &jobs_done_mail, jw->client_id);
+	xfree(jw);
+}
+
+void blocking_wait_jobs(struct client *c)
+{
+	struct jobs_wait *jw = xmalloc(sizeof(*jw));
+
+	jw->worker = c->worker;
+	jw->client_id = c->id;
+	c->flags |= CLIENT_JOB_WAIT;
+	c->worker->nblocked++;
+	bgjob_submit(jobs_wait_done, jw);
+}
+
 void blocking_unblock(struct client *c)
 {
 	struct blocked_state *st = c->blocked;
 
+	if (c->flags & CLIENT_JOB_WAIT) {
+		c->flags &= ~CLIENT_JOB_WAIT;
+		c->worker->nblocked--;
+	}
 	if (!st || blocking_cancel(c))
 		return;
 	/* Being served: whoever holds it frees it, and drops the answer. */

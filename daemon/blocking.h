@@ -62,6 +62,16 @@ void blocking_timeouts(struct worker *w);
 /* Takes c out of waiting, unanswered; false if it was not blocked or a
  * thread is serving it already (then its answer is on the way). */
 bool blocking_cancel(struct client *c);
+/*
+ * Blocks c until the background pool (bgjob.h) has run every job queued
+ * before this call, then answers +OK: a FLUSH without ASYNC, run as a
+ * blocking ASYNC as in Redis 8.8, so the worker's other clients and the
+ * other workers go on while the keys are freed. Only where
+ * blocking_jobs_allowed(c). The answer is a mail to c's worker, posted by the
+ * pool's thread; a client gone meanwhile is not answered.
+ */
+bool blocking_jobs_allowed(const struct client *c);
+void blocking_wait_jobs(struct client *c);
 /* Forgets c's waits (reset, closed); an answer on the way is dropped. */
 void blocking_unblock(struct client *c);
 /* CLIENT UNBLOCK, from any worker: if client id waits, claims it (no key

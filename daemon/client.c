@@ -29,6 +29,7 @@
 #include "resp.h"
 #include "store.h"
 #include "text.h"
+#include "tracking.h"
 #include "util.h"
 #include "worker.h"
 
@@ -68,7 +69,7 @@ static void qbuf_give_back(struct client *c)
 {
 	if (reusable_user != c)
 		return;
-	if (c->req_type || c->qpos != c->qlen || c->blocked || (c->flags & CLIENT_HELD)) {
+	if (c->req_type || c->qpos != c->qlen || c->blocked || (c->flags & CLIENT_WAITING)) {
 		client_qbuf_keep(c);
 		return;
 	}
@@ -173,6 +174,7 @@ void client_free(struct client *c)
 	multi_reset(c);
 	multi_unwatch(c);
 	pubsub_client_free(c);
+	tracking_client_free(c);
 	registry_lock();
 	if (c->prev_in_registry)
 		c->prev_in_registry->next_in_registry = c->next_in_registry;
@@ -349,7 +351,7 @@ bool client_process_input(struct client *c)
 		prefetch_gets(c);
 	/* A blocked or held client's next commands wait until it is answered. */
 	while (!c->blocked &&
-	       !(c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP | CLIENT_HELD))) {
+	       !(c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP | CLIENT_WAITING))) {
 		const char *err = NULL;
 		int r = resp_parse_request(c, &err);
 
@@ -372,7 +374,7 @@ bool client_process_input(struct client *c)
 			command_dispatch(c);
 		}
 		resp_request_done(c);
-		if (!c->blocked && !(c->flags & CLIENT_HELD)) {
+		if (!c->blocked && !(c->flags & CLIENT_WAITING)) {
 			__atomic_store_n(&c->argv_mem, 0, __ATOMIC_RELAXED);
 			client_command_done(c);
 		}
@@ -425,6 +427,7 @@ void client_reply_sent(struct client *c, size_t n)
 static void info_flags(struct client *c, char *out, bool pubsub)
 {
 	unsigned f = __atomic_load_n(&c->flags, __ATOMIC_RELAXED);
+	unsigned tf = __atomic_load_n(&c->trk_flags, __ATOMIC_RELAXED);
 	char *p = out;
 
 	if (f & CLIENT_MONITOR)
@@ -433,9 +436,16 @@ static void info_flags(struct client *c, char *out, bool pubsub)
 		*p++ = 'P';
 	if (__atomic_load_n(&c->in_multi, __ATOMIC_RELAXED))
 		*p++ = 'x';
-	/* Held by CLIENT PAUSE counts as blocked, as in Redis. */
-	if (__atomic_load_n(&c->blocked, __ATOMIC_RELAXED) || (f & CLIENT_HELD))
+	/* Held by CLIENT PAUSE or waiting on a FLUSH counts as blocked, as in
+	 * Redis. */
+	if (__atomic_load_n(&c->blocked, __ATOMIC_RELAXED) || (f & CLIENT_WAITING))
 		*p++ = 'b';
+	if (tf & TRACKING_ON)
+		*p++ = 't';
+	if (tf & TRACKING_BROKEN_REDIR)
+		*p++ = 'R';
+	if (tf & TRACKING_BCAST)
+		*p++ = 'B';
 	if (f & CLIENT_UNIX_SOCKET)
 		*p++ = 'U';
 	if (f & CLIENT_NO_EVICT)
@@ -461,6 +471,24 @@ static size_t multi_mem(const struct client *c)
 		for (int a = 0; a < c->queue[i].argc; a++)
 			n += c->queue[i].argv[a].len;
 	return n;
+}
+
+size_t client_mem(struct client *c)
+{
+	return sizeof(*c) + __atomic_load_n(&c->qcap, __ATOMIC_RELAXED) +
+	       __atomic_load_n(&c->argv_mem, __ATOMIC_RELAXED) + multi_mem(c) +
+	       __atomic_load_n(&c->reply_bytes, __ATOMIC_RELAXED);
+}
+
+size_t clients_mem(void)
+{
+	size_t sum = 0;
+
+	registry_lock();
+	for (struct client *c = registry_first(); c; c = c->next_in_registry)
+		sum += client_mem(c);
+	registry_unlock();
+	return sum;
 }
 
 char *client_info_line(struct client *c)
@@ -491,7 +519,8 @@ char *client_info_line(struct client *c)
 		"id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=%ld "
 		"psub=%ld ssub=%ld multi=%d watch=%d qbuf=%zu qbuf-free=%zu argv-mem=%zu "
 		"multi-mem=%zu rbs=%zu rbp=0 obl=0 oll=0 omem=%zu omem-shared=0 omem-unshared=%zu "
-		"tot-mem=%zu events=r cmd=%s user=default redir=-1 resp=%d lib-name=%s lib-ver=%s "
+		"tot-mem=%zu events=r cmd=%s user=default redir=%lld resp=%d lib-name=%s "
+		"lib-ver=%s "
 		"io-thread=%u tot-net-in=%llu tot-net-out=%llu tot-cmds=%llu read-events=%llu "
 		"avg-pipeline-len-sum=%llu avg-pipeline-len-cnt=%llu",
 		(unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name ? c->name : "",
@@ -502,9 +531,11 @@ char *client_info_line(struct client *c)
 			? __atomic_load_n(&c->nqueued, __ATOMIC_RELAXED)
 			: -1,
 		__atomic_load_n(&c->nwatched, __ATOMIC_RELAXED), qlen - qstart, qcap - qlen,
-		argv_mem, mmem, (size_t)REPLY_BLOCK_SIZE, omem, omem,
-		sizeof(*c) + qcap + argv_mem + mmem + omem,
+		argv_mem, mmem, (size_t)REPLY_BLOCK_SIZE, omem, omem, client_mem(c),
 		__atomic_load_n(&c->last_cmd, __ATOMIC_RELAXED),
+		(__atomic_load_n(&c->trk_flags, __ATOMIC_RELAXED) & TRACKING_ON)
+			? (long long)__atomic_load_n(&c->trk_redir, __ATOMIC_RELAXED)
+			: -1LL,
 		__atomic_load_n(&c->resp, __ATOMIC_RELAXED), c->lib_name ? c->lib_name : "",
 		c->lib_ver ? c->lib_ver : "", c->worker->id,
 		(unsigned long long)__atomic_load_n(&c->net_in, __ATOMIC_RELAXED),

@@ -17,8 +17,11 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include "dict.h"
+
 struct worker;
 struct command;
+struct trk_client;
 
 struct arg {
 	char *p; /* NUL-terminated for convenience; may contain NULs */
@@ -47,7 +50,13 @@ enum client_flag {
 	CLIENT_PUSHING = 1 << 9,   /* writing a pub/sub push: not muted by CLIENT REPLY */
 	CLIENT_NO_EVICT = 1 << 10, /* CLIENT NO-EVICT ON (only shown: no client eviction here) */
 	CLIENT_NO_TOUCH = 1 << 11, /* CLIENT NO-TOUCH ON: its lookups leave LRU/LFU alone */
+	/* Its command waits for the background pool (blocking_wait_jobs). */
+	CLIENT_JOB_WAIT = 1 << 12,
 };
+
+/* A client whose command is not answered yet, apart from BLPOP & co.
+ * (c->blocked): its next commands wait. */
+#define CLIENT_WAITING (CLIENT_HELD | CLIENT_JOB_WAIT)
 
 /* Flags that stop reply_raw(); CLIENT_PUSHING lets pushes past the REPLY ones. */
 #define CLIENT_MUTED (CLIENT_CLOSE_ASAP | CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP)
@@ -105,6 +114,13 @@ struct client {
 	struct ps_client *pubsub;
 	long pubsub_counts[3];
 
+	/* CLIENT TRACKING (tracking.c): its state, or NULL before the first
+	 * CLIENT TRACKING ON; the owner's mirror of its TRACKING_* flags and
+	 * redirection, read by CLIENT LIST on any worker (relaxed atomics). */
+	struct trk_client *tracking;
+	unsigned trk_flags;
+	uint64_t trk_redir;
+
 	/* Replies. */
 	struct reply_block *reply_head, *reply_tail;
 	size_t reply_bytes;
@@ -128,6 +144,7 @@ struct client {
 	struct client *next_closing; /* the engine's list of clients to free */
 
 	struct client *next_in_worker, *prev_in_worker;
+	struct dict_node id_node; /* in its worker's clients_by_id */
 	struct client *next_in_registry, *prev_in_registry;
 };
 
@@ -173,6 +190,12 @@ static inline void client_command_done(struct client *c)
 /* Formats the CLIENT LIST / CLIENT INFO line of c (registry lock held, or c is
  * the caller's own). Returns a heap string the caller frees. */
 char *client_info_line(struct client *c);
+
+/* What c holds: the struct, query buffer, arguments, queued MULTI commands
+ * and pending replies (CLIENT LIST's tot-mem). Any thread. */
+size_t client_mem(struct client *c);
+/* client_mem summed over every client (takes the registry lock). */
+size_t clients_mem(void);
 
 /* The registry of every client on every worker. */
 void registry_lock(void);

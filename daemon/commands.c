@@ -27,6 +27,7 @@
 #include "propagate.h"
 #include "pubsub.h"
 #include "slowlog.h"
+#include "tracking.h"
 #include "util.h"
 #include "worker.h"
 
@@ -331,11 +332,16 @@ int command_key_indexes(const struct command *cmd, int argc, const struct arg *a
 	return command_meta_keys(cmd->name, cmd->specs, argc, argv, keys, specs, max);
 }
 
+/* Redis 8's wording: the arguments part only when there are arguments. */
 static void reply_unknown_command(struct client *c)
 {
 	char args[256];
 	size_t n = 0;
 
+	if (c->argc < 2) {
+		reply_errorf(c, "unknown command '%.128s'", c->argv[0].p);
+		return;
+	}
 	args[0] = '\0';
 	for (int i = 1; i < c->argc && n < 128; i++)
 		n += (size_t)snprintf(args + n, sizeof(args) - n, "'%.*s' ",
@@ -490,7 +496,12 @@ static struct command *resolve(struct client *c)
 
 void command_dispatch(struct client *c)
 {
-	struct command *cmd = resolve(c);
+	struct command *cmd;
+
+	/* Invalidations that wait for this worker go out before any reply to
+	 * a command that came after them. */
+	tracking_before_command(c);
+	cmd = resolve(c);
 
 	if (!cmd) {
 		/* A command that cannot be queued dooms the transaction. */
@@ -588,6 +599,7 @@ void command_call(struct client *c, struct command *cmd)
 	start = mono_us();
 	exec_ctx_push(&x, c, cmd, c->db, touch_flags(c, cmd), start);
 	cmd->fn(c);
+	tracking_call_done(c, cmd);
 	/* Its effect enters the stream under its locks, before the pops it
 	 * feeds. */
 	if (propagate_enabled()) {
@@ -599,6 +611,9 @@ void command_call(struct client *c, struct command *cmd)
 	exec_ctx_pop(&x);
 	lockset_release(&ls);
 	blocking_serve_ready();
+	/* Its own invalidations follow its reply (and a served waiter's its
+	 * answer). */
+	tracking_command_end(c, cmd);
 	account(c, cmd, start, errors);
 }
 
@@ -620,6 +635,7 @@ void command_call_as(struct client *c, struct command *cmd, int argc, struct arg
 	c->argc = argc;
 	exec_ctx_push(&x, c, cmd, c->db, flags | touch_flags(c, cmd), start);
 	cmd->fn(c);
+	tracking_call_done(c, cmd);
 	/* A queued command's effect joins EXEC's; a served waiter's is a unit
 	 * of its own, emitted under the locks its server holds. */
 	if (propagate_enabled()) {

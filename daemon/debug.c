@@ -7,6 +7,7 @@
 
 #include "debug.h"
 #include "store.h"
+#include "t_array.h"
 #include "t_hash.h"
 #include "t_list.h"
 #include "t_set.h"
@@ -112,11 +113,16 @@ int debug_fmt_double(double v, char *buf)
 	return len;
 }
 
-/* Redis's xorObjectDigest: the type, then the value, then "has a deadline". */
+/* Redis's xorObjectDigest: the type (Redis's number for it), then the value,
+ * then "has a deadline". */
 void debug_value_digest(const struct entry *e, uint8_t d[SHA1_LEN])
 {
+	static const uint32_t redis_type[OBJ_TYPES] = {
+		[OBJ_STRING] = 0, [OBJ_LIST] = 1,   [OBJ_SET] = 2,   [OBJ_ZSET] = 3,
+		[OBJ_HASH] = 4,	  [OBJ_STREAM] = 6, [OBJ_ARRAY] = 7,
+	};
 	const struct obj *o = &e->val;
-	uint32_t type = htonl(o->type);
+	uint32_t type = htonl(redis_type[o->type]);
 	char buf[LL_STR_SIZE + 1];
 
 	mix_digest(d, &type, sizeof(type));
@@ -175,6 +181,21 @@ void debug_value_digest(const struct entry *e, uint8_t d[SHA1_LEN])
 			if (hf.expire != HASH_NO_EXPIRE)
 				xor_digest(ed, "!!hexpire!!", 11);
 			xor_digest(d, ed, SHA1_LEN);
+		}
+		break;
+	}
+	case OBJ_ARRAY: {
+		/* Every position up to the length, a hole as "(null)". */
+		const struct array *a = array_of(o);
+		char vbuf[AR_VALUE_BUF];
+		uint64_t len = array_len(a);
+
+		for (uint64_t i = 0; i < len; i++) {
+			ar_value v = array_get(a, i);
+			size_t n;
+			const char *p = v ? ar_decode(v, vbuf, &n) : "(null)";
+
+			mix_digest(d, p, v ? n : 6);
 		}
 		break;
 	}

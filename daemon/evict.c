@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: BSD-3-Clause
+#include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "evict.h"
 #include "fastpath.h"
+#include "lazyfree.h"
 #include "mem.h"
 #include "pause.h"
 #include "store.h"
@@ -219,8 +222,40 @@ static int pick_shard(int db)
 	return -1;
 }
 
+/* Redis's eviction time limit for maxmemory-eviction-tenacity: 50 us a step
+ * up to 10 (500 us by default), then 15% more a step; 100: no limit. */
+static int64_t time_limit_us(void)
+{
+	long long t = config.maxmemory_eviction_tenacity;
+
+	if (t <= 10)
+		return 50 * t;
+	if (t < 100)
+		return (int64_t)(500.0 * pow(1.15, (double)(t - 10)));
+	return INT64_MAX;
+}
+
+/*
+ * Nothing is left to evict, but values evicted (or deleted) lazily may still
+ * be on the background pool, and their memory with them: as Redis does, wait
+ * for it a little, no longer than the eviction time limit, polling every
+ * millisecond at most. True if the memory fits by then.
+ */
+static bool wait_for_lazyfree(size_t limit, int64_t start_us)
+{
+	int64_t budget = time_limit_us();
+
+	while (lazyfree_pending_objects() && now_us() - start_us < budget) {
+		if (mem_used() <= limit)
+			return true;
+		usleep(budget < 1000 ? (useconds_t)budget : 1000);
+	}
+	return mem_used() <= limit;
+}
+
 bool evict_until_fits(void)
 {
+	int64_t start_us;
 	size_t limit = (size_t)config.maxmemory;
 
 	if (!limit || mem_used() <= limit)
@@ -230,13 +265,14 @@ bool evict_until_fits(void)
 		return true;
 	if (config.maxmemory_policy == POLICY_NOEVICTION)
 		return false;
+	start_us = now_us();
 	for (int round = 0; round < MAX_EVICTIONS_PER_CALL && mem_used() > limit; round++) {
 		int db = pick_db(), fair;
 		unsigned start = (unsigned)(rand64() % STORE_SHARDS);
 		bool done = false;
 
-		if (db < 0)
-			return false; /* nothing left that the policy may evict */
+		if (db < 0) /* nothing left that the policy may evict */
+			return wait_for_lazyfree(limit, start_us);
 		fair = pick_shard(db);
 		if (fair >= 0)
 			done = evict_from(db, (unsigned)fair);
@@ -250,7 +286,7 @@ bool evict_until_fits(void)
 			done = evict_from(db, shard);
 		}
 		if (!done)
-			return false;
+			return wait_for_lazyfree(limit, start_us);
 	}
 	/* Under the limit once, or evicting as fast as it may: another worker's
 	 * writes can push the total back over meanwhile, which, as in Redis, is

@@ -21,6 +21,7 @@
 #include "proplog.h"
 #include "rdbfile.h"
 #include "store.h"
+#include "tracking.h"
 #include "util.h"
 #include "worker.h"
 
@@ -116,8 +117,12 @@ int main(int argc, char **argv)
 	store_hook_set(STORE_HOOK_BLOCKING, blocking_on_change);
 	store_hook_set(STORE_HOOK_FASTPATH, fastpath_on_change);
 	store_hook_set(STORE_HOOK_NOTIFY, notify_on_change);
+	store_hook_set(STORE_HOOK_TRACKING, tracking_on_change);
 	if (proplog_start_from_env() < 0)
 		return 1;
+	/* What an empty server holds (INFO's used_memory_startup), before the
+	 * data is loaded. */
+	mem_mark_startup();
 	/* Before any worker runs: the keys are there for the first command. */
 	if (rdbfile_load() < 0)
 		return 1;

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifdef HAVE_JEMALLOC
@@ -30,6 +31,8 @@ static struct {
 static _Atomic unsigned next_slot;
 static __thread int my_slot = -1;
 static size_t peak;
+static int64_t peak_time; /* Unix seconds when peak was last raised */
+static size_t startup;
 /* Held outside the allocator (mem_mapped_add); rarely written. */
 static _Atomic int64_t mapped;
 
@@ -151,8 +154,26 @@ void mem_sample_peak(void)
 {
 	size_t used = mem_used();
 
-	if (used > peak)
+	if (used > peak) {
 		peak = used;
+		peak_time = (int64_t)time(NULL);
+	}
+}
+
+int64_t mem_peak_time(void)
+{
+	mem_sample_peak();
+	return peak_time;
+}
+
+void mem_mark_startup(void)
+{
+	startup = mem_used();
+}
+
+size_t mem_startup(void)
+{
+	return startup;
 }
 
 size_t mem_peak(void)

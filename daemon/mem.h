@@ -41,6 +41,12 @@ size_t mem_mapped(void);
 /* Peak of mem_used() as last sampled by mem_sample_peak(). */
 size_t mem_peak(void);
 void mem_sample_peak(void);
+/* When the peak was last raised (Unix seconds). */
+int64_t mem_peak_time(void);
+/* Records used memory once the server is ready to serve (INFO's
+ * used_memory_startup, what an empty server needs), and reads it back. */
+void mem_mark_startup(void);
+size_t mem_startup(void);
 /* The process's resident set size in bytes, from /proc (0 if unreadable). */
 size_t mem_rss(void);
 /* Name of the allocator in use ("jemalloc-5.3.0" or "libc"). */

@@ -124,6 +124,7 @@ const char *obj_type_name(const struct obj *o)
 	static const char *const names[] = {
 		[OBJ_STRING] = "string", [OBJ_LIST] = "list", [OBJ_SET] = "set",
 		[OBJ_ZSET] = "zset",	 [OBJ_HASH] = "hash", [OBJ_STREAM] = "stream",
+		[OBJ_ARRAY] = "array",
 	};
 
 	return names[o->type];
@@ -141,6 +142,7 @@ const char *obj_encoding_name(const struct obj *o)
 		[ENC_INTSET] = "intset",
 		[ENC_SKIPLIST] = "skiplist",
 		[ENC_STREAM] = "stream",
+		[ENC_SLICED_ARRAY] = "sliced-array",
 	};
 
 	return names[o->enc];
@@ -153,4 +155,11 @@ size_t obj_mem(const struct obj *o)
 	if (o->enc != ENC_INT)
 		return xusable(o->bytes);
 	return 0;
+}
+
+size_t obj_free_effort(const struct obj *o)
+{
+	if (o->type != OBJ_STRING && type_ops[o->type]->free_effort)
+		return type_ops[o->type]->free_effort(o);
+	return 1;
 }

@@ -14,7 +14,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum obj_type { OBJ_STRING, OBJ_LIST, OBJ_SET, OBJ_ZSET, OBJ_HASH, OBJ_STREAM, OBJ_TYPES };
+enum obj_type {
+	OBJ_STRING,
+	OBJ_LIST,
+	OBJ_SET,
+	OBJ_ZSET,
+	OBJ_HASH,
+	OBJ_STREAM,
+	OBJ_ARRAY,
+	OBJ_TYPES
+};
 /* Encodings, named as OBJECT ENCODING reports them in Redis. */
 enum obj_enc {
 	ENC_INT,
@@ -26,6 +35,7 @@ enum obj_enc {
 	ENC_INTSET,
 	ENC_SKIPLIST,
 	ENC_STREAM,
+	ENC_SLICED_ARRAY,
 };
 
 /* Strings up to this length are reported as "embstr" when set whole. */
@@ -76,6 +86,8 @@ struct obj_ops {
 	struct obj (*dup)(const struct obj *o);
 	/* Heap bytes owned by the value. */
 	size_t (*mem)(const struct obj *o);
+	/* About how many allocations freeing it takes (lazyfree.h); NULL: 1. */
+	size_t (*free_effort)(const struct obj *o);
 };
 
 /* Called by each type module once, from a constructor. */
@@ -85,5 +97,7 @@ const char *obj_type_name(const struct obj *o);
 const char *obj_encoding_name(const struct obj *o);
 /* Heap bytes owned by the value (for MEMORY USAGE / accounting). */
 size_t obj_mem(const struct obj *o);
+/* The work freeing the value takes, in allocations (1 for a string). */
+size_t obj_free_effort(const struct obj *o);
 
 #endif

@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <string.h>
 
+#include "config.h"
 #include "exec_ctx.h"
 #include "mem.h"
 #include "propagate.h"
@@ -88,7 +89,9 @@ static void emit_in(int db, int argc, const struct arg *argv)
 	emit(argc, argv);
 }
 
-/* A key that expired or was evicted leaves as a DEL: inside a command, before
+/* A key that expired or was evicted leaves as a DEL, or an UNLINK when
+ * lazyfree-lazy-expire or -eviction frees it lazily (Redis's
+ * propagateDeletion): inside a command, before
  * the command's own effect; outside (active expiry, eviction), at once, under
  * the shard lock the caller holds. Any other change marks the running call
  * as having written. */
@@ -103,7 +106,11 @@ static void propagate_on_change(const struct db_change *ch)
 		return;
 	}
 	/* A hash whose last field expired is a key expiring too. */
-	del[0] = PROP_STR("DEL");
+	if (ch->reason == DB_CHANGE_EXPIRE ? config.lazyfree_lazy_expire
+					   : config.lazyfree_lazy_eviction)
+		del[0] = PROP_STR("UNLINK");
+	else
+		del[0] = PROP_STR("DEL");
 	del[1] = (struct arg){ ch->e->key, ch->e->klen };
 	if (x && x->client) {
 		op_add(x->unit, ch->db, 2, del);

@@ -25,6 +25,7 @@
 #include "config.h"
 #include "mem.h"
 #include "rdb.h"
+#include "t_array.h"
 #include "t_hash.h"
 #include "t_list.h"
 #include "t_set.h"
@@ -52,6 +53,7 @@ enum rdb_type {
 	RDB_TYPE_HASH_LISTPACK_EX_PRE_GA = 23,
 	RDB_TYPE_HASH_METADATA = 24,
 	RDB_TYPE_HASH_LISTPACK_EX = 25,
+	RDB_TYPE_ARRAY = 28,
 };
 
 #define RDB_ENC_INT8 0
@@ -504,6 +506,59 @@ static void rdb_save_hash(struct rdb_buf *b, const struct obj *o, bool compress)
 	xfree(fs);
 }
 
+/* An array: its count, its insert cursor (a flag, then the index: the cursor
+ * may be 2^64-1, which a length cannot carry), then each value in index
+ * order as (index, tag, body); the tag says how Redis holds the value. */
+enum { AR_RDB_STRING = 0, AR_RDB_INT = 1, AR_RDB_FLOAT = 2, AR_RDB_SMALL = 3 };
+
+struct ar_save {
+	struct rdb_buf *b;
+	bool compress;
+};
+
+static bool rdb_save_array_value(void *ctx, uint64_t idx, ar_value v)
+{
+	struct ar_save *as = ctx;
+	char buf[AR_VALUE_BUF];
+	const char *p;
+	size_t len;
+	double d;
+	uint64_t bits;
+
+	rdb_save_len(as->b, idx);
+	switch (ar_kind(v)) {
+	case AR_KIND_INT:
+		rdb_save_len(as->b, AR_RDB_INT);
+		rdb_put_le(as->b, (uint64_t)ar_int(v), 8);
+		break;
+	case AR_KIND_FLOAT:
+		rdb_save_len(as->b, AR_RDB_FLOAT);
+		d = ar_double(v);
+		memcpy(&bits, &d, sizeof(bits));
+		rdb_put_le(as->b, bits, 8);
+		break;
+	default:
+		rdb_save_len(as->b, ar_kind(v) == AR_KIND_SMALL ? AR_RDB_SMALL : AR_RDB_STRING);
+		p = ar_decode(v, buf, &len);
+		rdb_save_string(as->b, p, len, as->compress);
+		break;
+	}
+	return true;
+}
+
+static void rdb_save_array(struct rdb_buf *b, const struct obj *o, bool compress)
+{
+	const struct array *a = array_of(o);
+	struct ar_save as = { b, compress };
+
+	rdb_put_byte(b, RDB_TYPE_ARRAY);
+	rdb_save_len(b, array_count(a));
+	rdb_save_len(b, array_insert_idx(a) != AR_NO_INSERT);
+	if (array_insert_idx(a) != AR_NO_INSERT)
+		rdb_save_len(b, array_insert_idx(a));
+	array_walk(a, 0, UINT64_MAX - 1, rdb_save_array_value, &as);
+}
+
 void rdb_save_value(struct rdb_buf *b, const struct obj *o, bool compress)
 {
 	switch (o->type) {
@@ -528,6 +583,9 @@ void rdb_save_value(struct rdb_buf *b, const struct obj *o, bool compress)
 		break;
 	case OBJ_STREAM:
 		rdb_save_stream(b, o, compress);
+		break;
+	case OBJ_ARRAY:
+		rdb_save_array(b, o, compress);
 		break;
 	}
 }
@@ -1168,6 +1226,72 @@ static int rdb_load_hash(struct rdb_reader *r, uint8_t t, struct obj *o, bool *m
 	return rc;
 }
 
+static int rdb_load_array_value(struct rdb_reader *r, ar_value *v)
+{
+	uint64_t tag, bits;
+	char *s;
+	size_t len;
+	double d;
+
+	if (rdb_read_len(r, &tag))
+		return -EINVAL;
+	switch (tag) {
+	case AR_RDB_INT:
+		if (rdb_read_le(r, 8, &bits))
+			return -EINVAL;
+		/* Written by a build whose inline integers are wider: a string. */
+		if ((int64_t)bits < -(1LL << 61) || (int64_t)bits > (1LL << 61) - 1) {
+			char num[LL_STR_SIZE + 1];
+			int n = ll_to_str(num, (long long)bits);
+
+			*v = ar_encode(num, (size_t)n);
+		} else {
+			*v = ar_from_int((int64_t)bits);
+		}
+		return 0;
+	case AR_RDB_FLOAT:
+		if (rdb_read_le(r, 8, &bits))
+			return -EINVAL;
+		memcpy(&d, &bits, sizeof(d));
+		*v = ar_from_double(d);
+		return 0;
+	case AR_RDB_SMALL:
+	case AR_RDB_STRING:
+		if (rdb_read_string(r, &s, &len))
+			return -EINVAL;
+		if (tag == AR_RDB_SMALL && len > 7) {
+			xfree(s);
+			return -EINVAL;
+		}
+		*v = tag == AR_RDB_SMALL ? ar_from_small(s, len) : ar_encode(s, len);
+		xfree(s);
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static int rdb_load_array(struct rdb_reader *r, struct obj *o, bool *made)
+{
+	uint64_t count, flag, cursor = AR_NO_INSERT, idx;
+	bool enc;
+
+	if (rdb_read_len(r, &count) || !count || rdb_read_len(r, &flag) || flag > 1 ||
+	    (flag && rdb_read_len(r, &cursor)))
+		return -EINVAL;
+	*o = array_new();
+	*made = true;
+	array_set_insert_idx(array_of(o), cursor);
+	for (uint64_t i = 0; i < count; i++) {
+		ar_value v;
+
+		if (rdb_read_len_enc(r, &idx, &enc) || enc || idx == UINT64_MAX ||
+		    rdb_load_array_value(r, &v))
+			return -EINVAL;
+		array_set(array_of(o), idx, v);
+	}
+	return 0;
+}
+
 bool rdb_type_known(uint8_t t)
 {
 	return t <= RDB_TYPE_ZSET_2 ||
@@ -1175,7 +1299,7 @@ bool rdb_type_known(uint8_t t)
 	       t == RDB_TYPE_HASH_LISTPACK || t == RDB_TYPE_ZSET_LISTPACK ||
 	       t == RDB_TYPE_LIST_QUICKLIST_2 || t == RDB_TYPE_SET_LISTPACK ||
 	       (t >= RDB_TYPE_HASH_METADATA_PRE_GA && t <= RDB_TYPE_HASH_LISTPACK_EX) ||
-	       rdb_stream_type(t);
+	       t == RDB_TYPE_ARRAY || rdb_stream_type(t);
 }
 
 int rdb_load_object(struct rdb_reader *r, uint8_t t, struct obj *out)
@@ -1217,6 +1341,9 @@ int rdb_load_object(struct rdb_reader *r, uint8_t t, struct obj *out)
 	case RDB_TYPE_ZSET_ZIPLIST:
 	case RDB_TYPE_ZSET_LISTPACK:
 		rc = rdb_load_zset(r, t, &o, &made);
+		break;
+	case RDB_TYPE_ARRAY:
+		rc = rdb_load_array(r, &o, &made);
 		break;
 	default:
 		if (rdb_stream_type(t)) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include <math.h>
 #include <stdarg.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -111,6 +112,26 @@ void reply_errorf(struct client *c, const char *fmt, ...)
 void reply_int(struct client *c, long long v)
 {
 	reply_len(c, ':', v);
+}
+
+void reply_uint(struct client *c, unsigned long long v)
+{
+	char buf[24];
+	int len;
+
+	if (v <= LLONG_MAX) {
+		reply_int(c, (long long)v);
+		return;
+	}
+	/* Past a signed 64-bit integer: a big number, or a bulk string in RESP2. */
+	len = snprintf(buf, sizeof(buf), "%llu", v);
+	if (c->resp >= 3) {
+		reply_raw(c, "(", 1);
+		reply_raw(c, buf, (size_t)len);
+		reply_raw(c, "\r\n", 2);
+	} else {
+		reply_bulk(c, buf, (size_t)len);
+	}
 }
 
 /* The decimal digits of v at d; returns the end. */

@@ -25,6 +25,8 @@ void reply_status(struct client *c, const char *s);
 void reply_error(struct client *c, const char *msg);
 void reply_errorf(struct client *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void reply_int(struct client *c, long long v);
+/* An unsigned 64-bit integer as Redis replies one (addReplyUnsignedLongLong). */
+void reply_uint(struct client *c, unsigned long long v);
 void reply_bulk(struct client *c, const void *p, size_t len);
 void reply_bulk_cstr(struct client *c, const char *s);
 void reply_bulk_ll(struct client *c, long long v);

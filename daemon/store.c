@@ -9,9 +9,11 @@
 #include <string.h>
 #include <xxhash.h>
 
+#include "config.h"
 #include "evict.h"
 #include "exec_ctx.h"
 #include "fastpath.h"
+#include "lazyfree.h"
 #include "log.h"
 #include "mem.h"
 #include "pause.h"
@@ -138,6 +140,29 @@ static void entry_free(struct entry *e)
 {
 	obj_free(&e->val);
 	xfree(e);
+}
+
+/* As entry_free, a big value on the background pool if lazy (lazyfree.h):
+ * e is unlinked and its change signalled, so the value is detached. */
+static void entry_free_lazy(struct entry *e, bool lazy)
+{
+	lazyfree_obj(&e->val, lazy);
+	xfree(e);
+}
+
+/* Is a value removed for `why` freed lazily? Redis's lazyfree-lazy-*
+ * directives: a command's deletion (DEL aside, which asks for itself), a
+ * value replaced, expiry, eviction. */
+static bool lazy_for(enum db_change_reason why)
+{
+	switch (why) {
+	case DB_CHANGE_EXPIRE:
+		return config.lazyfree_lazy_expire;
+	case DB_CHANGE_EVICT:
+		return config.lazyfree_lazy_eviction;
+	default:
+		return config.lazyfree_lazy_server_del;
+	}
 }
 
 static void entry_free_node(struct dict_node *node)
@@ -372,7 +397,7 @@ struct entry *db_add(int db, const char *key, size_t len, struct obj val)
 
 void db_set_value(int db, struct entry *e, struct obj val)
 {
-	obj_free(&e->val);
+	lazyfree_obj(&e->val, config.lazyfree_lazy_server_del);
 	e->val = val;
 	db_changed(db, e);
 }
@@ -387,7 +412,8 @@ struct entry *db_set(int db, const char *key, size_t len, struct obj val, bool k
 	if (!keep_ttl && e->expire >= 0)
 		db_set_expire(db, e, -1);
 	type_changed = e->val.type != val.type;
-	obj_free(&e->val);
+	/* Redis's setKey: the old value goes as lazyfree-lazy-server-del says. */
+	lazyfree_obj(&e->val, config.lazyfree_lazy_server_del);
 	e->val = val;
 	written(db, e, DB_CHANGE_WRITE,
 		DB_CHANGE_F_OVERWRITTEN | (type_changed ? DB_CHANGE_F_TYPE_CHANGED : 0));
@@ -404,18 +430,19 @@ struct entry *db_set_string(int db, struct entry *e, const char *key, size_t len
 	if (!keep_ttl && e->expire >= 0)
 		db_set_expire(db, e, -1);
 	type_changed = e->val.type != OBJ_STRING;
-	obj_string_assign(&e->val, p, vlen);
+	/* A string frees in one step; anything else may be big. */
+	if (type_changed) {
+		lazyfree_obj(&e->val, config.lazyfree_lazy_server_del);
+		e->val = obj_string(p, vlen);
+	} else {
+		obj_string_assign(&e->val, p, vlen);
+	}
 	written(db, e, DB_CHANGE_WRITE,
 		DB_CHANGE_F_OVERWRITTEN | (type_changed ? DB_CHANGE_F_TYPE_CHANGED : 0));
 	return e;
 }
 
-void db_delete(int db, struct entry *e)
-{
-	db_remove(db, e, DB_CHANGE_DELETE);
-}
-
-void db_remove(int db, struct entry *e, enum db_change_reason why)
+static void remove_entry(int db, struct entry *e, enum db_change_reason why, bool lazy)
 {
 	struct shard *s = entry_shard(db, e);
 
@@ -423,8 +450,23 @@ void db_remove(int db, struct entry *e, enum db_change_reason why)
 	if (e->expire >= 0)
 		s->nexpires--;
 	dict_remove(&s->keys, &e->node);
-	entry_free(e);
+	entry_free_lazy(e, lazy);
 	dict_maybe_shrink(&s->keys);
+}
+
+void db_delete(int db, struct entry *e)
+{
+	remove_entry(db, e, DB_CHANGE_DELETE, lazy_for(DB_CHANGE_DELETE));
+}
+
+void db_delete_lazy(int db, struct entry *e, bool lazy)
+{
+	remove_entry(db, e, DB_CHANGE_DELETE, lazy);
+}
+
+void db_remove(int db, struct entry *e, enum db_change_reason why)
+{
+	remove_entry(db, e, why, lazy_for(why));
 }
 
 void db_set_expire(int db, struct entry *e, int64_t when_ms)
@@ -458,6 +500,22 @@ uint64_t db_size(int db)
 	return n;
 }
 
+size_t db_table_bytes(int db)
+{
+	size_t n = 0;
+
+	/* Relaxed reads, no lock: INFO may run inside a script, which holds
+	 * every shard lock. The size is what xmalloc gives such an array. */
+	for (unsigned i = 0; i < STORE_SHARDS; i++) {
+		struct dict *d = &store_shard(db, i)->keys;
+
+		if (__atomic_load_n(&d->table, __ATOMIC_RELAXED))
+			n += xgood_size((__atomic_load_n(&d->mask, __ATOMIC_RELAXED) + 1) *
+					sizeof(struct dict_node *));
+	}
+	return n;
+}
+
 uint64_t db_expires(int db)
 {
 	uint64_t n = 0;
@@ -482,20 +540,52 @@ uint64_t db_avg_ttl(int db)
 	return n ? sum / n : 0;
 }
 
-uint64_t db_flush(int db)
+/* The key tables of a flushed database, freed on the background pool. */
+struct flushed {
+	struct dict keys[STORE_SHARDS];
+};
+
+static void flushed_free(void *arg)
 {
+	struct flushed *f = arg;
+
+	for (unsigned i = 0; i < STORE_SHARDS; i++)
+		dict_clear(&f->keys[i], entry_free_node);
+	xfree(f);
+}
+
+uint64_t db_flush_lazy(int db, bool lazy)
+{
+	struct flushed *f = NULL;
 	uint64_t removed = 0;
 
 	signal_change(db, -1, NULL, DB_CHANGE_FLUSH);
+	for (unsigned i = 0; i < STORE_SHARDS; i++)
+		removed += store_shard(db, i)->keys.count;
+	/* Redis's emptyDbAsync: the tables are swapped for empty ones and the
+	 * old ones, with every key in them, go to the pool whatever their size. */
+	if (lazy && removed)
+		f = xmalloc(sizeof(*f));
 	for (unsigned i = 0; i < STORE_SHARDS; i++) {
 		struct shard *s = store_shard(db, i);
 
-		removed += s->keys.count;
-		dict_clear(&s->keys, entry_free_node);
+		if (f) {
+			f->keys[i] = s->keys;
+			dict_init(&s->keys, &keyspace_type);
+		} else {
+			dict_clear(&s->keys, entry_free_node);
+		}
 		s->nexpires = 0;
 		s->expire_cursor = 0;
 	}
+	if (f)
+		lazyfree_submit(flushed_free, f, removed);
 	return removed;
+}
+
+uint64_t db_flush(int db)
+{
+	return db_flush_lazy(db, false);
 }
 
 void db_swap(int a, int b)
@@ -534,19 +624,23 @@ static void expire_unlink(struct expire_ctx *ctx, struct entry *e, unsigned flag
 	if (e->expire >= 0)
 		ctx->shard->nexpires--;
 	dict_remove(&ctx->shard->keys, &e->node);
-	entry_free(e);
+	entry_free_lazy(e, config.lazyfree_lazy_expire);
 }
 
 /* Reclaims a hash's expired fields, as Redis 7.4's active field expiry does;
  * a hash left empty is deleted. */
 static void expire_hash_fields(struct expire_ctx *ctx, struct entry *e)
 {
+	uint64_t n;
+
 	ctx->shard->field_ttls_seen++;
 	if (hash_next_expire(&e->val) > ctx->now)
 		return;
 	ctx->sampled++;
 	ctx->expired++;
-	hash_expire_due(&e->val, ctx->now);
+	n = hash_expire_due(&e->val, ctx->now);
+	ctx->shard->expired_subkeys += n;
+	ctx->shard->expired_subkeys_active += n;
 	if (hash_len(&e->val))
 		written(ctx->db, e, DB_CHANGE_WRITE, DB_CHANGE_F_FIELDS);
 	else
@@ -562,6 +656,7 @@ static void expire_visit(void *arg, struct dict_node *node)
 		ctx->sampled++;
 		if (entry_expired(e, ctx->now)) {
 			ctx->shard->expired++;
+			ctx->shard->expired_active++;
 			ctx->expired++;
 			expire_unlink(ctx, e, 0);
 			return;
@@ -587,10 +682,50 @@ static void field_ttls_scan_wrapped(struct shard *s)
  * time, and keep going on a shard while a good share of what was sampled had
  * expired, within the time budget.
  */
+/* Written by whichever worker ends a cycle (relaxed: estimates and counts). */
+static uint64_t stale_perc_bits; /* a double's bits */
+static uint64_t time_cap_reached, cycle_us;
+
+double store_expired_stale_perc(void)
+{
+	uint64_t bits = __atomic_load_n(&stale_perc_bits, __ATOMIC_RELAXED);
+	double perc;
+
+	memcpy(&perc, &bits, sizeof(perc));
+	return perc;
+}
+
+uint64_t store_expire_time_cap_reached(void)
+{
+	return __atomic_load_n(&time_cap_reached, __ATOMIC_RELAXED);
+}
+
+uint64_t store_expire_cycle_ms(void)
+{
+	return __atomic_load_n(&cycle_us, __ATOMIC_RELAXED) / 1000;
+}
+
+/* Redis's estimate: each cycle moves it 5% toward the share it found. */
+static void stale_perc_update(uint64_t sampled, uint64_t expired)
+{
+	double perc = store_expired_stale_perc(), now = sampled ? (double)expired / sampled : 0;
+	uint64_t bits;
+
+	perc = now * 0.05 + perc * 0.95;
+	memcpy(&bits, &perc, sizeof(bits));
+	__atomic_store_n(&stale_perc_bits, bits, __ATOMIC_RELAXED);
+}
+
+void db_count_expired_fields(int db, struct entry *e, uint64_t n)
+{
+	entry_shard(db, e)->expired_subkeys += n;
+}
+
 void store_active_expire(unsigned self, unsigned n, int64_t budget_us)
 {
-	int64_t deadline = now_us() + budget_us;
+	int64_t start = now_us(), deadline = start + budget_us;
 	unsigned total = (unsigned)store.ndbs * STORE_SHARDS;
+	uint64_t sampled = 0, expired = 0;
 
 	if (pause_frozen())
 		return;
@@ -616,6 +751,8 @@ void store_active_expire(unsigned self, unsigned n, int64_t budget_us)
 					break;
 			}
 			dict_maybe_shrink(&s->keys);
+			sampled += ctx.sampled;
+			expired += ctx.expired;
 		} while ((s->nexpires || s->field_ttls) && ctx.sampled &&
 			 ctx.expired * 4 > ctx.sampled && now_us() < deadline);
 		if (ctx.ttl_n) {
@@ -627,9 +764,13 @@ void store_active_expire(unsigned self, unsigned n, int64_t budget_us)
 		if (!s->nexpires)
 			s->avg_ttl = 0;
 		pthread_mutex_unlock(&s->lock);
-		if (now_us() >= deadline)
+		if (now_us() >= deadline) {
+			__atomic_fetch_add(&time_cap_reached, 1, __ATOMIC_RELAXED);
 			break;
+		}
 	}
+	__atomic_fetch_add(&cycle_us, (uint64_t)(now_us() - start), __ATOMIC_RELAXED);
+	stale_perc_update(sampled, expired);
 }
 
 void lockset_init(struct lockset *ls)

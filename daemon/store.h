@@ -60,6 +60,9 @@ struct shard {
 	uint32_t field_ttls_seen; /* such hashes met since the scan last wrapped */
 	/* Summed by INFO; written under the lock. */
 	uint64_t expired;
+	uint64_t expired_active;  /* of them, by active expiry */
+	uint64_t expired_subkeys; /* hash fields reclaimed past their deadline */
+	uint64_t expired_subkeys_active;
 	uint64_t avg_ttl; /* ms, a running estimate from active expiry samples */
 	uint64_t changes; /* keys changed, one per change (INFO's rdb_changes_since_last_save) */
 } __attribute__((aligned(64)));
@@ -203,9 +206,14 @@ typedef void store_hook_fn(const struct db_change *ch);
  * runs: the list is read without a lock. */
 void store_hook_set(enum store_hook h, store_hook_fn *fn);
 
-/* Removes e and frees it (DB_CHANGE_DELETE). */
+/* Removes e and frees it (DB_CHANGE_DELETE); a big value on the background
+ * pool under lazyfree-lazy-server-del (lazyfree.h), as Redis's dbDelete. The
+ * value replaced by db_set_value, db_set, db_set_string goes the same way. */
 void db_delete(int db, struct entry *e);
-/* As db_delete, for another reason (DB_CHANGE_RENAME, EXPIRE, EVICT). */
+/* As db_delete, lazily or not as the caller says (DEL, UNLINK). */
+void db_delete_lazy(int db, struct entry *e, bool lazy);
+/* As db_delete, for another reason (DB_CHANGE_RENAME, EXPIRE, EVICT); lazy
+ * as lazyfree-lazy-expire or -eviction says for those two. */
 void db_remove(int db, struct entry *e, enum db_change_reason why);
 /* Sets e's deadline (absolute ms) or removes it with -1. */
 void db_set_expire(int db, struct entry *e, int64_t when_ms);
@@ -229,11 +237,25 @@ bool entry_expired(const struct entry *e, int64_t now);
 /* Keys changed since start, summed over every shard (each counts its own). */
 uint64_t store_changes(void);
 uint64_t db_size(int db);
+/* Counts n hash fields of e reclaimed past their deadline by a command (INFO's
+ * expired_subkeys); e's shard lock held. */
+void db_count_expired_fields(int db, struct entry *e, uint64_t n);
+/* Active expiry's own figures (INFO stats): the running estimate of the share
+ * of sampled keys found expired (percent), the cycles cut short by their time
+ * budget, and the CPU time spent in cycles (ms). */
+double store_expired_stale_perc(void);
+uint64_t store_expire_time_cap_reached(void);
+uint64_t store_expire_cycle_ms(void);
+/* Bytes of db's bucket arrays (MEMORY STATS' hashtable overhead). */
+size_t db_table_bytes(int db);
 uint64_t db_expires(int db);
 /* Estimated average time to live of db's keys with deadlines (ms). */
 uint64_t db_avg_ttl(int db);
 /* Empties db; the caller holds all of its shards. Returns keys removed. */
 uint64_t db_flush(int db);
+/* As db_flush; if lazy, the keys are freed on the background pool (their
+ * tables are replaced by empty ones at once). */
+uint64_t db_flush_lazy(int db, bool lazy);
 /* Exchanges the contents of two databases; the caller holds both. */
 void db_swap(int a, int b);
 

@@ -783,10 +783,17 @@ static size_t hash_mem(const struct obj *o)
 	return xusable(o->ptr) + dict_mem(&ht->d) + ht->bytes + (ht->heap ? xusable(ht->heap) : 0);
 }
 
+/* A hash table frees a node per field. */
+static size_t hash_free_effort(const struct obj *o)
+{
+	return o->enc == ENC_HASHTABLE ? ((const struct ht *)o->ptr)->d.count : 1;
+}
+
 static const struct obj_ops hash_ops = {
 	.free = hash_free,
 	.dup = hash_dup,
 	.mem = hash_mem,
+	.free_effort = hash_free_effort,
 };
 
 static void __attribute__((constructor)) hash_register(void)

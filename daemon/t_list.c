@@ -1177,10 +1177,17 @@ static size_t list_mem(const struct obj *o)
 	return mem;
 }
 
+/* Redis counts a quicklist's nodes: each is one pack to free. */
+static size_t list_free_effort(const struct obj *o)
+{
+	return o->enc == ENC_QUICKLIST ? ((const struct qlist *)o->ptr)->nodes : 1;
+}
+
 static const struct obj_ops list_ops = {
 	.free = list_free,
 	.dup = list_dup,
 	.mem = list_mem,
+	.free_effort = list_free_effort,
 };
 
 static void __attribute__((constructor)) list_register(void)

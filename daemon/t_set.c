@@ -921,10 +921,17 @@ static size_t set_mem(const struct obj *o)
 	return xusable(o->ptr);
 }
 
+/* A hash table set frees a node per member; the packed forms are one block. */
+static size_t set_free_effort(const struct obj *o)
+{
+	return o->enc == ENC_HASHTABLE ? ((const struct htset *)o->ptr)->d.count : 1;
+}
+
 static const struct obj_ops set_ops = {
 	.free = set_free,
 	.dup = set_dup,
 	.mem = set_mem,
+	.free_effort = set_free_effort,
 };
 
 static void __attribute__((constructor)) set_register(void)

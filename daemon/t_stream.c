@@ -1159,10 +1159,18 @@ static size_t stream_mem(const struct obj *o)
 	return bytes + stream_cg_mem(s->cg);
 }
 
+/* Redis counts a stream's radix tree nodes, one per listpack at least; here
+ * each node is one allocation, and so is each IDMP producer. */
+static size_t stream_free_effort(const struct obj *o)
+{
+	return S(o)->nnodes + S(o)->nproducers;
+}
+
 static const struct obj_ops stream_ops = {
 	.free = stream_free,
 	.dup = stream_dup,
 	.mem = stream_mem,
+	.free_effort = stream_free_effort,
 };
 
 static void __attribute__((constructor)) stream_register(void)

@@ -959,10 +959,17 @@ static size_t zset_mem(const struct obj *o)
 	return n;
 }
 
+/* A skiplist frees a node per member. */
+static size_t zset_free_effort(const struct obj *o)
+{
+	return o->enc == ENC_SKIPLIST ? ((const struct zsl *)o->ptr)->length : 1;
+}
+
 static const struct obj_ops zset_ops = {
 	.free = zset_free,
 	.dup = zset_dup,
 	.mem = zset_mem,
+	.free_effort = zset_free_effort,
 };
 
 static void __attribute__((constructor)) zset_register(void)

@@ -16,11 +16,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
+#include <xxhash.h>
 
+#include "bgjob.h"
 #include "blocking.h"
 #include "client.h"
 #include "commands.h"
@@ -34,6 +37,7 @@
 #include "pause.h"
 #include "pubsub.h"
 #include "store.h"
+#include "tracking.h"
 #include "udp.h"
 #include "util.h"
 #include "worker.h"
@@ -52,15 +56,36 @@ void server_request_shutdown(void)
 	}
 }
 
+static uint64_t id_hash(uint64_t id)
+{
+	return XXH3_64bits(&id, sizeof(id));
+}
+
+static bool client_id_equal(const struct dict_node *n, const void *key, size_t len)
+{
+	const struct client *c =
+		(const struct client *)((const char *)n - offsetof(struct client, id_node));
+
+	(void)len;
+	return c->id == *(const uint64_t *)key;
+}
+
+static const struct dict_type client_id_type = { .key_equal = client_id_equal };
+
+struct client *worker_find_client(struct worker *w, uint64_t id)
+{
+	struct dict_node *n = dict_find(&w->clients_by_id, &id, sizeof(id), id_hash(id));
+
+	return n ? (struct client *)((char *)n - offsetof(struct client, id_node)) : NULL;
+}
+
 static void kill_deliver(struct worker *w, uint64_t client_id, void *payload)
 {
+	struct client *c = worker_find_client(w, client_id);
+
 	(void)payload;
-	for (struct client *c = w->clients; c; c = c->next_in_worker) {
-		if (c->id == client_id) {
-			w->engine->close_client(c);
-			break;
-		}
-	}
+	if (c)
+		w->engine->close_client(c);
 }
 
 const struct mail_ops worker_mail_kill = { .deliver = kill_deliver };
@@ -201,6 +226,8 @@ struct client *worker_accept(struct worker *w, int fd)
 	if (w->clients)
 		w->clients->prev_in_worker = c;
 	w->clients = c;
+	c->id_node.hash = id_hash(c->id);
+	dict_insert(&w->clients_by_id, &c->id_node);
 	stat_add(&w->stats.connections, 1);
 	return c;
 }
@@ -230,6 +257,8 @@ void worker_client_free(struct client *c)
 		w->clients = c->next_in_worker;
 	if (c->next_in_worker)
 		c->next_in_worker->prev_in_worker = c->prev_in_worker;
+	dict_remove(&w->clients_by_id, &c->id_node);
+	dict_maybe_shrink(&w->clients_by_id);
 	client_free(c);
 }
 
@@ -299,26 +328,70 @@ void server_reset_stats(void)
 	server_counters_rebase(stats_at, &start, stats_base, scratch, NSTATS);
 }
 
-static void sample_ops(int64_t now)
+static void sample_rate(struct rate_sampler *r, uint64_t total, int64_t now)
 {
-	uint64_t total = server_stat(offsetof(struct worker_stats, commands));
-	int64_t dt = now - server.ops_last_ms;
+	int64_t dt = now - r->last_ms;
 
 	if (dt <= 0)
 		return;
-	server.ops_samples[server.ops_sample_idx++ % 16] =
-		total >= server.ops_last_total ? (total - server.ops_last_total) * 1000 / dt : 0;
-	server.ops_last_total = total;
-	server.ops_last_ms = now;
+	r->samples[r->idx++ % 16] =
+		total >= r->last_total ? (total - r->last_total) * 1000 / (uint64_t)dt : 0;
+	r->last_total = total;
+	r->last_ms = now;
 }
 
-uint64_t server_ops_per_sec(void)
+static uint64_t rate_of(const struct rate_sampler *r)
 {
 	uint64_t sum = 0;
 
 	for (int i = 0; i < 16; i++)
-		sum += server.ops_samples[i];
+		sum += r->samples[i];
 	return sum / 16;
+}
+
+static void sample_rates(int64_t now)
+{
+	sample_rate(&server.ops_rate, server_stat(offsetof(struct worker_stats, commands)), now);
+	sample_rate(&server.net_in_rate, server_stat(offsetof(struct worker_stats, net_in)), now);
+	sample_rate(&server.net_out_rate, server_stat(offsetof(struct worker_stats, net_out)), now);
+}
+
+uint64_t server_ops_per_sec(void)
+{
+	return rate_of(&server.ops_rate);
+}
+
+uint64_t server_net_in_per_sec(void)
+{
+	return rate_of(&server.net_in_rate);
+}
+
+uint64_t server_net_out_per_sec(void)
+{
+	return rate_of(&server.net_out_rate);
+}
+
+static void sample_cpu(struct worker *w)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_THREAD, &ru) != 0)
+		return;
+	__atomic_store_n(&w->cpu_sys_us,
+			 (uint64_t)ru.ru_stime.tv_sec * 1000000 + (uint64_t)ru.ru_stime.tv_usec,
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&w->cpu_user_us,
+			 (uint64_t)ru.ru_utime.tv_sec * 1000000 + (uint64_t)ru.ru_utime.tv_usec,
+			 __ATOMIC_RELAXED);
+}
+
+void server_workers_cpu(uint64_t *sys_us, uint64_t *user_us)
+{
+	*sys_us = *user_us = 0;
+	for (unsigned i = 0; i < server.nworkers; i++) {
+		*sys_us += __atomic_load_n(&server.workers[i].cpu_sys_us, __ATOMIC_RELAXED);
+		*user_us += __atomic_load_n(&server.workers[i].cpu_user_us, __ATOMIC_RELAXED);
+	}
 }
 
 void worker_cron(struct worker *w)
@@ -346,7 +419,7 @@ void worker_cron(struct worker *w)
 			next = c->next_in_worker;
 			/* As Redis: no idle timeout for monitors and for clients
 			 * that wait (blocked, held, subscribed). */
-			if (c->closing || (c->flags & (CLIENT_MONITOR | CLIENT_HELD)) ||
+			if (c->closing || (c->flags & (CLIENT_MONITOR | CLIENT_WAITING)) ||
 			    c->blocked || pubsub_client_subscribed(c))
 				continue;
 			if (now - c->last_ms > config.timeout * 1000) {
@@ -360,11 +433,13 @@ void worker_cron(struct worker *w)
 	if (debug_active_expire_on())
 		store_active_expire(w->id, server.nworkers, period * 1000 / 4);
 	blocking_serve_ready(); /* a key expiry deleted can feed no one; SWAPDB's can */
+	tracking_cron(w);
 	if (w->nblocked)
 		blocking_timeouts(w);
+	sample_cpu(w);
 	if (w->id == 0) {
 		mem_sample_peak();
-		sample_ops(now);
+		sample_rates(now);
 		fastpath_heartbeat();
 		fastpath_collect_hits();
 	}
@@ -537,6 +612,7 @@ static void free_workers(void)
 	for (unsigned i = 0; i < server.nworkers; i++) {
 		latency_worker_free(&server.workers[i]);
 		xfree(server.workers[i].cmd_stats);
+		dict_destroy(&server.workers[i].clients_by_id);
 	}
 	xfree(server.workers);
 	server.workers = NULL;
@@ -629,6 +705,7 @@ int server_run(void)
 		latency_worker_init(w);
 		w->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 		pthread_mutex_init(&w->mail_lock, NULL);
+		dict_init(&w->clients_by_id, &client_id_type);
 		if (w->wake_fd < 0 || open_listeners(w) < 0 || udp_open(w) < 0) {
 			server.nworkers = i + 1;
 			close_listeners();
@@ -647,6 +724,9 @@ int server_run(void)
 	pthread_sigmask(SIG_BLOCK, &signals, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
+	/* The background pool lives while the workers do (bgjob.h); without it
+	 * lazy frees run inline, so a failure to start it is only logged. */
+	bgjob_start();
 	for (; started < server.nworkers; started++)
 		if (pthread_create(&server.workers[started].thread, NULL, worker_main,
 				   &server.workers[started]) != 0)
@@ -674,6 +754,9 @@ int server_run(void)
 	ok = started == server.nworkers;
 	for (unsigned i = 0; i < started; i++)
 		pthread_join(server.workers[i].thread, NULL);
+	/* Its last jobs may post to the workers' mailboxes: drained before the
+	 * mailboxes go. */
+	bgjob_stop();
 	close_listeners();
 	free_workers();
 	return ok ? 0 : -1;

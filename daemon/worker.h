@@ -103,8 +103,11 @@ struct worker {
 	const struct net_engine *engine;
 	void *engine_data;
 
-	struct client *clients; /* owned, doubly linked */
-	unsigned nblocked;	/* of them, blocked in BLPOP & co. */
+	struct client *clients;	   /* owned, doubly linked */
+	struct dict clients_by_id; /* the same, by id (this worker's thread only) */
+	/* Of them, blocked in BLPOP & co., or waiting for the background
+	 * pool (CLIENT_JOB_WAIT). */
+	unsigned nblocked;
 	/* Of them, held by CLIENT PAUSE, oldest first (pause.c). */
 	struct client *held_head, *held_tail;
 	unsigned nheld;
@@ -124,6 +127,8 @@ struct worker {
 	 * command first runs here. Allocated before the worker starts. */
 	struct command_stats *cmd_stats;
 	struct histogram **cmd_hists;
+	/* This thread's CPU time, from its cron (relaxed; read by INFO). */
+	uint64_t cpu_sys_us, cpu_user_us;
 
 	/* Last, and aligned: so what other threads write (the mailbox lock
 	 * above, the next worker's fields) never shares their cache line. */
@@ -139,11 +144,13 @@ struct server {
 	volatile int shutdown;	 /* set once; workers leave their loops */
 	int shutdown_signal;
 	char run_id[41];
-	/* Commands per second, sampled by worker 0's cron (ring of samples). */
-	uint64_t ops_samples[16];
-	unsigned ops_sample_idx;
-	uint64_t ops_last_total;
-	int64_t ops_last_ms;
+	/* Commands and network bytes per second, sampled by worker 0's cron. */
+	struct rate_sampler {
+		uint64_t samples[16]; /* a ring of per-second rates */
+		unsigned idx;
+		uint64_t last_total;
+		int64_t last_ms;
+	} ops_rate, net_in_rate, net_out_rate;
 	char executable[4096];
 	int unix_fd; /* the Unix socket listener, in every worker's listen_fds; or -1 */
 };
@@ -160,6 +167,12 @@ void server_request_shutdown(void);
 uint64_t server_stat(size_t offset);
 /* Commands per second over the last samples. */
 uint64_t server_ops_per_sec(void);
+/* Network bytes per second received and sent (INFO's instantaneous_*_kbps). */
+uint64_t server_net_in_per_sec(void);
+uint64_t server_net_out_per_sec(void);
+/* CPU time of the worker threads (which run the commands), sampled by each
+ * at its cron: INFO's used_cpu_*_main_thread. Microseconds. */
+void server_workers_cpu(uint64_t *sys_us, uint64_t *user_us);
 /* CONFIG RESETSTAT of the worker_stats counters. */
 void server_reset_stats(void);
 
@@ -191,6 +204,8 @@ void worker_cron(struct worker *w);
 int worker_wait_ms(struct worker *w);
 /* Handles every message in w's mailbox (after its eventfd fired). */
 void worker_drain_mail(struct worker *w);
+/* The client of w with this id, or NULL (on w's own thread only). */
+struct client *worker_find_client(struct worker *w, uint64_t id);
 /* Posts a message to w and wakes it. */
 /* Protected mode (no password set) refuses this peer: not loopback or a Unix socket. */
 bool worker_protected_refuses(const struct sockaddr_storage *peer);

@@ -442,17 +442,8 @@ void cmd_bitpos(struct client *c)
 		reply_error(c, "The bit argument must be 1 or 0.");
 		return;
 	}
-	/* A missing key is an endless run of zeros. */
-	e = key_find_read(c, 1);
-	if (!e) {
-		reply_int(c, bit ? -1 : 0);
-		return;
-	}
-	if (!entry_is(c, e, OBJ_STRING))
-		return;
-	p = string_bytes(e, tmp, &len);
+	/* Redis 8 reads start, then the unit, then end, before the key. */
 	if (c->argc >= 4 && c->argc <= 6) {
-		/* Redis reads start, then the unit, then end. */
 		if (!arg_ll(c, 3, &start))
 			return;
 		if (c->argc == 6 && !unit_arg(c, 5, &in_bits))
@@ -466,6 +457,15 @@ void cmd_bitpos(struct client *c)
 		reply_error(c, ERR_SYNTAX);
 		return;
 	}
+	/* A missing key is an endless run of zeros. */
+	e = key_find_read(c, 1);
+	if (!e) {
+		reply_int(c, bit ? -1 : 0);
+		return;
+	}
+	if (!entry_is(c, e, OBJ_STRING))
+		return;
+	p = string_bytes(e, tmp, &len);
 	/* An empty range holds neither a 0 nor a 1. */
 	if (!bit_range(start, end, in_bits, len, &first, &last)) {
 		reply_int(c, -1);

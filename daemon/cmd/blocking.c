@@ -26,9 +26,14 @@ static bool arg_timeout(struct client *c, int i, int64_t *ms)
 		reply_error(c, "timeout is not a float or out of range");
 		return false;
 	}
-	/* Redis 7.0 converts to integer milliseconds unchecked: what overflows
-	 * comes out negative, and is refused as such. */
-	if (secs < 0 || isinf(secs) || secs * 1000 > (long double)INT64_MAX) {
+	/* Redis 8's checks: past a 64-bit deadline is out of range, below 0
+	 * negative (-inf too). */
+	if (secs * 1000 > (long double)INT64_MAX ||
+	    (secs > 0 && ceill(secs * 1000) > (long double)(INT64_MAX - now_ms()))) {
+		reply_error(c, "timeout is out of range");
+		return false;
+	}
+	if (secs < 0) {
 		reply_error(c, "timeout is negative");
 		return false;
 	}

@@ -13,6 +13,7 @@
 #include "pause.h"
 #include "pubsub.h"
 #include "text.h"
+#include "tracking.h"
 #include "util.h"
 #include "worker.h"
 
@@ -211,6 +212,7 @@ void cmd_reset(struct client *c)
 	multi_reset(c);
 	do_multi_unwatch(c);
 	monitor_stop(c);
+	tracking_disable(c);
 	for (int k = 0; k < PUBSUB_KINDS; k++)
 		pubsub_unsubscribe_all(c, k, false);
 	/* As Redis 7.0: CLIENT REPLY back on (a SKIP in force still mutes this
@@ -584,10 +586,203 @@ void cmd_client_no_touch(struct client *c)
 	client_switch(c, CLIENT_NO_TOUCH);
 }
 
+/* The worker of the client with this id, or NULL if there is none. */
+static struct worker *worker_of_client(uint64_t id)
+{
+	struct worker *w = NULL;
+
+	registry_lock();
+	for (struct client *o = registry_first(); o; o = o->next_in_registry) {
+		if (o->id == id) {
+			w = o->worker;
+			break;
+		}
+	}
+	registry_unlock();
+	return w;
+}
+
+/* The checks of CLIENT TRACKING ON's options among themselves and against
+ * c's current mode, with Redis's errors; true if they pass. */
+static bool tracking_options_ok(struct client *c, unsigned opts, const struct arg *p, int n)
+{
+	unsigned cur = tracking_flags(c);
+
+	if (!(opts & TRACKING_BCAST) && n) {
+		reply_error(c, "PREFIX option requires BCAST mode to be enabled");
+		return false;
+	}
+	if ((cur & TRACKING_ON) && !!(cur & TRACKING_BCAST) != !!(opts & TRACKING_BCAST)) {
+		reply_error(c, "You can't switch BCAST mode on/off before disabling tracking for "
+			       "this client, and then re-enabling it with a different mode.");
+		return false;
+	}
+	if ((opts & TRACKING_BCAST) && (opts & (TRACKING_OPTIN | TRACKING_OPTOUT))) {
+		reply_error(c, "OPTIN and OPTOUT are not compatible with BCAST");
+		return false;
+	}
+	if ((opts & TRACKING_OPTIN) && (opts & TRACKING_OPTOUT)) {
+		reply_error(c, "You can't specify both OPTIN mode and OPTOUT mode");
+		return false;
+	}
+	if (((opts & TRACKING_OPTIN) && (cur & TRACKING_OPTOUT)) ||
+	    ((opts & TRACKING_OPTOUT) && (cur & TRACKING_OPTIN))) {
+		reply_error(c, "You can't switch OPTIN/OPTOUT mode before disabling tracking for "
+			       "this client, and then re-enabling it with a different mode.");
+		return false;
+	}
+	for (int i = 0; (opts & TRACKING_BCAST) && i < n; i++) {
+		size_t len;
+		bool own;
+		const char *o = tracking_prefix_overlap(c, p, n, i, &len, &own);
+
+		if (o) {
+			reply_errorf(c,
+				     "Prefix '%s' overlaps with %s prefix '%.*s'. Prefixes for a "
+				     "single client must not overlap.",
+				     p[i].p, own ? "an existing" : "another provided", (int)len, o);
+			return false;
+		}
+	}
+	return true;
+}
+
+void cmd_client_tracking(struct client *c)
+{
+	unsigned opts = 0;
+	long long redir = 0;
+	struct worker *redir_w = NULL;
+	struct arg *prefixes = NULL;
+	int n = 0;
+
+	for (int i = 3; i < c->argc; i++) {
+		bool more = i + 1 < c->argc;
+
+		if (arg_is(c, i, "REDIRECT") && more) {
+			i++;
+			if (redir) {
+				reply_error(c,
+					    "A client can only redirect to a single other client");
+				goto out;
+			}
+			if (!arg_ll(c, i, &redir))
+				goto out;
+			/* It must exist now, even if it may go later. */
+			redir_w = redir > 0 ? worker_of_client((uint64_t)redir) : NULL;
+			if (!redir_w) {
+				reply_error(c, "The client ID you want redirect to does not exist");
+				goto out;
+			}
+		} else if (arg_is(c, i, "BCAST")) {
+			opts |= TRACKING_BCAST;
+		} else if (arg_is(c, i, "OPTIN")) {
+			opts |= TRACKING_OPTIN;
+		} else if (arg_is(c, i, "OPTOUT")) {
+			opts |= TRACKING_OPTOUT;
+		} else if (arg_is(c, i, "NOLOOP")) {
+			opts |= TRACKING_NOLOOP;
+		} else if (arg_is(c, i, "PREFIX") && more) {
+			i++;
+			prefixes = xrealloc(prefixes, (size_t)(n + 1) * sizeof(*prefixes));
+			prefixes[n++] = c->argv[i];
+		} else {
+			reply_error(c, ERR_SYNTAX);
+			goto out;
+		}
+	}
+	if (arg_is(c, 2, "ON")) {
+		if (!tracking_options_ok(c, opts, prefixes, n))
+			goto out;
+		tracking_enable(c, (uint64_t)redir, redir_w, opts, prefixes, n);
+	} else if (arg_is(c, 2, "OFF")) {
+		tracking_disable(c);
+	} else {
+		reply_error(c, ERR_SYNTAX);
+		goto out;
+	}
+	reply_ok(c);
+out:
+	xfree(prefixes);
+}
+
+void cmd_client_caching(struct client *c)
+{
+	unsigned f = tracking_flags(c);
+
+	if (!(f & TRACKING_ON)) {
+		reply_error(c, "CLIENT CACHING can be called only when the client is in tracking "
+			       "mode with OPTIN or OPTOUT mode enabled");
+		return;
+	}
+	if (arg_is(c, 2, "YES")) {
+		if (!(f & TRACKING_OPTIN)) {
+			reply_error(c,
+				    "CLIENT CACHING YES is only valid when tracking is enabled in "
+				    "OPTIN mode.");
+			return;
+		}
+	} else if (arg_is(c, 2, "NO")) {
+		if (!(f & TRACKING_OPTOUT)) {
+			reply_error(c,
+				    "CLIENT CACHING NO is only valid when tracking is enabled in "
+				    "OPTOUT mode.");
+			return;
+		}
+	} else {
+		reply_error(c, ERR_SYNTAX);
+		return;
+	}
+	tracking_set_caching(c);
+	reply_ok(c);
+}
+
+void cmd_client_getredir(struct client *c)
+{
+	reply_int(c, tracking_flags(c) & TRACKING_ON ? (long long)tracking_redirect(c) : -1);
+}
+
+void cmd_client_trackinginfo(struct client *c)
+{
+	unsigned f = tracking_flags(c);
+	const char *names[8];
+	int n = 0;
+
+	names[n++] = f & TRACKING_ON ? "on" : "off";
+	if (f & TRACKING_BCAST)
+		names[n++] = "bcast";
+	if (f & TRACKING_OPTIN) {
+		names[n++] = "optin";
+		if (f & TRACKING_CACHING)
+			names[n++] = "caching-yes";
+	}
+	if (f & TRACKING_OPTOUT) {
+		names[n++] = "optout";
+		if (f & TRACKING_CACHING)
+			names[n++] = "caching-no";
+	}
+	if (f & TRACKING_NOLOOP)
+		names[n++] = "noloop";
+	if (f & TRACKING_BROKEN_REDIR)
+		names[n++] = "broken_redirect";
+	reply_map(c, 3);
+	reply_bulk_cstr(c, "flags");
+	reply_set(c, n);
+	for (int i = 0; i < n; i++)
+		reply_bulk_cstr(c, names[i]);
+	reply_bulk_cstr(c, "redirect");
+	reply_int(c, f & TRACKING_ON ? (long long)tracking_redirect(c) : -1);
+	reply_bulk_cstr(c, "prefixes");
+	tracking_reply_prefixes(c);
+}
+
 void cmd_client_help(struct client *c)
 {
 	static const char *const help[] = {
 		"CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+		"CACHING (YES|NO)",
+		"    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+		"GETREDIR",
+		"    Return the client ID we are redirecting to when tracking is enabled.",
 		"GETNAME",
 		"    Return the name of the current connection.",
 		"ID",
@@ -632,6 +827,11 @@ void cmd_client_help(struct client *c)
 		"    * LIB-VER: the client lib version.",
 		"UNBLOCK <clientid> [TIMEOUT|ERROR]",
 		"    Unblock the specified blocked client.",
+		"TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+		"         [OPTIN] [OPTOUT] [NOLOOP]",
+		"    Control server assisted client side caching.",
+		"TRACKINGINFO",
+		"    Report tracking status for the current connection.",
 		"NO-EVICT (ON|OFF)",
 		"    Protect current client connection from eviction.",
 		"NO-TOUCH (ON|OFF)",

@@ -25,6 +25,7 @@
 #include "../dict.h"
 #include "../log.h"
 #include "../mem.h"
+#include "../rdb.h"
 #include "../repl.h"
 #include "../t_hash.h"
 #include "../t_list.h"
@@ -209,6 +210,15 @@ static size_t serialized_length(const struct obj *o)
 		while (hash_iter_next(&it, &hf))
 			n += rdb_string_size(hf.f, hf.flen) + rdb_string_size(hf.v, hf.vlen);
 		return n + rdb_len_size(hash_len(o));
+	}
+	case OBJ_ARRAY: {
+		struct rdb_buf b = { 0 };
+
+		/* Its RDB form less the type byte, as Redis measures. */
+		rdb_save_value(&b, o, false);
+		n = b.len - 1;
+		xfree(b.p);
+		return n;
 	}
 	}
 	return 0;

@@ -19,6 +19,8 @@
 #include <strings.h>
 
 #include "commands.h"
+#include "config.h"
+#include "lazyfree.h"
 #include "mem.h"
 #include "reply.h"
 #include "script.h"
@@ -74,14 +76,16 @@ static struct function *function_find(const char *name, size_t len)
 	return NULL;
 }
 
-static void library_free(struct library *li)
+/* Frees li; its functions' references are dropped from l's registry (NULL:
+ * the interpreter is gone already). */
+static void library_free_in(struct library *li, lua_State *l)
 {
 	while (li->funcs) {
 		struct function *f = li->funcs;
 
 		li->funcs = f->next;
-		if (flua)
-			luaL_unref(flua, LUA_REGISTRYINDEX, f->ref);
+		if (l)
+			luaL_unref(l, LUA_REGISTRYINDEX, f->ref);
 		xfree(f->name);
 		xfree(f->desc);
 		xfree(f);
@@ -89,6 +93,11 @@ static void library_free(struct library *li)
 	xfree(li->name);
 	xfree(li->code);
 	xfree(li);
+}
+
+static void library_free(struct library *li)
+{
+	library_free_in(li, flua);
 }
 
 static void library_link(struct library *li)
@@ -496,14 +505,56 @@ static void functions_flush(void)
 	flua = NULL;
 }
 
+/* The libraries and interpreter of a FUNCTION FLUSH ASYNC, detached. */
+struct flushed_functions {
+	struct library *libraries;
+	lua_State *lua;
+};
+
+/* A job of the background pool. The interpreter goes first, whole, so the
+ * functions' references need no unref (flua is another interpreter's by
+ * now). */
+static void flushed_functions_free(void *arg)
+{
+	struct flushed_functions *ff = arg;
+
+	lua_close(ff->lua);
+	while (ff->libraries) {
+		struct library *li = ff->libraries;
+
+		ff->libraries = li->next;
+		library_free_in(li, NULL);
+	}
+	xfree(ff);
+}
+
 void cmd_function_flush(struct client *c)
 {
+	bool lazy;
+
 	if (c->argc > 3 || (c->argc == 3 && !arg_is(c, 2, "sync") && !arg_is(c, 2, "async"))) {
 		reply_error(c, "FUNCTION FLUSH only supports SYNC|ASYNC option");
 		return;
 	}
+	lazy = c->argc == 3 ? arg_is(c, 2, "async") : config.lazyfree_lazy_user_flush;
 	script_lock_acquire();
-	functions_flush();
+	/* As Redis's freeFunctionsAsync: more functions than the threshold are
+	 * freed on the background pool, counted as the functions and the one
+	 * engine. */
+	if (lazy && flua && nfuncs > LAZYFREE_THRESHOLD) {
+		struct flushed_functions *ff = xmalloc(sizeof(*ff));
+		uint64_t n = nfuncs + 1;
+
+		ff->libraries = libraries;
+		ff->lua = flua;
+		libraries = NULL;
+		flua = NULL;
+		nlibs = nfuncs = 0;
+		code_bytes = 0;
+		lazyfree_submit(flushed_functions_free, ff, n);
+	} else {
+		functions_flush();
+	}
 	script_lock_release();
 	reply_ok(c);
 }

@@ -43,13 +43,16 @@
 static bool lookup(struct client *c, bool read, struct entry **out)
 {
 	struct entry *e = read ? key_find_read(c, 1) : key_find(c, 1);
+	uint64_t expired;
 
 	*out = NULL;
 	if (!e)
 		return true;
 	if (!entry_is(c, e, OBJ_HASH))
 		return false;
-	if (hash_expire_due(&e->val, store_now())) {
+	expired = hash_expire_due(&e->val, store_now());
+	if (expired) {
+		db_count_expired_fields(c->db, e, expired);
 		/* As Redis's lazy field expiry: a hash left empty is reported
 		 * deleted, otherwise its fields expired. */
 		if (!hash_len(&e->val)) {

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "blocking.h"
 #include "commands.h"
 #include "exec_ctx.h"
 #include "evict.h"
@@ -144,7 +145,8 @@ static uint64_t rand64(void)
 
 /* ---- DEL, UNLINK, EXISTS, TOUCH, TYPE ------------------------------------------------------- */
 
-static void del_generic(struct client *c)
+/* DEL and UNLINK; lazy: big values are freed on the background pool. */
+static void del_generic(struct client *c, bool lazy)
 {
 	long long n = 0;
 
@@ -152,7 +154,7 @@ static void del_generic(struct client *c)
 		struct entry *e = key_find(c, i);
 
 		if (e) {
-			db_delete(c->db, e);
+			db_delete_lazy(c->db, e, lazy);
 			notify_arg(c, NOTIFY_GENERIC, "del", i);
 			n++;
 		}
@@ -160,16 +162,15 @@ static void del_generic(struct client *c)
 	reply_int(c, n);
 }
 
+/* Under lazyfree-lazy-user-del, DEL is UNLINK. */
 void cmd_del(struct client *c)
 {
-	del_generic(c);
+	del_generic(c, config.lazyfree_lazy_user_del);
 }
 
-/* Frees synchronously: the values are freed under the shard lock either way,
- * and the client cannot tell the difference. */
 void cmd_unlink(struct client *c)
 {
-	del_generic(c);
+	del_generic(c, true);
 }
 
 /* A lookup that leaves the key's access time alone (Redis's LOOKUP_NOTOUCH:
@@ -750,34 +751,54 @@ void cmd_dbsize(struct client *c)
 	reply_int(c, (long long)db_size(c->db));
 }
 
-/* FLUSHDB and FLUSHALL take an optional ASYNC or SYNC. Both flush at once:
- * the reply is the same and comes after the keys are gone either way. */
-static bool flush_args_ok(struct client *c)
+/* FLUSHDB and FLUSHALL take an optional ASYNC or SYNC; without either,
+ * lazyfree-lazy-user-flush chooses. The keys are gone for every client
+ * before the reply either way. ASYNC replaces the tables at once, frees the
+ * keys on the background pool and answers. SYNC is run as Redis 8.8 runs it:
+ * as a blocking ASYNC, answered once the pool has freed the keys, so the
+ * store's locks are not held meanwhile; inside MULTI or a script, where
+ * nothing may block, it frees the keys itself. */
+static bool flush_args_ok(struct client *c, bool *lazy)
 {
+	*lazy = config.lazyfree_lazy_user_flush;
 	if (c->argc == 1)
 		return true;
-	if (c->argc == 2 && (str_eq_nocase(c->argv[1].p, c->argv[1].len, "async") ||
-			     str_eq_nocase(c->argv[1].p, c->argv[1].len, "sync")))
+	if (c->argc == 2 && str_eq_nocase(c->argv[1].p, c->argv[1].len, "async")) {
+		*lazy = true;
 		return true;
+	}
+	if (c->argc == 2 && str_eq_nocase(c->argv[1].p, c->argv[1].len, "sync")) {
+		*lazy = false;
+		return true;
+	}
 	reply_error(c, ERR_SYNTAX);
 	return false;
 }
 
+static void flush_generic(struct client *c, bool all)
+{
+	bool lazy, wait = false;
+
+	if (!flush_args_ok(c, &lazy))
+		return;
+	if (!lazy && blocking_jobs_allowed(c))
+		lazy = wait = true;
+	for (int db = all ? 0 : c->db; db < (all ? store.ndbs : c->db + 1); db++)
+		db_flush_lazy(db, lazy);
+	if (wait)
+		blocking_wait_jobs(c);
+	else
+		reply_ok(c);
+}
+
 void cmd_flushdb(struct client *c)
 {
-	if (!flush_args_ok(c))
-		return;
-	db_flush(c->db);
-	reply_ok(c);
+	flush_generic(c, false);
 }
 
 void cmd_flushall(struct client *c)
 {
-	if (!flush_args_ok(c))
-		return;
-	for (int db = 0; db < store.ndbs; db++)
-		db_flush(db);
-	reply_ok(c);
+	flush_generic(c, true);
 }
 
 /* SWAPDB's indexes have their own parse errors, naming which one is bad. */

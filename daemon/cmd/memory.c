@@ -12,6 +12,7 @@
 #include "evict.h"
 #include "fastpath.h"
 #include "mem.h"
+#include "memstats.h"
 #include "text.h"
 
 void cmd_memory_usage(struct client *c)
@@ -37,34 +38,72 @@ void cmd_memory_usage(struct client *c)
 	reply_int(c, (long long)(xusable(e) + obj_mem(&e->val)));
 }
 
+static void stat_int(struct client *c, const char *name, long long v)
+{
+	reply_bulk_cstr(c, name);
+	reply_int(c, v);
+}
+
+static void stat_double(struct client *c, const char *name, double v)
+{
+	reply_bulk_cstr(c, name);
+	reply_double(c, v);
+}
+
+/* Redis 8.8's fields in its order, each database as a map of its own;
+ * fastpath.slab is xkvd's (part of startup.allocated). */
 void cmd_memory_stats(struct client *c)
 {
-	size_t used = mem_used(), peak = mem_peak(), rss = mem_rss(), slab = fastpath_slab_bytes();
-	size_t dataset = used > slab ? used - slab : 0;
-	uint64_t keys = 0;
+	struct memstats m;
 
-	for (int db = 0; db < store.ndbs; db++)
-		keys += db_size(db);
-	reply_map(c, 9);
-	reply_bulk_cstr(c, "peak.allocated");
-	reply_int(c, (long long)peak);
-	reply_bulk_cstr(c, "total.allocated");
-	reply_int(c, (long long)used);
-	/* An overhead in total.allocated, where Redis lists its own. */
-	reply_bulk_cstr(c, "fastpath.slab");
-	reply_int(c, (long long)slab);
-	reply_bulk_cstr(c, "keys.count");
-	reply_int(c, (long long)keys);
-	reply_bulk_cstr(c, "keys.bytes-per-key");
-	reply_int(c, keys ? (long long)(dataset / keys) : 0);
-	reply_bulk_cstr(c, "dataset.bytes");
-	reply_int(c, (long long)dataset);
-	reply_bulk_cstr(c, "rss-bytes");
-	reply_int(c, (long long)rss);
-	reply_bulk_cstr(c, "fragmentation");
-	reply_double(c, used ? (double)rss / (double)used : 0);
-	reply_bulk_cstr(c, "evicted.keys");
-	reply_int(c, (long long)evict_count());
+	memstats_get(&m);
+	reply_map(c, 36 + m.ndbs);
+	stat_int(c, "peak.allocated", (long long)m.peak);
+	stat_int(c, "total.allocated", (long long)m.used);
+	stat_int(c, "startup.allocated", (long long)m.startup);
+	stat_int(c, "fastpath.slab", (long long)m.fastpath_slab);
+	stat_int(c, "replication.backlog", 0);
+	stat_int(c, "replica.fullsync.buffer", 0);
+	stat_int(c, "clients.slaves", 0);
+	stat_int(c, "clients.normal", (long long)m.clients_normal);
+	stat_int(c, "clients.normal.shared", 0);
+	stat_int(c, "clients.normal.unshared", (long long)m.clients_normal);
+	stat_int(c, "cluster.links", 0);
+	stat_int(c, "aof.buffer", 0);
+	stat_int(c, "lua.caches", (long long)m.eval_caches);
+	stat_int(c, "functions.caches", (long long)m.functions_caches);
+	stat_int(c, "script.VMs", (long long)m.script_vms);
+	for (int i = 0; i < m.ndbs; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "db.%d", m.db_ids[i]);
+		reply_bulk_cstr(c, name);
+		reply_map(c, 2);
+		stat_int(c, "overhead.hashtable.main", (long long)m.dbs[i].main_bytes);
+		/* A key's deadline lives in its entry: there is no expires table. */
+		stat_int(c, "overhead.hashtable.expires", 0);
+	}
+	stat_int(c, "overhead.db.hashtable.lut", (long long)m.db_table_bytes);
+	stat_int(c, "overhead.db.hashtable.rehashing", 0);
+	stat_int(c, "overhead.total", (long long)m.overhead);
+	stat_int(c, "db.dict.rehashing.count", 0);
+	stat_int(c, "keys.count", (long long)m.keys);
+	stat_int(c, "keys.bytes-per-key", m.keys ? (long long)((m.used - m.startup) / m.keys) : 0);
+	stat_int(c, "dataset.bytes", (long long)m.dataset);
+	stat_double(c, "dataset.percentage", m.dataset_perc);
+	stat_double(c, "peak.percentage", m.peak_perc);
+	stat_int(c, "allocator.allocated", (long long)m.alloc_allocated);
+	stat_int(c, "allocator.active", (long long)m.alloc_active);
+	stat_int(c, "allocator.resident", (long long)m.alloc_resident);
+	stat_int(c, "allocator.muzzy", (long long)m.alloc_muzzy);
+	stat_double(c, "allocator-fragmentation.ratio", m.alloc_frag);
+	stat_int(c, "allocator-fragmentation.bytes", m.alloc_frag_bytes);
+	stat_double(c, "allocator-rss.ratio", m.alloc_rss);
+	stat_int(c, "allocator-rss.bytes", m.alloc_rss_bytes);
+	stat_double(c, "rss-overhead.ratio", m.rss_overhead);
+	stat_int(c, "rss-overhead.bytes", m.rss_overhead_bytes);
+	stat_double(c, "fragmentation", m.frag);
+	stat_int(c, "fragmentation.bytes", m.frag_bytes);
 }
 
 void cmd_memory_doctor(struct client *c)

@@ -38,6 +38,7 @@
 #include "commands.h"
 #include "config.h"
 #include "exec_ctx.h"
+#include "lazyfree.h"
 #include "log.h"
 #include "mem.h"
 #include "reply.h"
@@ -1432,20 +1433,37 @@ void cmd_script_exists(struct client *c)
 	pthread_mutex_unlock(&script_lock);
 }
 
+/* A job of the background pool: the interpreter of a flushed cache. */
+static void script_vm_close(void *arg)
+{
+	lua_close(arg);
+}
+
 void cmd_script_flush(struct client *c)
 {
+	lua_State *old;
+	unsigned long n;
+	bool lazy;
+
 	if (c->argc > 3 || (c->argc == 3 && !arg_is(c, 2, "sync") && !arg_is(c, 2, "async"))) {
 		reply_error(c, "SCRIPT FLUSH only support SYNC|ASYNC option");
 		return;
 	}
-	/* ASYNC frees at once too: closing the interpreter is quick. */
+	lazy = c->argc == 3 ? arg_is(c, 2, "async") : config.lazyfree_lazy_user_flush;
 	pthread_mutex_lock(&script_lock);
-	if (lua)
-		lua_close(lua);
+	old = lua;
+	n = nscripts;
 	lua = NULL;
 	nscripts = 0;
 	scripts_bytes = 0;
 	pthread_mutex_unlock(&script_lock);
+	/* As Redis's freeLuaScriptsAsync: a cache of more scripts than the
+	 * threshold is closed on the background pool, counted as its scripts.
+	 * Detached: no thread can reach the old interpreter any more. */
+	if (old && lazy && n > LAZYFREE_THRESHOLD)
+		lazyfree_submit(script_vm_close, old, n);
+	else if (old)
+		lua_close(old);
 	reply_ok(c);
 }
 

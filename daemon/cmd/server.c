@@ -18,15 +18,18 @@
 #include "multi.h"
 #include "config.h"
 #include "errorstats.h"
+#include "lazyfree.h"
 #include "evict.h"
 #include "fastpath.h"
 #include "latency.h"
 #include "log.h"
 #include "mem.h"
+#include "memstats.h"
 #include "pubsub.h"
 #include "rdbfile.h"
 #include "repl.h"
 #include "text.h"
+#include "tracking.h"
 #include "script.h"
 #include "util.h"
 #include "worker.h"
@@ -602,7 +605,7 @@ static void info_clients(struct text *t)
 		    "client_recent_max_input_buffer:0\r\n"
 		    "client_recent_max_output_buffer:0\r\n"
 		    "blocked_clients:%u\r\n"
-		    "tracking_clients:0\r\n"
+		    "tracking_clients:%lu\r\n"
 		    "pubsub_clients:%u\r\n"
 		    "watching_clients:%u\r\n"
 		    "clients_in_timeout_table:0\r\n"
@@ -610,8 +613,8 @@ static void info_clients(struct text *t)
 		    "total_blocking_keys:%llu\r\n"
 		    "total_blocking_keys_on_nokey:%llu\r\n",
 		    (unsigned long long)registry_count(), config.maxclients, blocked_clients(),
-		    pubsub, watching, multi_watched_keys(), (unsigned long long)bkeys,
-		    (unsigned long long)bnokey);
+		    __atomic_load_n(&tracking_nclients, __ATOMIC_RELAXED), pubsub, watching,
+		    multi_watched_keys(), (unsigned long long)bkeys, (unsigned long long)bnokey);
 }
 
 /* config_get's visitor for a single directive: copies its value, which is
@@ -633,7 +636,7 @@ static void info_memory(struct text *t)
 {
 	/* used_memory includes the fast path's mapped slab (fastpath.c), as
 	 * maxmemory does: it is resident memory of this process. */
-	size_t used = mem_used(), rss = mem_rss(), peak = mem_peak(), slab = fastpath_slab_bytes();
+	struct memstats m;
 	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
 	size_t total = pages > 0 && psize > 0 ? (size_t)pages * (size_t)psize : 0;
 	char h_used[32], h_rss[32], h_peak[32], h_total[32], h_max[32], h_slab[32], h_policy[32];
@@ -641,12 +644,13 @@ static void info_memory(struct text *t)
 	long long vm, scripts, fvm, fbytes;
 	unsigned long nscripts, nfuncs, nlibs;
 
-	human_bytes(h_used, sizeof(h_used), (double)used);
-	human_bytes(h_rss, sizeof(h_rss), (double)rss);
-	human_bytes(h_peak, sizeof(h_peak), (double)peak);
+	memstats_get(&m);
+	human_bytes(h_used, sizeof(h_used), (double)m.used);
+	human_bytes(h_rss, sizeof(h_rss), (double)m.rss);
+	human_bytes(h_peak, sizeof(h_peak), (double)m.peak);
 	human_bytes(h_total, sizeof(h_total), (double)total);
 	human_bytes(h_max, sizeof(h_max), (double)config.maxmemory);
-	human_bytes(h_slab, sizeof(h_slab), (double)slab);
+	human_bytes(h_slab, sizeof(h_slab), (double)m.fastpath_slab);
 	text_printf(t,
 		    "# Memory\r\n"
 		    "used_memory:%zu\r\n"
@@ -655,13 +659,24 @@ static void info_memory(struct text *t)
 		    "used_memory_rss_human:%s\r\n"
 		    "used_memory_peak:%zu\r\n"
 		    "used_memory_peak_human:%s\r\n"
+		    "used_memory_peak_time:%lld\r\n"
 		    "used_memory_peak_perc:%.2f%%\r\n"
+		    "used_memory_overhead:%zu\r\n"
+		    "used_memory_startup:%zu\r\n"
+		    "used_memory_dataset:%zu\r\n"
+		    "used_memory_dataset_perc:%.2f%%\r\n"
+		    "allocator_allocated:%zu\r\n"
+		    "allocator_active:%zu\r\n"
+		    "allocator_resident:%zu\r\n"
+		    "allocator_muzzy:%zu\r\n"
 		    "fastpath_slab_bytes:%zu\r\n"
 		    "fastpath_slab_bytes_human:%s\r\n"
 		    "total_system_memory:%zu\r\n"
 		    "total_system_memory_human:%s\r\n",
-		    used, h_used, rss, h_rss, peak, h_peak,
-		    peak ? 100.0 * (double)used / (double)peak : 0, slab, h_slab, total, h_total);
+		    m.used, h_used, m.rss, h_rss, m.peak, h_peak, (long long)m.peak_time,
+		    m.peak_perc, m.overhead, m.startup, m.dataset, m.dataset_perc,
+		    m.alloc_allocated, m.alloc_active, m.alloc_resident, m.alloc_muzzy,
+		    m.fastpath_slab, h_slab, total, h_total);
 	script_memory(&vm, &scripts, &nscripts);
 	function_memory(&fvm, &fbytes, &nfuncs, &nlibs);
 	human_bytes(h_vm, sizeof(h_vm), (double)vm);
@@ -687,19 +702,36 @@ static void info_memory(struct text *t)
 		    "maxmemory:%lld\r\n"
 		    "maxmemory_human:%s\r\n"
 		    "maxmemory_policy:%s\r\n"
+		    "allocator_frag_ratio:%.2f\r\n"
+		    "allocator_frag_bytes:%lld\r\n"
+		    "allocator_rss_ratio:%.2f\r\n"
+		    "allocator_rss_bytes:%lld\r\n"
+		    "rss_overhead_ratio:%.2f\r\n"
+		    "rss_overhead_bytes:%lld\r\n"
 		    "mem_fragmentation_ratio:%.2f\r\n"
+		    "mem_fragmentation_bytes:%lld\r\n"
 		    "mem_not_counted_for_evict:0\r\n"
 		    "mem_replication_backlog:0\r\n"
 		    "mem_total_replication_buffers:0\r\n"
+		    "mem_replica_full_sync_buffer:0\r\n"
 		    "mem_clients_slaves:0\r\n"
+		    "mem_clients_normal:%zu\r\n"
+		    /* Replies are copied into each client's own blocks. */
+		    "mem_clients_normal_shared:0\r\n"
+		    "mem_clients_normal_unshared:%zu\r\n"
+		    "mem_cluster_links:0\r\n"
 		    "mem_aof_buffer:0\r\n"
 		    "mem_allocator:%s\r\n"
+		    "mem_overhead_db_hashtable_rehashing:0\r\n"
 		    "active_defrag_running:0\r\n"
-		    /* Frees are synchronous: nothing is ever left pending. */
-		    "lazyfree_pending_objects:0\r\n"
-		    "lazyfreed_objects:0\r\n",
-		    config.maxmemory, h_max, policy_name(h_policy),
-		    used ? (double)rss / (double)used : 0, mem_allocator());
+		    /* Both here, in the memory section, as in Redis 8.8. */
+		    "lazyfree_pending_objects:%llu\r\n"
+		    "lazyfreed_objects:%llu\r\n",
+		    config.maxmemory, h_max, policy_name(h_policy), m.alloc_frag,
+		    m.alloc_frag_bytes, m.alloc_rss, m.alloc_rss_bytes, m.rss_overhead,
+		    m.rss_overhead_bytes, m.frag, m.frag_bytes, m.clients_normal, m.clients_normal,
+		    mem_allocator(), (unsigned long long)lazyfree_pending_objects(),
+		    (unsigned long long)lazyfree_freed_objects());
 }
 
 /* No RDB or AOF yet: nothing loads, forks or saves, and the last save is
@@ -752,11 +784,18 @@ static void info_persistence(struct text *t)
 
 static void info_stats(struct text *t)
 {
-	uint64_t expired = 0;
+	uint64_t expired = 0, expired_active = 0, subkeys = 0, subkeys_active = 0;
 
 	for (int db = 0; db < store.ndbs; db++)
-		for (unsigned i = 0; i < STORE_SHARDS; i++)
-			expired += __atomic_load_n(&store_shard(db, i)->expired, __ATOMIC_RELAXED);
+		for (unsigned i = 0; i < STORE_SHARDS; i++) {
+			struct shard *s = store_shard(db, i);
+
+			expired += __atomic_load_n(&s->expired, __ATOMIC_RELAXED);
+			expired_active += __atomic_load_n(&s->expired_active, __ATOMIC_RELAXED);
+			subkeys += __atomic_load_n(&s->expired_subkeys, __ATOMIC_RELAXED);
+			subkeys_active +=
+				__atomic_load_n(&s->expired_subkeys_active, __ATOMIC_RELAXED);
+		}
 	text_printf(t,
 		    "# Stats\r\n"
 		    "total_connections_received:%llu\r\n"
@@ -766,11 +805,21 @@ static void info_stats(struct text *t)
 		    "total_net_output_bytes:%llu\r\n"
 		    "total_net_repl_input_bytes:0\r\n"
 		    "total_net_repl_output_bytes:0\r\n"
+		    "instantaneous_input_kbps:%.2f\r\n"
+		    "instantaneous_output_kbps:%.2f\r\n"
+		    "instantaneous_input_repl_kbps:0.00\r\n"
+		    "instantaneous_output_repl_kbps:0.00\r\n"
 		    "rejected_connections:%llu\r\n"
 		    "sync_full:0\r\n"
 		    "sync_partial_ok:0\r\n"
 		    "sync_partial_err:0\r\n"
+		    "expired_subkeys:%llu\r\n"
+		    "expired_subkeys_active:%llu\r\n"
 		    "expired_keys:%llu\r\n"
+		    "expired_keys_active:%llu\r\n"
+		    "expired_stale_perc:%.2f\r\n"
+		    "expired_time_cap_reached_count:%llu\r\n"
+		    "expire_cycle_cpu_milliseconds:%llu\r\n"
 		    "evicted_keys:%llu\r\n"
 		    "evicted_clients:0\r\n"
 		    "evicted_scripts:0\r\n"
@@ -789,24 +838,34 @@ static void info_stats(struct text *t)
 		    "active_defrag_key_misses:0\r\n"
 		    "total_active_defrag_time:0\r\n"
 		    "current_active_defrag_time:0\r\n"
-		    "tracking_total_keys:0\r\n"
-		    "tracking_total_items:0\r\n"
-		    "tracking_total_prefixes:0\r\n"
+		    "tracking_total_keys:%llu\r\n"
+		    "tracking_total_items:%llu\r\n"
+		    "tracking_total_prefixes:%llu\r\n"
 		    "unexpected_error_replies:0\r\n"
 		    "total_error_replies:%llu\r\n"
 		    "dump_payload_sanitizations:0\r\n"
 		    "total_reads_processed:%llu\r\n"
 		    "total_writes_processed:%llu\r\n"
+		    /* Each worker reads, runs and writes for its own clients. */
+		    "io_threaded_reads_processed:0\r\n"
+		    "io_threaded_writes_processed:0\r\n"
 		    "client_query_buffer_limit_disconnections:%llu\r\n"
 		    "client_output_buffer_limit_disconnections:%llu\r\n",
 		    (unsigned long long)STAT(connections), (unsigned long long)STAT(commands),
 		    (unsigned long long)server_ops_per_sec(), (unsigned long long)STAT(net_in),
-		    (unsigned long long)STAT(net_out), (unsigned long long)STAT(rejected),
-		    (unsigned long long)expired, (unsigned long long)evict_count(),
+		    (unsigned long long)STAT(net_out), (double)server_net_in_per_sec() / 1024,
+		    (double)server_net_out_per_sec() / 1024, (unsigned long long)STAT(rejected),
+		    (unsigned long long)subkeys, (unsigned long long)subkeys_active,
+		    (unsigned long long)expired, (unsigned long long)expired_active,
+		    store_expired_stale_perc() * 100,
+		    (unsigned long long)store_expire_time_cap_reached(),
+		    (unsigned long long)store_expire_cycle_ms(), (unsigned long long)evict_count(),
 		    (unsigned long long)STAT(reads.hits), (unsigned long long)STAT(reads.misses),
 		    pubsub_active(PUBSUB_CHANNEL), pubsub_numpat(), pubsub_active(PUBSUB_SHARD),
-		    (unsigned long long)STAT(errors), (unsigned long long)STAT(read_calls),
-		    (unsigned long long)STAT(write_calls),
+		    (unsigned long long)tracking_total_keys(),
+		    (unsigned long long)tracking_total_items(),
+		    (unsigned long long)tracking_total_prefixes(), (unsigned long long)STAT(errors),
+		    (unsigned long long)STAT(read_calls), (unsigned long long)STAT(write_calls),
 		    (unsigned long long)STAT(qbuf_limit_closes),
 		    (unsigned long long)STAT(obuf_limit_closes));
 }
@@ -842,17 +901,22 @@ static double seconds(struct timeval tv)
 static void info_cpu(struct text *t)
 {
 	struct rusage self, children;
+	uint64_t wsys, wuser;
 
 	getrusage(RUSAGE_SELF, &self);
 	getrusage(RUSAGE_CHILDREN, &children);
+	/* Redis's main thread runs the commands; here the workers do. */
+	server_workers_cpu(&wsys, &wuser);
 	text_printf(t,
 		    "# CPU\r\n"
 		    "used_cpu_sys:%.6f\r\n"
 		    "used_cpu_user:%.6f\r\n"
 		    "used_cpu_sys_children:%.6f\r\n"
-		    "used_cpu_user_children:%.6f\r\n",
+		    "used_cpu_user_children:%.6f\r\n"
+		    "used_cpu_sys_main_thread:%.6f\r\n"
+		    "used_cpu_user_main_thread:%.6f\r\n",
 		    seconds(self.ru_stime), seconds(self.ru_utime), seconds(children.ru_stime),
-		    seconds(children.ru_utime));
+		    seconds(children.ru_utime), (double)wsys / 1e6, (double)wuser / 1e6);
 }
 
 /* Redis prints the header alone while HOTKEYS tracking is off. */
@@ -1086,11 +1150,18 @@ void cmd_config_resetstat(struct client *c)
 {
 	server_reset_stats();
 	for (int db = 0; db < store.ndbs; db++)
-		for (unsigned i = 0; i < STORE_SHARDS; i++)
-			__atomic_store_n(&store_shard(db, i)->expired, 0, __ATOMIC_RELAXED);
+		for (unsigned i = 0; i < STORE_SHARDS; i++) {
+			struct shard *s = store_shard(db, i);
+
+			__atomic_store_n(&s->expired, 0, __ATOMIC_RELAXED);
+			__atomic_store_n(&s->expired_active, 0, __ATOMIC_RELAXED);
+			__atomic_store_n(&s->expired_subkeys, 0, __ATOMIC_RELAXED);
+			__atomic_store_n(&s->expired_subkeys_active, 0, __ATOMIC_RELAXED);
+		}
 	command_stats_reset();
 	errorstats_reset();
 	latency_reset_histograms();
+	lazyfree_reset_stats();
 	reply_ok(c);
 }
 

@@ -10,7 +10,7 @@ against a model computed here."""
 
 import random
 
-from harness import Cmd, test, xkv_only
+from harness import Redis8, Cmd, test, xkv_only
 
 NON_STRING_MAKERS = (('RPUSH', 'x'), ('SADD', 'x'), ('HSET', 'f', 'v'), ('ZADD', 1, 'x'))
 
@@ -160,13 +160,14 @@ def bitpos_vectors(t):
 
 @test
 def bitpos_argument_checks(t):
-    # The bit is read first; a missing key then answers at once; on a key,
-    # start is read, then the unit, then end.
+    # The bit is read first, then (Redis 8) start, the unit and end, and
+    # only then the key: a missing key no longer hides bad arguments.
     t.compare([
         ('SET', 'k', 'foobar'),
         ('BITPOS', 'nokey', 2), ('BITPOS', 'k', 2), ('BITPOS', 'k', -1), ('BITPOS', 'k', 'x'),
-        ('BITPOS', 'k', '01'), ('BITPOS', 'k', '-0'), ('BITPOS', 'nokey', 1, 'a'),
-        ('BITPOS', 'nokey', 0, 1, 2, 'FOO'), ('BITPOS', 'k', 1, 'a'), ('BITPOS', 'k', 1, 0, -1, 'FOO'),
+        ('BITPOS', 'k', '01'), ('BITPOS', 'k', '-0'),
+        Redis8(b'-ERR value is not an integer or out of range\r\n', 'BITPOS', 'nokey', 1, 'a'),
+        Redis8(b'-ERR syntax error\r\n', 'BITPOS', 'nokey', 0, 1, 2, 'FOO'), ('BITPOS', 'k', 1, 'a'), ('BITPOS', 'k', 1, 0, -1, 'FOO'),
         ('BITPOS', 'k', 1, 0, -1, 'BIT', 'X'), ('BITPOS', 'k', 1, 0, 'a', 'BIT'),
         ('BITPOS', 'k', 1, 'a', 0, 'FOO'), ('BITPOS', 'k', 1, 0, 'a', 'FOO'), ('BITPOS', 'k', 0, 3, 'BIT'),
         ('BITPOS', 'k', 1, 0, '9223372036854775807', 'BIT'),

@@ -118,7 +118,7 @@ CLI_RUNS = [
     (['-3', '--no-raw', 'MGET', 'k', 'nokey'], b''), (['-n', '2', 'SET', 'x', '1'], b''),
     (['-n', '2', '--no-raw', 'GET', 'x'], b''), (['--no-raw', 'TTL', 'k'], b''),
     (['--no-raw', 'INCRBYFLOAT', 'f', '1.5'], b''), (['--no-raw', 'CONFIG', 'GET', 'timeout'], b''),
-    (['-e', 'INCR', 'k'], b''), (['--no-raw', 'foo'], b''),
+    (['-e', 'INCR', 'k'], b''), (['--no-raw', 'foo', 'x'], b''),
     (['-x', 'SET', 'fromstdin'], b'line1\nline2\n'), (['GET', 'fromstdin'], b''),
     ([], b'SET a 1\nINCR a\nGET a\n'),
     (['--pipe'], b''.join(encode(('SET', 'p%d' % i, i)) for i in range(1000))),

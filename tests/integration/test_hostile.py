@@ -145,3 +145,45 @@ def info_sections_under_the_sanitizer(t):
             assert b'# ' in text, text[:80]
         assert c.call('EVAL', "return type(redis.call('info', 'memory'))", 0) == b'string'
         assert b'maxmemory_policy:noeviction' in c.call('INFO', 'memory')
+
+
+@test
+def tracking_clients_vanishing(t):
+    """Tracking clients and redirections that close while invalidations for
+    them are on their way (to their own worker or another), in the tier that
+    runs under AddressSanitizer: nothing is written to a freed client."""
+    srv = t.sut
+    keys = ['tk%d' % i for i in range(40)]
+    with srv.client() as w:
+        subs, trackers = [], []
+        for i in range(4):
+            s = srv.client()
+            rid = int(s.cmd('CLIENT', 'ID')[1:-2])
+            s.cmd('SUBSCRIBE', '__redis__:invalidate')
+            subs.append((s, rid))
+        for i in range(16):
+            c = srv.client(3 if i % 2 else 2)
+            if i % 4 == 0:
+                c.cmd('CLIENT', 'TRACKING', 'on', 'BCAST', 'PREFIX', 'tk%d' % (i % 10))
+            else:
+                c.cmd('CLIENT', 'TRACKING', 'on', 'REDIRECT', subs[i % 4][1])
+            c.cmd('MGET', *keys)
+            trackers.append(c)
+        # Half the redirections and trackers go without reading anything.
+        for s, _ in subs[:2]:
+            s.close()
+        for c in trackers[::2]:
+            c.close()
+        for round_ in range(3):
+            assert w.cmd('MSET', *[x for k in keys for x in (k, round_)]) == b'+OK\r\n'
+            for c in trackers[1::2]:
+                c.cmd('MGET', *keys)
+        assert w.cmd('CONFIG', 'SET', 'tracking-table-max-keys', '5') == b'+OK\r\n'
+        assert w.cmd('FLUSHALL') == b'+OK\r\n'
+        for c in trackers[1::2]:
+            c.close()
+        for s, _ in subs[2:]:
+            s.close()
+        assert w.cmd('CONFIG', 'SET', 'tracking-table-max-keys', '1000000') == b'+OK\r\n'
+        assert w.cmd('PING') == b'+PONG\r\n'
+        assert b'tracking_clients:' in w.call('INFO', 'clients')

@@ -55,25 +55,28 @@ def latency_monitor_disabled(t):
 
 
 def spikes(srv):
-    """Two slow commands a second apart; the monitor's view of them."""
+    """Two slow commands a second apart; the monitor's view of them. The
+    threshold (200 ms) is far above what a command takes on a loaded
+    machine, and the slow ones far above it, so scheduling noise cannot
+    move a command across it."""
     with srv.client() as c:
         out = {}
         before = int(time.time())
-        c.call('DEBUG', 'SLEEP', '0.002')           # under the threshold
+        c.call('DEBUG', 'SLEEP', '0')               # under the threshold
         out['under'] = c.call('LATENCY', 'LATEST')
-        c.call('DEBUG', 'SLEEP', '0.03')
+        c.call('DEBUG', 'SLEEP', '0.5')
         time.sleep(1.1)
-        c.call('DEBUG', 'SLEEP', '0.02')
+        c.call('DEBUG', 'SLEEP', '0.4')
         after = int(time.time())
         latest = c.call('LATENCY', 'LATEST')
         assert len(latest) == 1 and latest[0][0] == b'command', latest
         name, when, last, worst = latest[0]
-        assert before <= when <= after + 1 and 20 <= last < 1000 and 30 <= worst < 1000, latest
+        assert before <= when <= after + 1 and 400 <= last < 5000 and 500 <= worst < 5000, latest
         out['latest'] = name
         history = c.call('LATENCY', 'HISTORY', 'command')
         assert len(history) == 2, history
-        assert history[0][0] < history[1][0] and history[0][1] >= 30 and \
-            history[1][1] >= 20, history
+        assert history[0][0] < history[1][0] and history[0][1] >= 500 and \
+            history[1][1] >= 400, history
         out['history'] = len(history)
         graph = c.call('LATENCY', 'GRAPH', 'command')
         first = graph.split(b'\n')[0]
@@ -87,7 +90,7 @@ def spikes(srv):
 
 @test
 def latency_monitor_records_spikes(t):
-    pair = t.spawn_pair(**{'latency-monitor-threshold': 10})
+    pair = t.spawn_pair(**{'latency-monitor-threshold': 200})
     got = same(pair, spikes, 'the latency monitor')
     assert got == {'under': [], 'latest': b'command', 'history': 2, 'doctor': True,
                    'reset': 1, 'after': ([], [])}, got
@@ -140,7 +143,7 @@ def info_commandstats_and_errorstats(t):
             c.cmd('GET')                        # rejected (arity)
             c.call('LPUSH', 'l', 'a')
             c.cmd('GET', 'l')                   # WRONGTYPE
-            c.cmd('NOSUCHCOMMAND')
+            c.cmd('NOSUCHCOMMAND', 'x')
             c.call('CLIENT', 'ID')
             stats = info_fields(c.call('INFO', 'commandstats'))['commandstats']
             out = {}
@@ -159,7 +162,7 @@ def info_commandstats_and_errorstats(t):
     assert stats['cmdstat_client|id'] == (1, 0, 0), stats
     assert 'latency_percentiles_usec_client|id' in latency, latency
     t.compare([
-        ('CONFIG', 'RESETSTAT'), ('INCR', 'nosuch', 'x'), ('NOSUCH',), ('SET', 's', 'v'),
+        ('CONFIG', 'RESETSTAT'), ('INCR', 'nosuch', 'x'), ('NOSUCH', 'x'), ('SET', 's', 'v'),
         ('LPUSH', 's', 'a'), ('INFO', 'errorstats'), ('CONFIG', 'RESETSTAT'),
         ('INFO', 'errorstats'),
     ])

@@ -23,7 +23,7 @@ def multi_exec_basics(t):
 @test
 def exec_abort_on_queue_errors(t):
     t.compare([
-        ('MULTI',), ('SET', 'a', '1'), ('NOSUCHCMD',), ('SET', 'b'), ('EXEC',),
+        ('MULTI',), ('SET', 'a', '1'), ('NOSUCHCMD', 'x'), ('SET', 'b'), ('EXEC',),
         ('GET', 'a'), ('EXEC',),
         ('MULTI',), ('SET', 'a', '1'), ('GET',), ('EXEC',), ('GET', 'a'),
     ])

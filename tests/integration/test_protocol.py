@@ -5,7 +5,7 @@ requests split across many writes."""
 import random
 import threading
 
-from harness import Raw, decode, encode, test
+from harness import Redis8, Raw, decode, encode, test
 
 
 @test
@@ -20,7 +20,9 @@ def resp3_replies(t):
         ('TYPE', 'k'),
         ('COMMAND', 'GETKEYS', 'MSET', 'a', 1), ('COMMAND', 'INFO', 'nosuch'), ('COMMAND', 'DOCS', 'nosuch'),
         ('INCR', 'n'), ('PING',), ('PING', 'x'), ('ECHO', 'x'), ('DBSIZE',), ('HELLO', 4),
-        ('foo',), ('RESET',), ('GET', 'nokey'),          # RESET returns to RESP2
+        # Redis 8 words an unknown command without arguments shorter.
+        Redis8(b"-ERR unknown command 'foo'\r\n", 'foo'),
+        ('RESET',), ('GET', 'nokey'),          # RESET returns to RESP2
     ], proto=3)
 
 

@@ -29,7 +29,7 @@ SUBSCRIBED_MODE = [
     many(2, 'SSUBSCRIBE', 's1', 's2'),
     ('PING',), ('PING', 'hello'),
     ('GET', 'k'), ('SET', 'k', 'v'), ('CLIENT', 'GETNAME'), ('PUBLISH', 'a', 'm'),
-    ('NOSUCHCMD',), ('GET',), ('MULTI',), ('DISCARD',),
+    ('NOSUCHCMD', 'x'), ('GET',), ('MULTI',), ('DISCARD',),
     ('UNSUBSCRIBE', 'b'), ('UNSUBSCRIBE', 'nosuch'),
     many(2, 'PSUBSCRIBE', 'p*', 'q?'), many(2, 'PUNSUBSCRIBE', 'q?', 'p*'),
     ('SUNSUBSCRIBE', 's1'),

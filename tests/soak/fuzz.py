@@ -29,8 +29,15 @@ Skipped on purpose: commands whose replies depend on time or memory (INFO,
 OBJECT, MEMORY, DEBUG, TIME), HELLO's server details, and README's known
 differences (OBJECT ENCODING, ZRANK WITHSCORE, Redis 7.2+/8 commands).
 
-Usage: fuzz.py [--xkvd PATH] [--seed N] [--seeds N] [--steps N | --seconds S]
-               [--io-engine io_uring|epoll|both] [--history N] [--dump FILE]
+With --redis naming a Redis 8.8 build (a peer you built yourself; nothing in
+the tree builds one), the array family (AR*) joins in, and array keys are
+compared by ARSCAN, ARINFO FULL (the layout) and DUMP (byte-identical
+payloads). --only restricts the families (e.g. --only arrays,keyspace), for a
+reference whose other replies differ from the 7.0 ones xkvd gives.
+
+Usage: fuzz.py [--xkvd PATH] [--redis PATH] [--only F,F] [--seed N] [--seeds N]
+               [--steps N | --seconds S] [--io-engine io_uring|epoll|both]
+               [--history N] [--dump FILE]
 A failing seed's replay line repeats its run exactly (with the same engine)."""
 
 import argparse
@@ -54,6 +61,12 @@ SCORES = ['0', '1', '2', '-1', '1.5', '3', '10', 'inf', '-inf', '+inf', '1e3', '
 INTS = ['0', '1', '2', '3', '-1', '-2', '5', '10', '-10', '100']
 JUNK = ['x', '', '-1', '1.5', 'inf', 'nan', '9223372036854775808', '-0', ' 1', '1x']
 BIG_INTS = ['9223372036854775807', '-9223372036854775808', '9223372036854775806']
+# Array indices near the edges of slices, of the flat directory (slice 2048 of
+# 4096 positions), of 64 bits; values of every inline kind and heap strings.
+AR_BASES = [0, 4090, 4096 * 2048 - 5, 1 << 40, 2 ** 64 - 8]
+AR_VALUES = ELEMS + ['1.0', '-0.0', '2.5', '0.1', '2305843009213693952', 'abcdefg', 'abcdefgh',
+                     '007', '1e5']
+FAMILIES = ('strings', 'keyspace', 'lists', 'hashes', 'sets', 'zsets', 'sort', 'arrays')
 
 
 DUMP = None                  # --dump: keep the whole command log and write it here
@@ -122,8 +135,9 @@ def elements(node):
 class Gen:
     """Random commands. Each returns (args, mode); mode says how to compare."""
 
-    def __init__(self, rnd):
+    def __init__(self, rnd, families=FAMILIES[:-1]):
         self.r = rnd
+        self.families = families
 
     def key(self):
         return self.r.choice(KEYS)
@@ -578,23 +592,82 @@ class Gen:
             args += ['STORE', self.key()]
         return args
 
-    def command(self, in_multi):
-        """A random command (args) for one session."""
+    def ar_index(self):
         r = self.r.random()
+        if r < 0.03:
+            return self.r.choice(JUNK + ['18446744073709551615', ' 7', '+3'])
+        return str(min(self.r.choice(AR_BASES) + self.r.randint(0, 40), 2 ** 64 - 2))
+
+    def ar_value(self):
+        r = self.r.random()
+        if r < 0.1:
+            return 'v' * self.r.choice([8, 100, 300])
         if r < 0.2:
-            args = self.strings()
-        elif r < 0.36:
-            args = self.keyspace()
-        elif r < 0.5:
-            args = self.lists()
-        elif r < 0.63:
-            args = self.hashes()
-        elif r < 0.76:
-            args = self.sets()
-        elif r < 0.93:
-            args = self.zsets()
-        else:
-            args = self.sort()
+            return str(self.r.randint(-10 ** 6, 10 ** 6))
+        return self.r.choice(AR_VALUES)
+
+    def arrays(self):
+        k, r = self.key(), self.r
+        c = r.randrange(20)
+        if c < 3:
+            return ['ARSET', k, self.ar_index()] + [self.ar_value() for _ in range(r.choice(
+                [1, 1, 2, 5, 12, 30]))]
+        if c == 3:
+            return ['ARMSET', k] + [x for _ in range(r.randint(1, 4))
+                                    for x in (self.ar_index(), self.ar_value())]
+        if c == 4:
+            return ['ARGET', k, self.ar_index()]
+        if c == 5:
+            return ['ARMGET', k] + [self.ar_index() for _ in range(r.randint(1, 4))]
+        if c == 6:
+            return ['ARDEL', k] + [self.ar_index() for _ in range(r.randint(1, 3))]
+        if c == 7:
+            return ['ARDELRANGE', k, self.ar_index(), self.ar_index()]
+        if c == 8:
+            return [self.pick('ARLEN', 'ARCOUNT', 'ARNEXT'), k]
+        if c == 9:
+            lo = self.ar_index()
+            hi = lo if r.random() < 0.5 or not lo.isdigit() else str(
+                min(int(lo) + r.randint(0, 2000), 2 ** 64 - 2))
+            return ['ARGETRANGE', k] + ([lo, hi] if r.random() < 0.5 else [hi, lo])
+        if c == 10:
+            return ['ARSCAN', k, self.ar_index(), self.ar_index()] + self.maybe(
+                0.5, 'LIMIT', self.pick('1', '3', '100'))
+        if c == 11:
+            args = ['ARGREP', k, self.pick('-', '+', '0', '5000'), self.pick('+', '-', '100')]
+            for _ in range(r.randint(1, 3)):
+                args += [self.pick('EXACT', 'MATCH', 'GLOB', 'RE'),
+                         self.pick('a', '1', 'v*', '^[0-9]+$', 'b|c', '(', '')]
+            args += self.maybe(0.3, self.pick('AND', 'OR'))
+            args += self.maybe(0.3, 'NOCASE')
+            args += self.maybe(0.3, 'WITHVALUES')
+            args += self.maybe(0.3, 'LIMIT', self.pick('1', '2', '0'))
+            return args
+        if c == 12:
+            op = self.pick('SUM', 'MIN', 'MAX', 'AND', 'OR', 'XOR', 'USED', 'MATCH', 'NOPE')
+            return ['AROP', k, self.ar_index(), self.ar_index(), op] + (
+                [self.ar_value()] if op == 'MATCH' else [])
+        if c in (13, 14):
+            return ['ARINSERT', k] + [self.ar_value() for _ in range(r.randint(1, 5))]
+        if c == 15:
+            return ['ARRING', k, self.pick('1', '3', '5', '50', '0', 'x')] + \
+                [self.ar_value() for _ in range(r.randint(1, 6))]
+        if c == 16:
+            return ['ARSEEK', k, self.pick('0', '1', '10', '18446744073709551615',
+                                           self.ar_index())]
+        if c == 17:
+            return ['ARLASTITEMS', k, self.pick('1', '3', '100', '0', '-1')] + self.maybe(0.3, 'REV')
+        if c == 18:
+            return ['ARINFO', k] + self.maybe(0.5, 'FULL')
+        return ['ARLEN', k]
+
+    def command(self, in_multi):
+        """A random command (args) for one session, from the enabled
+        families (their usual shares, renormalized)."""
+        weights = {'strings': 0.2, 'keyspace': 0.16, 'lists': 0.14, 'hashes': 0.13,
+                   'sets': 0.13, 'zsets': 0.17, 'sort': 0.07, 'arrays': 0.15}
+        names = [f for f in FAMILIES if f in self.families]
+        args = getattr(self, self.r.choices(names, [weights[n] for n in names])[0])()
         if self.r.random() < 0.1:
             args = self.mutate(args)
         return args
@@ -990,7 +1063,14 @@ class Fuzzer:
         kind = ta[1:-2].decode()
         read = {'string': (['GET', k], 'exact'), 'list': (['LRANGE', k, '0', '-1'], 'exact'),
                 'hash': (['HGETALL', k], 'pairs'), 'set': (['SMEMBERS', k], 'unordered'),
-                'zset': (['ZRANGE', k, '0', '-1', 'WITHSCORES'], 'exact')}.get(kind)
+                'zset': (['ZRANGE', k, '0', '-1', 'WITHSCORES'], 'exact'),
+                'array': (['ARSCAN', k, '0', '18446744073709551614'], 'exact')}.get(kind)
+        if kind == 'array':
+            for extra in (['ARINFO', k, 'FULL'], ['ARNEXT', k], ['DUMP', k]):
+                ea, eb = self.send(a, self.ref, extra), self.send(b, self.sut, extra)
+                if ea != eb:
+                    self.fail('%s of %r in db %d differs' % (extra[0], k, db), None, extra,
+                              ea, eb)
         if read:
             ca, cb = self.send(a, self.ref, read[0]), self.send(b, self.sut, read[0])
             if not same(read[1], read[0], ca, cb):
@@ -1008,14 +1088,23 @@ def trunc(raw, limit=400):
     return s if len(s) <= limit else s[:limit] + '... (%d bytes)' % len(raw)
 
 
-def run(xkvd, engine, seed, steps, seconds, history, check_every=500, quiet=False):
+def run(xkvd, engine, seed, steps, seconds, history, check_every=500, quiet=False,
+        redis=None, only=None):
     """One fuzz run on fresh servers. Returns (ok, message, stats)."""
-    ref = harness.Server('redis', label='redis').start()
+    ref = harness.Server('redis', label='redis', redis_binary=redis).start()
     sut = None
     fz = None
     try:
         sut = harness.Server('xkvd', binary=xkvd, engine=engine, label='xkvd').start()
+        families = list(only or FAMILIES[:-1])
+        with ref.client() as c:
+            version = harness.info_fields(c.call('INFO', 'server'))['server']['redis_version']
+        if tuple(int(x) for x in version.split('.')[:2]) >= (8, 8) and not only:
+            families.append('arrays')
+        if 'arrays' in families and tuple(int(x) for x in version.split('.')[:2]) < (8, 8):
+            raise SystemExit('fuzz: arrays need a Redis 8.8 reference (--redis)')
         fz = Fuzzer(ref, sut, seed, history)
+        fz.gen.families = families
         fz.engine = engine
         deadline = time.monotonic() + seconds if seconds else None
         while (steps is None or fz.step < steps) and \
@@ -1055,7 +1144,12 @@ def main():
     ap.add_argument('--seconds', type=float, default=None, help='total time budget')
     ap.add_argument('--history', type=int, default=40, help='commands shown on a mismatch')
     ap.add_argument('--dump', help='on a mismatch, write every command sent to this file')
+    ap.add_argument('--redis', help='the reference redis-server (default: Debian\'s)')
+    ap.add_argument('--only', help='comma-separated families: ' + ','.join(FAMILIES))
     args = ap.parse_args()
+    only = args.only.split(',') if args.only else None
+    if only and set(only) - set(FAMILIES):
+        ap.error('unknown family: %s' % ','.join(sorted(set(only) - set(FAMILIES))))
     global DUMP
     DUMP = args.dump
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
@@ -1072,7 +1166,7 @@ def main():
             per = max(1.0, (args.seconds - (time.monotonic() - t0)) / (args.seeds - i))
         engine = args.io_engine if args.io_engine != 'both' else ('io_uring', 'epoll')[i % 2]
         ok, msg, stats, step = run(os.path.abspath(args.xkvd), engine, seed,
-                                   args.steps, per, args.history)
+                                   args.steps, per, args.history, redis=args.redis, only=only)
         total_steps += step
         print('fuzz: seed %d (%s): %s after %d steps %s' % (
             seed, engine, 'ok' if ok else 'FAILED', step, stats))

@@ -1,0 +1,251 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""xkvd against peer servers given by path, with clients we did not write.
+
+Every server (xkvd, Debian's redis-server, and each PEERS entry name=path,
+e.g. redis8=/opt/redis-8.8/src/redis-server valkey=/opt/valkey/valkey-server)
+runs on its own free loopback port with persistence off. Each row runs
+Debian's redis-benchmark (--threads, pinned) and, if installed,
+memtier_benchmark, against each server in turn, rounds alternating the order.
+Next to each rate is the server's CPU time per request, read from
+/proc/PID/stat before and after (user + system, all threads).
+
+Modes:
+  percore  servers pinned to CPU 0 (xkvd --threads 1, Valkey io-threads 1),
+           the client pinned to CPU 1: the work one core does
+  machine  default threads (Valkey also with io-threads 2), nothing pinned
+
+Rows: GET and SET with 16 B, 256 B and 4 KiB values, INCR, LPUSH, LPOP,
+HSET, HGET, SADD, ZADD, ZRANGE (first 10), MGET of 10 keys, MSET of 10 keys,
+each at pipeline 1 and 16 over 50 connections, on 100k keys.
+
+Usage: tools/bench/peers.py [-o OUTPUT] [-T SECONDS] [-r ROUNDS] [-m percore,machine]
+                            [--rows get256,set256,...] [--md FILE]
+PEERS comes from the environment (make bench-peers PEERS="..."). The table
+is printed as markdown; --md appends it to FILE with the command line."""
+
+import argparse
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+CLK_TCK = os.sysconf('SC_CLK_TCK')
+KEYS = 100000
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(('127.0.0.1', 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def cpu_seconds(pid):
+    """User + system CPU of every thread of pid, in seconds."""
+    with open('/proc/%d/stat' % pid) as f:
+        fields = f.read().rsplit(')', 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+class Server:
+    def __init__(self, name, argv, kind):
+        self.name, self.argv, self.kind = name, argv, kind
+        self.proc = None
+        self.port = None
+        self.dir = tempfile.mkdtemp(prefix='xkv-peers-%s-' % name)
+
+    def start(self, pin):
+        self.port = free_port()
+        argv = list(self.argv) + ['--port', str(self.port), '--bind', '127.0.0.1',
+                                  '--dir', self.dir]
+        if pin is not None:
+            argv = ['taskset', '-c', str(pin)] + argv
+        self.log = open(os.path.join(self.dir, 'server.log'), 'wb')
+        self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=self.log,
+                                     stderr=subprocess.STDOUT)
+        for _ in range(200):
+            if self.cli('PING') == 'PONG':
+                return self
+            time.sleep(0.05)
+        raise RuntimeError('%s did not start: %s' % (self.name, ' '.join(argv)))
+
+    def cli(self, *args):
+        try:
+            return subprocess.run(['redis-cli', '-p', str(self.port)] + list(args),
+                                  capture_output=True, text=True, timeout=30).stdout.strip()
+        except subprocess.TimeoutExpired:
+            return ''
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def servers_for(mode, xkvd, peers):
+    """(name, argv, kind) of each server, configured for the mode."""
+    percore = mode == 'percore'
+    out = [('xkvd', [xkvd, '--fastpath', 'no', '--save', ''] +
+            (['--threads', '1'] if percore else []), 'xkvd')]
+    debian = shutil.which('redis-server')
+    if debian:
+        out.append(('redis7', [debian, '--save', '', '--appendonly', 'no'], 'redis'))
+    for name, path in peers:
+        argv = [path, '--save', '', '--appendonly', 'no']
+        out.append((name, argv, 'peer'))
+        if not percore and 'valkey' in os.path.basename(path):
+            out.append((name + '-io2', argv + ['--io-threads', '2'], 'peer'))
+    return out
+
+
+# name: (redis-benchmark arguments, what to prefill)
+ROWS = {
+    'get16': (['-t', 'get', '-d', '16'], 'strings16'),
+    'get256': (['-t', 'get', '-d', '256'], 'strings256'),
+    'get4k': (['-t', 'get', '-d', '4096'], 'strings4096'),
+    'set16': (['-t', 'set', '-d', '16'], None),
+    'set256': (['-t', 'set', '-d', '256'], None),
+    'set4k': (['-t', 'set', '-d', '4096'], None),
+    'incr': (['-t', 'incr'], None),
+    'lpush': (['-t', 'lpush', '-d', '16'], None),
+    'lpop': (['-t', 'lpop'], 'list'),
+    'hset': (['-t', 'hset', '-d', '16'], None),
+    'hget': (['HGET', 'myhash', 'element:__rand_int__'], 'hash'),
+    'sadd': (['-t', 'sadd'], None),
+    'zadd': (['-t', 'zadd'], None),
+    'zrange': (['ZRANGE', 'myzset', '0', '9'], 'zset'),
+    'mget10': (['MGET'] + ['key:__rand_int__'] * 10, 'strings256'),
+    'mset10': (['-t', 'mset', '-d', '16'], None),
+}
+
+
+def prefill(srv, what):
+    if what is None:
+        return
+    if what.startswith('strings'):
+        size = what[len('strings'):]
+        run_rb(srv, ['-t', 'set', '-d', size, '-r', str(KEYS), '-n', str(KEYS * 2), '-P', '64'],
+               None)
+    elif what == 'list':
+        run_rb(srv, ['-t', 'lpush', '-d', '16', '-n', '3000000', '-P', '64'], None)
+    elif what == 'hash':
+        run_rb(srv, ['-t', 'hset', '-d', '16', '-r', str(KEYS), '-n', str(KEYS * 2), '-P', '64'],
+               None)
+    elif what == 'zset':
+        run_rb(srv, ['-t', 'zadd', '-r', '1000', '-n', '20000', '-P', '64'], None)
+
+
+def run_rb(srv, args, pin, seconds=None, pipeline=1, clients=50, threads=1):
+    """redis-benchmark against srv; requests per second (the last rate line)."""
+    argv = ['redis-benchmark', '-p', str(srv.port), '-q', '-c', str(clients), '-P',
+            str(pipeline), '--threads', str(threads)]
+    argv += [] if '-r' in args else ['-r', str(KEYS)]
+    if seconds:
+        # Enough requests to outlast the time box; killed at its end.
+        argv += ['-n', '100000000']
+    argv += [a for a in args]
+    if pin is not None:
+        argv = ['taskset', '-c', str(pin)] + argv
+    if not seconds:
+        subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                       timeout=600)
+        return None
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    time.sleep(seconds)
+    p.send_signal(signal.SIGINT)
+    out, _ = p.communicate(timeout=30)
+    rates = re.findall(rb'rps=([0-9.]+) \(overall: ([0-9.]+)\)', out.replace(b'\r', b'\n'))
+    if not rates:
+        raise RuntimeError('redis-benchmark gave no rate: %r' % out[-300:])
+    return float(rates[-1][1])
+
+
+def measure(srv, row, pipeline, pin, seconds):
+    args, what = ROWS[row]
+    t0, c0 = time.monotonic(), cpu_seconds(srv.proc.pid)
+    rps = run_rb(srv, args, pin, seconds, pipeline)
+    dt, dc = time.monotonic() - t0, cpu_seconds(srv.proc.pid) - c0
+    return rps, dc * 1e9 / (rps * dt) if rps else 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument('-o', '--output', default='.output')
+    ap.add_argument('-T', '--seconds', type=float, default=5)
+    ap.add_argument('-r', '--rounds', type=int, default=2)
+    ap.add_argument('-m', '--modes', default='percore,machine')
+    ap.add_argument('--rows', default=','.join(ROWS))
+    ap.add_argument('--md', help='append the table to this markdown file')
+    a = ap.parse_args()
+    peers = [tuple(p.split('=', 1)) for p in os.environ.get('PEERS', '').split() if '=' in p]
+    for _, path in peers:
+        if not os.access(path, os.X_OK):
+            sys.exit('peers.py: %s is not an executable' % path)
+    if not shutil.which('redis-benchmark'):
+        sys.exit('peers.py: redis-benchmark is missing (make deps)')
+    xkvd = os.path.abspath(os.path.join(a.output, 'xkvd'))
+    rows = a.rows.split(',')
+    lines = []
+    load = os.getloadavg()[0]
+    for mode in a.modes.split(','):
+        server_pin, client_pin = (0, 1) if mode == 'percore' else (None, None)
+        specs = servers_for(mode, xkvd, peers)
+        names = [s[0] for s in specs]
+        results = {}      # (row, P, name) -> [(rps, ns)]
+        for row in rows:
+            for rnd in range(a.rounds):
+                order = specs if rnd % 2 == 0 else specs[::-1]
+                for name, argv, kind in order:
+                    srv = Server(name, argv, kind).start(server_pin)
+                    try:
+                        prefill(srv, ROWS[row][1])
+                        for p in (1, 16):
+                            results.setdefault((row, p, name), []).append(
+                                measure(srv, row, p, client_pin, a.seconds))
+                    finally:
+                        srv.stop()
+        lines.append('\n%s (redis-benchmark --threads 1%s, 50 connections, %g s a step, %d '
+                     'rounds: the median rate, server CPU ns per request)\n' % (
+                         mode, ', servers on CPU 0, client on CPU 1' if mode == 'percore'
+                         else ', nothing pinned', a.seconds, a.rounds))
+        lines.append('| row | P | ' + ' | '.join(names) + ' | xkvd / best peer |')
+        lines.append('|---|---:|' + '---:|' * (len(names) + 1))
+        for row in rows:
+            for p in (1, 16):
+                cells, best = [], 0
+                for name in names:
+                    got = sorted(results[(row, p, name)])
+                    rps, ns = got[len(got) // 2]
+                    cells.append('%.0fk / %.0f ns' % (rps / 1000, ns))
+                    if name != 'xkvd':
+                        best = max(best, rps)
+                xk = sorted(results[(row, p, 'xkvd')])[len(results[(row, p, 'xkvd')]) // 2][0]
+                lines.append('| %s | %d | %s | %.2f |' % (row, p, ' | '.join(cells),
+                                                          xk / best if best else 0))
+    head = 'Machine: %d CPUs (%s), Linux %s, load %.2f at start. Command: PEERS="%s" %s' % (
+        os.cpu_count(), open('/proc/cpuinfo').read().split('model name')[1].split(':')[1]
+        .split('\n')[0].strip(), os.uname().release, load, os.environ.get('PEERS', ''),
+        ' '.join(['tools/bench/peers.py'] + sys.argv[1:]))
+    text = head + '\n' + '\n'.join(lines) + '\n'
+    print(text)
+    if a.md:
+        with open(a.md, 'a') as f:
+            f.write('\n' + text)
+
+
+if __name__ == '__main__':
+    main()
