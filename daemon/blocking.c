@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "bgjob.h"
@@ -40,8 +41,12 @@ struct blocked_state {
 	struct arg *argv; /* copies */
 	int64_t deadline; /* mono ms, 0: none */
 	bool null_bulk;
-	enum blocked_phase phase; /* under the lock */
-	int nwaiters;		  /* in the FIFO; 0 once served */
+	bool on_nokey;		     /* a key's removal wakes it too (XREADGROUP) */
+	int type;		     /* the type a key must hold to wake it, -1: any */
+	uint64_t tried;		     /* the serving round that last ran it (under the lock) */
+	int64_t wake_at, wake_every; /* mono ms: run again then (CLAIM), 0: never */
+	enum blocked_phase phase;    /* under the lock */
+	int nwaiters;		     /* in the FIFO; 0 once served */
 	struct waiter **waiters;
 	char *reply; /* for the served mail: what to answer */
 	size_t reply_len;
@@ -68,6 +73,12 @@ bool blocking_allowed(const struct client *c)
 
 void blocking_block(struct client *c, const int *keys, int n, int64_t timeout_ms, bool null_bulk)
 {
+	blocking_block_on(c, keys, n, timeout_ms, null_bulk, -1, false);
+}
+
+void blocking_block_on(struct client *c, const int *keys, int n, int64_t timeout_ms, bool null_bulk,
+		       int type, bool on_nokey)
+{
 	struct blocked_state *st = xcalloc(1, sizeof(*st));
 
 	st->client_id = c->id;
@@ -82,6 +93,8 @@ void blocking_block(struct client *c, const int *keys, int n, int64_t timeout_ms
 	}
 	st->deadline = timeout_ms ? mono_ms() + timeout_ms : 0;
 	st->null_bulk = null_bulk;
+	st->on_nokey = on_nokey;
+	st->type = type;
 	st->waiters = xcalloc((size_t)n, sizeof(*st->waiters));
 	pthread_mutex_lock(&lock);
 	for (int i = 0; i < n; i++) {
@@ -111,16 +124,115 @@ static bool waiter_is(const struct waiter *w, int db, const char *key, size_t le
 	return w->db == db && w->klen == len && !memcmp(w->key, key, len);
 }
 
+static int waiter_cmp(const void *a, const void *b)
+{
+	const struct waiter *x = *(const struct waiter *const *)a;
+	const struct waiter *y = *(const struct waiter *const *)b;
+	int r;
+
+	if (x->db != y->db)
+		return x->db < y->db ? -1 : 1;
+	r = memcmp(x->key, y->key, x->klen < y->klen ? x->klen : y->klen);
+	return r ? r : (x->klen > y->klen) - (x->klen < y->klen);
+}
+
+void blocking_key_counts(uint64_t *keys, uint64_t *nokey)
+{
+	struct waiter **v;
+	size_t n = 0, cap = 16;
+
+	*keys = *nokey = 0;
+	v = xmalloc(sizeof(*v) * cap);
+	pthread_mutex_lock(&lock);
+	for (struct waiter *w = head; w; w = w->next) {
+		if (n == cap) {
+			cap *= 2;
+			v = xrealloc(v, sizeof(*v) * cap);
+		}
+		v[n++] = w;
+	}
+	qsort(v, n, sizeof(*v), waiter_cmp);
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		bool on_nokey = false;
+
+		for (; j < n && !waiter_cmp(&v[i], &v[j]); j++)
+			on_nokey |= v[j]->st->on_nokey;
+		(*keys)++;
+		*nokey += on_nokey;
+		i = j;
+	}
+	pthread_mutex_unlock(&lock);
+	xfree(v);
+}
+
+/* Notes key as ready (once). */
+static void mark_ready(int db, const char *key, size_t len)
+{
+	for (int i = 0; i < nready; i++)
+		if (ready[i].db == db && ready[i].len == len && !memcmp(ready[i].key, key, len))
+			return;
+	if (nready == ready_cap) {
+		ready_cap = ready_cap ? ready_cap * 2 : 8;
+		ready = xrealloc(ready, sizeof(*ready) * (size_t)ready_cap);
+	}
+	ready[nready].db = db;
+	ready[nready].len = (uint32_t)len;
+	ready[nready].key = xstrndup(key, len);
+	nready++;
+}
+
+/* A database emptied or swapped: the waiters that hear of removals, on
+ * keys of db or other (-1: none), are run again (XREADGROUP fails). */
+static void wake_nokey_waiters(int db, int other)
+{
+	struct {
+		int db;
+		size_t len;
+		char *key;
+	} *v = NULL;
+	size_t n = 0;
+
+	pthread_mutex_lock(&lock);
+	for (struct waiter *w = head; w; w = w->next) {
+		if (!w->st->on_nokey || w->st->phase != BLOCKED_WAITING ||
+		    (w->db != db && w->db != other))
+			continue;
+		v = xrealloc(v, sizeof(*v) * (n + 1));
+		v[n].db = w->db;
+		v[n].len = w->klen;
+		v[n].key = xstrndup(w->key, w->klen);
+		n++;
+	}
+	pthread_mutex_unlock(&lock);
+	for (size_t i = 0; i < n; i++) {
+		mark_ready(v[i].db, v[i].key, v[i].len);
+		xfree(v[i].key);
+	}
+	xfree(v);
+}
+
 void blocking_on_change(const struct db_change *ch)
 {
-	bool waited = false;
+	bool waited = false, removed;
 	const char *key;
 	size_t len;
 	int db;
 
-	/* Only a key written can feed a waiter; removals and whole-database
-	 * changes serve nobody. */
-	if (!atomic_load_explicit(&nwaiters, memory_order_relaxed) || ch->reason != DB_CHANGE_WRITE)
+	/* Only a key written can feed a waiter, and a key removed one that
+	 * wants to hear of it (XREADGROUP fails then, as in Redis); whole-
+	 * database changes serve nobody. */
+	if (!atomic_load_explicit(&nwaiters, memory_order_relaxed))
+		return;
+	if (ch->reason == DB_CHANGE_FLUSH || ch->reason == DB_CHANGE_SWAP) {
+		wake_nokey_waiters(ch->db, ch->reason == DB_CHANGE_SWAP ? ch->other_db : -1);
+		return;
+	}
+	if (!ch->e)
+		return;
+	removed = ch->reason == DB_CHANGE_DELETE || ch->reason == DB_CHANGE_RENAME ||
+		  ch->reason == DB_CHANGE_EXPIRE || ch->reason == DB_CHANGE_EVICT;
+	if (ch->reason != DB_CHANGE_WRITE && !removed)
 		return;
 	db = ch->db;
 	key = ch->e->key;
@@ -130,18 +242,11 @@ void blocking_on_change(const struct db_change *ch)
 			return;
 	pthread_mutex_lock(&lock);
 	for (struct waiter *w = head; w && !waited; w = w->next)
-		waited = waiter_is(w, db, key, len) && w->st->phase == BLOCKED_WAITING;
+		waited = waiter_is(w, db, key, len) && w->st->phase == BLOCKED_WAITING &&
+			 (!removed || w->st->on_nokey);
 	pthread_mutex_unlock(&lock);
-	if (!waited)
-		return;
-	if (nready == ready_cap) {
-		ready_cap = ready_cap ? ready_cap * 2 : 8;
-		ready = xrealloc(ready, sizeof(*ready) * (size_t)ready_cap);
-	}
-	ready[nready].db = db;
-	ready[nready].len = (uint32_t)len;
-	ready[nready].key = xstrndup(key, len);
-	nready++;
+	if (waited)
+		mark_ready(db, key, len);
 }
 
 /* Takes st's waiters out of the FIFO (under the lock). */
@@ -175,15 +280,20 @@ static void free_state(struct blocked_state *st)
 }
 
 /* The oldest waiter on key still waiting, now claimed; NULL if none. */
-static struct blocked_state *claim(int db, const char *key, size_t len)
+/* Serving rounds: a waiter is run at most once per round of a ready key. */
+static _Atomic uint64_t rounds;
+
+static struct blocked_state *claim(int db, const char *key, size_t len, uint64_t round)
 {
 	struct blocked_state *st = NULL;
 
 	pthread_mutex_lock(&lock);
 	for (struct waiter *w = head; w; w = w->next) {
-		if (waiter_is(w, db, key, len) && w->st->phase == BLOCKED_WAITING) {
+		if (waiter_is(w, db, key, len) && w->st->phase == BLOCKED_WAITING &&
+		    w->st->tried != round) {
 			st = w->st;
 			st->phase = BLOCKED_SERVING;
+			st->tried = round;
 			break;
 		}
 	}
@@ -251,6 +361,18 @@ static bool run_for(struct blocked_state *st, struct command *cmd)
 	return true;
 }
 
+/* Is st woken by r as it is now (under the locks of st's keys)? As Redis: a
+ * key of the type it waits for, or any change if removals wake it too. */
+static bool wants(const struct blocked_state *st, const struct ready_key *r)
+{
+	const struct entry *e;
+
+	if (st->on_nokey || st->type < 0)
+		return true;
+	e = db_peek(r->db, r->key, r->len);
+	return e && (int)e->val.type == st->type;
+}
+
 /*
  * Serves the ready keys' waiters, oldest first, for as long as each key's
  * next waiter gets an answer (its pop's own change keeps the key ready).
@@ -265,8 +387,9 @@ static void serve(const struct lockset *held)
 		struct ready_key r = ready[i];
 		struct blocked_state *st;
 		bool later = false;
+		uint64_t round = atomic_fetch_add(&rounds, 1) + 1;
 
-		while ((st = claim(r.db, r.key, r.len))) {
+		while ((st = claim(r.db, r.key, r.len, round))) {
 			struct command *cmd = command_lookup(st->argv[0].p, st->argv[0].len);
 			struct lockset ls;
 			bool ok;
@@ -280,13 +403,12 @@ static void serve(const struct lockset *held)
 			}
 			if (!held)
 				lockset_acquire(&ls);
-			ok = run_for(st, cmd);
+			ok = wants(st, &r) && run_for(st, cmd);
 			if (!held)
 				lockset_release(&ls);
-			if (!ok) {
+			/* Not served: the next waiter may be (another type's). */
+			if (!ok)
 				unclaim(st);
-				break;
-			}
 		}
 		if (later) {
 			i++;
@@ -447,13 +569,65 @@ void blocking_unblock(struct client *c)
 	c->worker->nblocked--;
 }
 
+void blocking_wake_at(struct client *c, int64_t at_ms, int64_t every_ms)
+{
+	struct blocked_state *st = c->blocked;
+
+	if (!st)
+		return;
+	/* Set before any thread can read it for a wake: only this worker's
+	 * cron reads it, and it runs after this command. */
+	st->wake_at = at_ms > 0 ? at_ms : 1;
+	st->wake_every = every_ms > 0 ? every_ms : 1;
+}
+
+/* A waiter whose wake time came: its keys are ready, so that it runs again
+ * (it goes on waiting if that serves nothing). */
+static void wake_due(struct blocked_state *st, int64_t now)
+{
+	struct {
+		int db;
+		size_t len;
+		char *key;
+	} * v;
+	int n = 0;
+
+	st->wake_at = now + st->wake_every;
+	pthread_mutex_lock(&lock);
+	if (st->phase != BLOCKED_WAITING) {
+		pthread_mutex_unlock(&lock);
+		return;
+	}
+	v = xmalloc(sizeof(*v) * (size_t)(st->nwaiters ? st->nwaiters : 1));
+	for (int i = 0; i < st->nwaiters; i++) {
+		v[n].db = st->waiters[i]->db;
+		v[n].len = st->waiters[i]->klen;
+		v[n].key = xstrndup(st->waiters[i]->key, st->waiters[i]->klen);
+		n++;
+	}
+	pthread_mutex_unlock(&lock);
+	for (int i = 0; i < n; i++) {
+		mark_ready(v[i].db, v[i].key, v[i].len);
+		xfree(v[i].key);
+	}
+	xfree(v);
+}
+
 void blocking_timeouts(struct worker *w)
 {
 	int64_t now = mono_ms();
+	bool woke = false;
 
 	for (struct client *c = w->clients; c && w->nblocked; c = c->next_in_worker) {
 		struct blocked_state *st = c->blocked;
 		bool null_bulk;
+
+		if (st && !c->closing && st->wake_at && now >= st->wake_at &&
+		    (!st->deadline || now < st->deadline)) {
+			wake_due(st, now);
+			woke = true;
+			continue;
+		}
 
 		if (!st || c->closing || !st->deadline || now < st->deadline)
 			continue;
@@ -467,6 +641,8 @@ void blocking_timeouts(struct worker *w)
 			reply_null_array(c);
 		resume(c);
 	}
+	if (woke)
+		blocking_serve_ready();
 }
 
 bool blocking_unblock_id(uint64_t id, bool error)

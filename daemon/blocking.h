@@ -33,6 +33,19 @@ bool blocking_allowed(const struct client *c);
 /* Blocks c on the keys at argv indexes keys[0..n) for timeout_ms (0: for
  * ever). A timeout answers a null bulk if null_bulk, else a null array. */
 void blocking_block(struct client *c, const int *keys, int n, int64_t timeout_ms, bool null_bulk);
+/* As blocking_block; type (an OBJ_*, or -1 for any) is what a key must hold
+ * for its change to run the command again, as Redis wakes a list waiter only
+ * for a list; with on_nokey, any change and a key's removal run it again
+ * (XREADGROUP, which fails when its group went). */
+void blocking_block_on(struct client *c, const int *keys, int n, int64_t timeout_ms, bool null_bulk,
+		       int type, bool on_nokey);
+/* Right after blocking c: run its command again at at_ms (mono), then every
+ * every_ms while it waits (XREADGROUP CLAIM: pending entries come of age
+ * without any key changing). Checked by its worker's cron. */
+void blocking_wake_at(struct client *c, int64_t at_ms, int64_t every_ms);
+/* INFO's total_blocking_keys and total_blocking_keys_on_nokey: keys with
+ * waiters, and those with a waiter that a removal wakes. */
+void blocking_key_counts(uint64_t *keys, uint64_t *nokey);
 /* The store's hook (STORE_HOOK_BLOCKING): a key written may feed waiters
  * (its shard lock is held). */
 struct db_change;

@@ -695,9 +695,9 @@ void command_call_as(struct client *c, struct command *cmd, int argc, struct arg
 	int64_t start = 0;
 	uint64_t errors = 0;
 
+	errors = __atomic_load_n(&c->worker->stats.errors, __ATOMIC_RELAXED);
 	if (!(flags & EXEC_RETRY)) {
 		__atomic_store_n(&c->last_cmd, cmd->name, __ATOMIC_RELAXED);
-		errors = __atomic_load_n(&c->worker->stats.errors, __ATOMIC_RELAXED);
 		start = mono_us();
 	}
 	c->argv = argv;
@@ -714,6 +714,13 @@ void command_call_as(struct client *c, struct command *cmd, int argc, struct arg
 	exec_ctx_pop(&x);
 	if (!(flags & EXEC_RETRY))
 		account(c, cmd, start, errors);
+	else if (__atomic_load_n(&c->worker->stats.errors, __ATOMIC_RELAXED) != errors)
+		/* A waiter answered with an error (XREADGROUP's NOGROUP) is a
+		 * failed call, as in Redis, though its call was counted when
+		 * it blocked. From another thread than the waiter's worker:
+		 * an atomic add (the worker's own relaxed store may still
+		 * lose one, as CONFIG RESETSTAT may). */
+		__atomic_fetch_add(&c->worker->cmd_stats[cmd->index].failed, 1, __ATOMIC_RELAXED);
 	c->argv = outer_argv;
 	c->argc = outer_argc;
 }

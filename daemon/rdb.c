@@ -90,12 +90,12 @@ void rdb_buf_put(struct rdb_buf *b, const void *p, size_t len)
 	b->len += len;
 }
 
-static void rdb_put_byte(struct rdb_buf *b, uint8_t v)
+void rdb_put_byte(struct rdb_buf *b, uint8_t v)
 {
 	rdb_buf_put(b, &v, 1);
 }
 
-static void rdb_put_le(struct rdb_buf *b, uint64_t v, int n)
+void rdb_put_le(struct rdb_buf *b, uint64_t v, int n)
 {
 	uint8_t t[8];
 
@@ -184,12 +184,7 @@ static void rdb_save_ll_string(struct rdb_buf *b, long long v)
 
 /* ---- listpack building ---------------------------------------------------------------------- */
 
-struct lp_build {
-	struct rdb_buf b;
-	uint32_t count;
-};
-
-static void lpb_init(struct lp_build *lp)
+void rdb_lp_init(struct rdb_lp *lp)
 {
 	static const uint8_t hdr[6];
 
@@ -197,7 +192,7 @@ static void lpb_init(struct lp_build *lp)
 	rdb_buf_put(&lp->b, hdr, sizeof(hdr));
 }
 
-static void lpb_backlen(struct lp_build *lp, uint64_t l)
+static void rdb_lp_backlen(struct rdb_lp *lp, uint64_t l)
 {
 	uint8_t t[5];
 	int n;
@@ -219,7 +214,7 @@ static void lpb_backlen(struct lp_build *lp, uint64_t l)
 	rdb_buf_put(&lp->b, t, n);
 }
 
-static void lpb_int(struct lp_build *lp, int64_t v)
+void rdb_lp_int(struct rdb_lp *lp, int64_t v)
 {
 	uint8_t t[9];
 	int n;
@@ -246,20 +241,20 @@ static void lpb_int(struct lp_build *lp, int64_t v)
 		n = 1 + w;
 	}
 	rdb_buf_put(&lp->b, t, n);
-	lpb_backlen(lp, n);
+	rdb_lp_backlen(lp, n);
 	lp->count++;
 }
 
 /* A string entry, or an integer one when the bytes are a canonical integer,
  * as Redis's lpAppend stores them. */
-static void lpb_str(struct lp_build *lp, const char *p, size_t len)
+void rdb_lp_str(struct rdb_lp *lp, const char *p, size_t len)
 {
 	uint8_t t[5];
 	size_t h;
 	long long v;
 
 	if (len && len < LP_INT_STR_MAX && str_to_ll(p, len, &v)) {
-		lpb_int(lp, v);
+		rdb_lp_int(lp, v);
 		return;
 	}
 	if (len < 64) {
@@ -277,12 +272,12 @@ static void lpb_str(struct lp_build *lp, const char *p, size_t len)
 	}
 	rdb_buf_put(&lp->b, t, h);
 	rdb_buf_put(&lp->b, p, len);
-	lpb_backlen(lp, h + len);
+	rdb_lp_backlen(lp, h + len);
 	lp->count++;
 }
 
 /* Closes the listpack and writes it as one RDB string; frees the builder. */
-static void lpb_save(struct lp_build *lp, struct rdb_buf *out, bool compress)
+void rdb_lp_save(struct rdb_lp *lp, struct rdb_buf *out, bool compress)
 {
 	uint8_t *h;
 	uint32_t n;
@@ -313,13 +308,13 @@ static void rdb_save_list(struct rdb_buf *b, const struct obj *o, bool compress)
 	/* One listpack per node, so the node boundaries are the list's own. */
 	for (size_t i = 0; i < nodes; i++) {
 		size_t n = list_node_len(o, i);
-		struct lp_build lp;
+		struct rdb_lp lp;
 
-		lpb_init(&lp);
+		rdb_lp_init(&lp);
 		for (size_t k = 0; k < n && list_iter_next(&it, &el); k++)
-			lpb_str(&lp, el.p, el.len);
+			rdb_lp_str(&lp, el.p, el.len);
 		rdb_save_len(b, QUICKLIST_PACKED);
-		lpb_save(&lp, b, compress);
+		rdb_lp_save(&lp, b, compress);
 	}
 }
 
@@ -372,14 +367,14 @@ static void rdb_save_set(struct rdb_buf *b, const struct obj *o, bool compress)
 		rdb_put_byte(b, RDB_TYPE_SET_INTSET);
 		rdb_save_intset(b, o, compress);
 	} else if (o->enc == ENC_LISTPACK && !rdb_save_compat) {
-		struct lp_build lp;
+		struct rdb_lp lp;
 
 		rdb_put_byte(b, RDB_TYPE_SET_LISTPACK);
-		lpb_init(&lp);
+		rdb_lp_init(&lp);
 		set_iter_init(&it, o);
 		while (set_iter_next(&it, &p, &len))
-			lpb_str(&lp, p, len);
-		lpb_save(&lp, b, compress);
+			rdb_lp_str(&lp, p, len);
+		rdb_lp_save(&lp, b, compress);
 	} else {
 		rdb_put_byte(b, RDB_TYPE_SET);
 		rdb_save_len(b, set_size(o));
@@ -411,22 +406,22 @@ static void rdb_save_zset(struct rdb_buf *b, const struct obj *o, bool compress)
 	struct zset_elem el;
 
 	if (o->enc == ENC_LISTPACK) {
-		struct lp_build lp;
+		struct rdb_lp lp;
 
 		rdb_put_byte(b, RDB_TYPE_ZSET_LISTPACK);
-		lpb_init(&lp);
+		rdb_lp_init(&lp);
 		zset_iter_init(&it, o, 0, false);
 		while (zset_iter_next(&it, &el)) {
 			char tmp[64];
 			long long ll;
 
-			lpb_str(&lp, el.m, el.len);
+			rdb_lp_str(&lp, el.m, el.len);
 			if (rdb_double_ll(el.score, &ll))
-				lpb_int(&lp, ll);
+				rdb_lp_int(&lp, ll);
 			else
-				lpb_str(&lp, tmp, d_to_str_shortest(tmp, sizeof(tmp), el.score));
+				rdb_lp_str(&lp, tmp, d_to_str_shortest(tmp, sizeof(tmp), el.score));
 		}
-		lpb_save(&lp, b, compress);
+		rdb_lp_save(&lp, b, compress);
 		return;
 	}
 	/* ZSET_2: greatest first, scores as binary little-endian doubles. */
@@ -480,21 +475,21 @@ static void rdb_save_hash(struct rdb_buf *b, const struct obj *o, bool compress)
 		k++;
 	}
 	if (o->enc == ENC_LISTPACK) {
-		struct lp_build lp;
+		struct rdb_lp lp;
 
 		rdb_put_byte(b, ttl ? RDB_TYPE_HASH_LISTPACK_EX : RDB_TYPE_HASH_LISTPACK);
 		if (ttl) {
 			qsort(fs, k, sizeof(*fs), rdb_cmp_hfield);
 			rdb_put_le(b, (uint64_t)(min == HASH_NO_EXPIRE ? 0 : min), 8);
 		}
-		lpb_init(&lp);
+		rdb_lp_init(&lp);
 		for (size_t i = 0; i < k; i++) {
-			lpb_str(&lp, fs[i].f, fs[i].flen);
-			lpb_str(&lp, fs[i].v, fs[i].vlen);
+			rdb_lp_str(&lp, fs[i].f, fs[i].flen);
+			rdb_lp_str(&lp, fs[i].v, fs[i].vlen);
 			if (ttl)
-				lpb_int(&lp, fs[i].expire == HASH_NO_EXPIRE ? 0 : fs[i].expire);
+				rdb_lp_int(&lp, fs[i].expire == HASH_NO_EXPIRE ? 0 : fs[i].expire);
 		}
-		lpb_save(&lp, b, compress);
+		rdb_lp_save(&lp, b, compress);
 	} else {
 		rdb_put_byte(b, ttl ? RDB_TYPE_HASH_METADATA : RDB_TYPE_HASH);
 		if (ttl)
@@ -589,6 +584,9 @@ void rdb_save_value(struct rdb_buf *b, const struct obj *o, bool compress)
 	case OBJ_HASH:
 		rdb_save_hash(b, o, compress);
 		break;
+	case OBJ_STREAM:
+		rdb_save_stream(b, o, compress);
+		break;
 	case OBJ_ARRAY:
 		rdb_save_array(b, o, compress);
 		break;
@@ -626,7 +624,7 @@ int rdb_read_byte(struct rdb_reader *r, uint8_t *out)
 	return 0;
 }
 
-static int rdb_read_le(struct rdb_reader *r, int n, uint64_t *out)
+int rdb_read_le(struct rdb_reader *r, int n, uint64_t *out)
 {
 	uint64_t v = 0;
 
@@ -730,17 +728,8 @@ int rdb_read_string(struct rdb_reader *r, char **out, size_t *len)
 
 /* ---- compact encodings, read ------------------------------------------------------------------ */
 
-/* One element of a listpack or ziplist: its bytes, or an integer. */
-struct rdb_ent {
-	const char *s;
-	size_t len;
-	long long v;
-	bool is_int;
-	char buf[LL_STR_SIZE + 1];
-};
-
 /* The bytes of e (an integer is formatted into e->buf). */
-static const char *rdb_ent_str(struct rdb_ent *e, size_t *len)
+const char *rdb_ent_str(struct rdb_ent *e, size_t *len)
 {
 	if (e->is_int) {
 		*len = ll_to_str(e->buf, e->v);
@@ -766,14 +755,7 @@ static uint64_t rdb_le(const uint8_t *p, int n)
 	return v;
 }
 
-/* A cursor over a listpack or ziplist blob, checked once at start. */
-struct rdb_pack {
-	const uint8_t *p;
-	size_t len, off;
-	bool ziplist;
-};
-
-static int rdb_pack_open(struct rdb_pack *k, const char *p, size_t len, bool ziplist)
+int rdb_pack_open(struct rdb_pack *k, const char *p, size_t len, bool ziplist)
 {
 	size_t hdr = ziplist ? 10 : 6;
 
@@ -907,7 +889,7 @@ static int rdb_zl_next(struct rdb_pack *k, struct rdb_ent *e)
 	return 1;
 }
 
-static int rdb_pack_next(struct rdb_pack *k, struct rdb_ent *e)
+int rdb_pack_next(struct rdb_pack *k, struct rdb_ent *e)
 {
 	return k->ziplist ? rdb_zl_next(k, e) : rdb_lp_next(k, e);
 }
@@ -1336,7 +1318,7 @@ bool rdb_type_known(uint8_t t)
 	       t == RDB_TYPE_HASH_LISTPACK || t == RDB_TYPE_ZSET_LISTPACK ||
 	       t == RDB_TYPE_LIST_QUICKLIST_2 || t == RDB_TYPE_SET_LISTPACK ||
 	       (t >= RDB_TYPE_HASH_METADATA_PRE_GA && t <= RDB_TYPE_HASH_LISTPACK_EX) ||
-	       t == RDB_TYPE_ARRAY;
+	       t == RDB_TYPE_ARRAY || rdb_stream_type(t);
 }
 
 int rdb_load_object(struct rdb_reader *r, uint8_t t, struct obj *out)
@@ -1383,6 +1365,13 @@ int rdb_load_object(struct rdb_reader *r, uint8_t t, struct obj *out)
 		rc = rdb_load_array(r, &o, &made);
 		break;
 	default:
+		if (rdb_stream_type(t)) {
+			/* An empty stream is a valid value. */
+			if (rdb_load_stream(r, t, &o))
+				return -EINVAL;
+			*out = o;
+			return 0;
+		}
 		if (!rdb_type_known(t))
 			return -EINVAL;
 		rc = rdb_load_hash(r, t, &o, &made);

@@ -29,6 +29,7 @@
 #include <stdint.h>
 
 #include "object.h"
+#include "util.h"
 
 /* The RDB version Redis 8.8 writes (and the newest this code reads). */
 #define RDB_VERSION 14
@@ -62,6 +63,8 @@ extern bool rdb_save_compat;
 
 int rdb_read_byte(struct rdb_reader *r, uint8_t *out);
 int rdb_read_len(struct rdb_reader *r, uint64_t *out);
+/* An n-byte little-endian integer. */
+int rdb_read_le(struct rdb_reader *r, int n, uint64_t *out);
 /* A string (any encoding) into a fresh xmalloc'd buffer the caller frees. */
 int rdb_read_string(struct rdb_reader *r, char **out, size_t *len);
 /* Is t a value type byte this code reads? */
@@ -69,5 +72,46 @@ bool rdb_type_known(uint8_t t);
 /* Reads the body of a value of type byte t into *out (the caller owns it).
  * 0, or -EINVAL for malformed or unsupported data (nothing is left to free). */
 int rdb_load_object(struct rdb_reader *r, uint8_t t, struct obj *out);
+
+/* Raw output: a byte, and an n-byte little-endian integer. */
+void rdb_put_byte(struct rdb_buf *b, uint8_t v);
+void rdb_put_le(struct rdb_buf *b, uint64_t v, int n);
+
+/* A listpack being built, then written as one RDB string. */
+struct rdb_lp {
+	struct rdb_buf b;
+	uint32_t count;
+};
+void rdb_lp_init(struct rdb_lp *lp);
+void rdb_lp_int(struct rdb_lp *lp, int64_t v);
+/* A string element, or an integer one for a canonical integer (lpAppend). */
+void rdb_lp_str(struct rdb_lp *lp, const char *p, size_t len);
+/* Closes the listpack and writes it as one RDB string; frees the builder. */
+void rdb_lp_save(struct rdb_lp *lp, struct rdb_buf *out, bool compress);
+
+/* One element of a listpack or ziplist: its bytes, or an integer. */
+struct rdb_ent {
+	const char *s;
+	size_t len;
+	long long v;
+	bool is_int;
+	char buf[LL_STR_SIZE + 1];
+};
+/* The bytes of e (an integer is formatted into e->buf). */
+const char *rdb_ent_str(struct rdb_ent *e, size_t *len);
+/* A cursor over a listpack or ziplist blob, checked once at start. */
+struct rdb_pack {
+	const uint8_t *p;
+	size_t len, off;
+	bool ziplist;
+};
+int rdb_pack_open(struct rdb_pack *k, const char *p, size_t len, bool ziplist);
+/* The next element: 1 with *e filled, 0 at the end, -EINVAL. */
+int rdb_pack_next(struct rdb_pack *k, struct rdb_ent *e);
+
+/* Streams (rdb_stream.c): RDB_TYPE_STREAM_LISTPACKS to _5 read, _5 written. */
+bool rdb_stream_type(uint8_t t);
+void rdb_save_stream(struct rdb_buf *b, const struct obj *o, bool compress);
+int rdb_load_stream(struct rdb_reader *r, uint8_t t, struct obj *out);
 
 #endif

@@ -251,6 +251,13 @@ static void signal_change(int db, int other_db, struct entry *e, enum db_change_
 	signal_change_as(db, other_db, e, why, 0);
 }
 
+void db_dirty(int db, struct entry *e, unsigned n)
+{
+	struct shard *sh = store_shard(db, e->slot % STORE_SHARDS);
+
+	__atomic_store_n(&sh->changes, sh->changes + n, __ATOMIC_RELAXED);
+}
+
 /* shard.field_ttls: none seen; seen in the last full scan; set since. */
 enum { FIELD_TTLS_NONE, FIELD_TTLS_SEEN, FIELD_TTLS_NEW };
 

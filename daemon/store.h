@@ -238,6 +238,10 @@ void db_count_expired(int db, const char *key, size_t len);
  * DB_CHANGE_WRITE. db_add, db_set_value, db_set, db_set_string, db_delete,
  * db_remove and db_set_expire signal their own changes. */
 void db_changed(int db, struct entry *e);
+/* Counts n changes to e (the RDB's "changes since the last save") without
+ * signalling any: a stream's consumer groups edited (Redis's dirty++ with
+ * no keyModified signal). Under e's shard lock. */
+void db_dirty(int db, struct entry *e, unsigned n);
 /* The access clock: ticks of 10 ms since the store started (idle times, LRU
  * and LFU decay); 32 bits last 497 days. */
 #define STORE_CLOCK_HZ 100

@@ -14,12 +14,14 @@
  * Redis's does (docs/architecture.md).
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <xxhash.h>
 
 #include "config.h"
 #include "mem.h"
 #include "t_stream.h"
+#include "t_stream_cg.h"
 #include "util.h"
 #include "varint.h"
 
@@ -61,6 +63,8 @@ struct stream {
 	struct idmp_producer **producers;
 	size_t nproducers;
 	uint64_t idmp_duration, idmp_maxsize; /* seconds; IDs per producer */
+	uint64_t iids_added, iids_duplicates;
+	struct stream_cgroups *cg; /* consumer groups, NULL if none */
 };
 
 static struct stream *S(const struct obj *o)
@@ -96,6 +100,26 @@ struct stream_id stream_max_deleted(const struct obj *o)
 uint64_t stream_entries_added(const struct obj *o)
 {
 	return S(o)->entries_added;
+}
+
+struct stream_id stream_first_id(const struct obj *o)
+{
+	return S(o)->first_id;
+}
+
+size_t stream_node_count(const struct obj *o)
+{
+	return S(o)->nnodes;
+}
+
+struct stream_id stream_node_master(const struct obj *o, size_t i)
+{
+	return S(o)->nodes[i]->master;
+}
+
+struct stream_cgroups **stream_cg_slot(const struct obj *o)
+{
+	return &S(o)->cg;
 }
 
 int stream_id_cmp(const struct stream_id *a, const struct stream_id *b)
@@ -392,6 +416,10 @@ static void nodes_remove(struct stream *s, size_t i)
 	s->nnodes--;
 }
 
+static int node_write(struct stream *s, const struct stream_id *idp, const char *const *f,
+		      const size_t *flen, const char *const *v, const size_t *vlen, uint64_t nf,
+		      unsigned flags);
+
 int stream_append(struct obj *o, const char *const *f, const size_t *flen, const char *const *v,
 		  const size_t *vlen, uint64_t nf, const struct stream_id *use_id, bool seq_given,
 		  int64_t now, struct stream_id *added)
@@ -399,9 +427,7 @@ int stream_append(struct obj *o, const char *const *f, const size_t *flen, const
 	struct stream *s = S(o);
 	struct snode *n = s->nnodes ? s->nodes[s->nnodes - 1] : NULL;
 	struct stream_id id;
-	size_t total = 0, need;
-	bool same;
-	unsigned char *p;
+	size_t total = 0;
 
 	if (!use_id) {
 		if ((uint64_t)now > s->last_id.ms) {
@@ -442,6 +468,29 @@ int stream_append(struct obj *o, const char *const *f, const size_t *flen, const
 		n = node_new(&id, f, flen, nf);
 		nodes_insert_tail(s, n);
 	}
+	if (node_write(s, &id, f, flen, v, vlen, nf, 0))
+		return -ERANGE;
+	n = s->nodes[s->nnodes - 1];
+	n->live++;
+	if (!s->length++)
+		s->first_id = id;
+	s->entries_added++;
+	s->last_id = id;
+	*added = id;
+	return 0;
+}
+
+/* Writes an entry at the end of the tail node (its counters aside). */
+static int node_write(struct stream *s, const struct stream_id *idp, const char *const *f,
+		      const size_t *flen, const char *const *v, const size_t *vlen, uint64_t nf,
+		      unsigned flags)
+{
+	struct snode *n = s->nodes[s->nnodes - 1];
+	struct stream_id id = *idp;
+	size_t need;
+	bool same;
+	unsigned char *p;
+
 	same = same_fields(n, f, flen, nf);
 	need = 1 + varint_len(id.ms - n->master.ms) + varint_len(zigzag(id.seq - n->master.seq));
 	if (!same)
@@ -456,7 +505,7 @@ int stream_append(struct obj *o, const char *const *f, const size_t *flen, const
 	n = xrealloc(n, sizeof(*n) + n->used + need);
 	s->nodes[s->nnodes - 1] = n;
 	p = n->data + n->used;
-	*p++ = same ? ENTRY_SAMEFIELDS : 0;
+	*p++ = (unsigned char)((same ? ENTRY_SAMEFIELDS : 0) | flags);
 	p += varint_put(p, id.ms - n->master.ms);
 	p += varint_put(p, zigzag(id.seq - n->master.seq));
 	if (!same)
@@ -467,8 +516,7 @@ int stream_append(struct obj *o, const char *const *f, const size_t *flen, const
 		p += put_str(p, v[i], vlen[i]);
 	}
 	n->used += (uint32_t)need;
-	n->live++;
-	n->lp_bytes += lp_int(same ? ENTRY_SAMEFIELDS : 0) +
+	n->lp_bytes += lp_int((same ? ENTRY_SAMEFIELDS : 0) | flags) +
 		       lp_int((int64_t)(id.ms - n->master.ms)) +
 		       lp_int((int64_t)(id.seq - n->master.seq)) +
 		       lp_int((int64_t)(same ? nf + 3 : 2 * nf + 4));
@@ -479,11 +527,6 @@ int stream_append(struct obj *o, const char *const *f, const size_t *flen, const
 			n->lp_bytes += lp_str(f[i], flen[i]);
 		n->lp_bytes += lp_str(v[i], vlen[i]);
 	}
-	if (!s->length++)
-		s->first_id = id;
-	s->entries_added++;
-	s->last_id = id;
-	*added = id;
 	return 0;
 }
 
@@ -611,6 +654,13 @@ static void refresh_first(struct stream *s, const struct obj *o)
 		stream_first(o, &s->first_id);
 }
 
+bool stream_exists(const struct obj *o, const struct stream_id *id)
+{
+	struct stream_id found;
+
+	return stream_range(o, id, id, false, 1, take_first, &found) == 1;
+}
+
 bool stream_delete(struct obj *o, const struct stream_id *id)
 {
 	struct stream *s = S(o);
@@ -646,14 +696,16 @@ bool stream_delete(struct obj *o, const struct stream_id *id)
 }
 
 uint64_t stream_trim(struct obj *o, enum stream_trim_by by, uint64_t maxlen,
-		     const struct stream_id *minid, bool approx, uint64_t limit)
+		     const struct stream_id *minid, bool approx, uint64_t limit,
+		     stream_trim_fn *can_delete)
 {
 	struct stream *s = S(o);
 	uint64_t deleted = 0;
+	size_t i = 0;
 
-	while (s->nnodes) {
-		struct snode *n = s->nodes[0];
-		uint64_t entries = n->live;
+	while (i < s->nnodes) {
+		struct snode *n = s->nodes[i];
+		uint64_t entries = n->live, from_node = 0;
 		bool whole;
 
 		if (by == STREAM_TRIM_MAXLEN && s->length <= maxlen)
@@ -671,13 +723,13 @@ uint64_t stream_trim(struct obj *o, enum stream_trim_by by, uint64_t maxlen,
 			node_entry(n, node_last(n), &e, &flags);
 			whole = stream_id_cmp(&e.id, minid) < 0;
 		}
-		if (whole) {
-			nodes_remove(s, 0);
+		if (whole && !can_delete) {
+			nodes_remove(s, i);
 			s->length -= entries;
 			deleted += entries;
 			continue;
 		}
-		if (approx)
+		if (approx && !can_delete)
 			break;
 		/* Flag entries from the node's head; the rest stays. */
 		for (uint32_t off = n->first; off < n->used;) {
@@ -691,11 +743,24 @@ uint64_t stream_trim(struct obj *o, enum stream_trim_by by, uint64_t maxlen,
 				break;
 			if (flags & ENTRY_DELETED)
 				continue;
+			if (can_delete && !can_delete(o, &e.id))
+				continue;
 			n->data[at] |= ENTRY_DELETED;
 			n->live--;
 			n->deleted++;
 			s->length--;
-			deleted++;
+			from_node++;
+		}
+		deleted += from_node;
+		if (!n->live) {
+			nodes_remove(s, i);
+			continue;
+		}
+		/* A node that could have gone whole but kept referenced entries:
+		 * on to the next, as Redis does. */
+		if (whole) {
+			i++;
+			continue;
 		}
 		break;
 	}
@@ -712,6 +777,104 @@ void stream_set_ids(struct obj *o, const struct stream_id *last, uint64_t entrie
 	s->last_id = *last;
 	s->entries_added = entries_added;
 	s->max_deleted = *max_deleted;
+}
+
+/* ---- RDB's view ---- */
+
+void stream_walk_nodes(const struct obj *o, stream_node_fn *node_fn, stream_item_fn *item_fn,
+		       void *ctx)
+{
+	const struct stream *s = S(o);
+
+	for (size_t i = 0; i < s->nnodes; i++) {
+		const struct snode *n = s->nodes[i];
+		const char **mf = xmalloc(sizeof(*mf) * (n->nmaster ? n->nmaster : 1));
+		size_t *mflen = xmalloc(sizeof(*mflen) * (n->nmaster ? n->nmaster : 1));
+		const unsigned char *p = n->data + varint_len(n->nmaster);
+		struct stream_entry e;
+		unsigned flags;
+
+		for (uint64_t k = 0; k < n->nmaster; k++) {
+			uint64_t len;
+
+			p += varint_get(p, &len);
+			mf[k] = (const char *)p;
+			mflen[k] = len;
+			p += len;
+		}
+		node_fn(ctx, &n->master, n->live, n->deleted, n->nmaster, mf, mflen);
+		xfree(mf);
+		xfree(mflen);
+		for (uint32_t off = n->first; off < n->used;) {
+			off = node_entry(n, off, &e, &flags);
+			item_fn(ctx, flags, &e);
+		}
+	}
+}
+
+int stream_load_node(struct obj *o, const struct stream_id *master, const char *const *mf,
+		     const size_t *mflen, uint64_t nmf)
+{
+	struct stream *s = S(o);
+
+	if (s->nnodes && stream_id_cmp(&s->nodes[s->nnodes - 1]->master, master) >= 0)
+		return -EINVAL;
+	nodes_insert_tail(s, node_new(master, mf, mflen, nmf));
+	return 0;
+}
+
+int stream_load_entry(struct obj *o, const struct stream_id *id, bool deleted, const char *const *f,
+		      const size_t *flen, const char *const *v, const size_t *vlen, uint64_t nf)
+{
+	struct stream *s = S(o);
+	struct snode *n;
+	struct stream_entry e;
+	unsigned flags;
+
+	if (!s->nnodes)
+		return -EINVAL;
+	n = s->nodes[s->nnodes - 1];
+	if (stream_id_cmp(id, &n->master) < 0)
+		return -EINVAL;
+	if (n->used > n->first) {
+		node_entry(n, node_last(n), &e, &flags);
+		if (stream_id_cmp(id, &e.id) <= 0)
+			return -EINVAL;
+	}
+	if (node_write(s, id, f, flen, v, vlen, nf, deleted ? ENTRY_DELETED : 0))
+		return -EINVAL;
+	n = s->nodes[s->nnodes - 1];
+	if (deleted)
+		n->deleted++;
+	else
+		n->live++;
+	return 0;
+}
+
+int stream_load_done(struct obj *o, uint64_t length, const struct stream_id *last,
+		     const struct stream_id *first, const struct stream_id *max_deleted,
+		     uint64_t entries_added)
+{
+	struct stream *s = S(o);
+	uint64_t live = 0;
+	size_t k = 0;
+
+	/* A node with no live entry is dropped (Redis refuses one). */
+	for (size_t i = 0; i < s->nnodes; i++) {
+		if (!s->nodes[i]->live)
+			return -EINVAL;
+		live += s->nodes[i]->live;
+		s->nodes[k++] = s->nodes[i];
+	}
+	s->nnodes = k;
+	if (live != length)
+		return -EINVAL;
+	s->length = length;
+	s->last_id = *last;
+	s->first_id = *first;
+	s->max_deleted = *max_deleted;
+	s->entries_added = entries_added;
+	return 0;
 }
 
 /* ---- IDMP ---- */
@@ -774,6 +937,7 @@ bool stream_idmp_find(struct obj *o, const char *pid, size_t plen, const void *i
 	for (size_t i = 0; i < p->n; i++) {
 		if (p->iids[i]->len == ilen && !memcmp(p->iids[i]->iid, iid, ilen)) {
 			*id = p->iids[i]->id;
+			s->iids_duplicates++;
 			return true;
 		}
 	}
@@ -796,6 +960,7 @@ void stream_idmp_insert(struct obj *o, const char *pid, size_t plen, const void 
 		s->producers = xrealloc(s->producers, (s->nproducers + 1) * sizeof(*s->producers));
 		s->producers[s->nproducers++] = p;
 	}
+	s->iids_added++;
 	e = xmalloc(sizeof(*e) + ilen);
 	e->id = *id;
 	e->len = ilen;
@@ -812,6 +977,123 @@ void stream_idmp_insert(struct obj *o, const char *pid, size_t plen, const void 
 	}
 }
 
+int stream_idmp_peek(const struct obj *o, const char *pid, size_t plen, const void *iid,
+		     size_t ilen, const struct stream_id *id)
+{
+	struct stream *s = S(o);
+	size_t at;
+	struct idmp_producer *p = producer_find(s, pid, plen, &at);
+
+	if (!p)
+		return 0;
+	for (size_t i = 0; i < p->n; i++)
+		if (p->iids[i]->len == ilen && !memcmp(p->iids[i]->iid, iid, ilen))
+			return stream_id_cmp(&p->iids[i]->id, id) ? -1 : 1;
+	return 0;
+}
+
+bool stream_idmp_configure(struct obj *o, uint64_t duration, uint64_t maxsize)
+{
+	struct stream *s = S(o);
+	bool changed = false;
+
+	if (duration && duration != s->idmp_duration) {
+		s->idmp_duration = duration;
+		changed = true;
+	}
+	if (maxsize && maxsize != s->idmp_maxsize) {
+		s->idmp_maxsize = maxsize;
+		changed = true;
+	}
+	if (changed) {
+		for (size_t i = 0; i < s->nproducers; i++)
+			producer_free(s->producers[i]);
+		xfree(s->producers);
+		s->producers = NULL;
+		s->nproducers = 0;
+	}
+	return changed;
+}
+
+void stream_idmp_info(const struct obj *o, struct stream_idmp_info *info)
+{
+	const struct stream *s = S(o);
+
+	int64_t horizon = now_ms() - (int64_t)s->idmp_duration * 1000;
+
+	info->duration = s->idmp_duration;
+	info->maxsize = s->idmp_maxsize;
+	info->pids = info->iids = 0;
+	/* Expired IDs do not count, as if Redis's cron had dropped them. */
+	for (size_t i = 0; i < s->nproducers; i++) {
+		const struct idmp_producer *p = s->producers[i];
+		size_t k = 0;
+
+		while (k < p->n && (int64_t)p->iids[k]->id.ms <= horizon)
+			k++;
+		info->iids += p->n - k;
+		info->pids += p->n > k;
+	}
+	info->added = s->iids_added;
+	info->duplicates = s->iids_duplicates;
+}
+
+void stream_idmp_load(struct obj *o, uint64_t duration, uint64_t maxsize, uint64_t added,
+		      uint64_t duplicates)
+{
+	struct stream *s = S(o);
+
+	s->idmp_duration = duration;
+	s->idmp_maxsize = maxsize;
+	s->iids_added = added;
+	s->iids_duplicates = duplicates;
+}
+
+static int idmp_pid_cmp(const void *a, const void *b, void *arg)
+{
+	const struct stream *s = arg;
+	const struct idmp_producer *x = s->producers[*(const size_t *)a];
+	const struct idmp_producer *y = s->producers[*(const size_t *)b];
+	int r = memcmp(x->pid, y->pid, x->plen < y->plen ? x->plen : y->plen);
+
+	return r ? r : (x->plen > y->plen) - (x->plen < y->plen);
+}
+
+void stream_idmp_walk(const struct obj *o, int64_t now, stream_idmp_fn *fn, void *ctx)
+{
+	const struct stream *s = S(o);
+	size_t *order = xmalloc(sizeof(*order) * (s->nproducers ? s->nproducers : 1));
+	int64_t horizon = now - (int64_t)s->idmp_duration * 1000;
+
+	for (size_t i = 0; i < s->nproducers; i++)
+		order[i] = i;
+	qsort_r(order, s->nproducers, sizeof(*order), idmp_pid_cmp, (void *)s);
+	for (size_t i = 0; i < s->nproducers; i++) {
+		const struct idmp_producer *p = s->producers[order[i]];
+		size_t k = 0, n;
+		const struct stream_id **ids;
+		const char **iids;
+		size_t *ilens;
+
+		while (k < p->n && (int64_t)p->iids[k]->id.ms <= horizon)
+			k++;
+		n = p->n - k;
+		ids = xmalloc(sizeof(*ids) * (n ? n : 1));
+		iids = xmalloc(sizeof(*iids) * (n ? n : 1));
+		ilens = xmalloc(sizeof(*ilens) * (n ? n : 1));
+		for (size_t j = 0; j < n; j++) {
+			ids[j] = &p->iids[k + j]->id;
+			iids[j] = p->iids[k + j]->iid;
+			ilens[j] = p->iids[k + j]->len;
+		}
+		fn(ctx, p->pid, p->plen, n, ids, iids, ilens);
+		xfree(ids);
+		xfree(iids);
+		xfree(ilens);
+	}
+	xfree(order);
+}
+
 /* ---- the generic operations ---- */
 
 static void stream_free(struct obj *o)
@@ -824,6 +1106,7 @@ static void stream_free(struct obj *o)
 	for (size_t i = 0; i < s->nproducers; i++)
 		producer_free(s->producers[i]);
 	xfree(s->producers);
+	stream_cg_free(s->cg);
 	xfree(s);
 }
 
@@ -844,6 +1127,8 @@ static struct obj stream_dup(const struct obj *o)
 	}
 	d->producers = NULL;
 	d->nproducers = 0;
+	d->iids_added = 0;
+	d->cg = stream_cg_dup(s->cg);
 	for (size_t i = 0; i < s->nproducers; i++) {
 		const struct idmp_producer *p = s->producers[i];
 
@@ -851,6 +1136,7 @@ static struct obj stream_dup(const struct obj *o)
 			stream_idmp_insert(&copy, p->pid, p->plen, p->iids[k]->iid, p->iids[k]->len,
 					   &p->iids[k]->id);
 	}
+	d->iids_added = s->iids_added;
 	return copy;
 }
 
@@ -870,7 +1156,7 @@ static size_t stream_mem(const struct obj *o)
 	}
 	if (s->producers)
 		bytes += xusable(s->producers);
-	return bytes;
+	return bytes + stream_cg_mem(s->cg);
 }
 
 /* Redis counts a stream's radix tree nodes, one per listpack at least; here

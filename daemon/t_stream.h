@@ -91,11 +91,59 @@ bool stream_entry_next(struct stream_entry *e, const char **f, size_t *flen, con
 bool stream_delete(struct obj *o, const struct stream_id *id);
 
 enum stream_trim_by { STREAM_TRIM_MAXLEN, STREAM_TRIM_MINID };
+/* May the trim delete entry id? (It may act on the groups first: DELREF.) */
+typedef bool stream_trim_fn(struct obj *o, const struct stream_id *id);
 /* Removes entries from the head until at most maxlen remain, or none below
  * minid. approx trims whole nodes only; limit (0: none) caps the entries
- * removed, node by node, as Redis does. Returns how many went. */
+ * removed, node by node, as Redis does. With can_delete (DELREF, ACKED),
+ * entries are asked one by one, whole nodes included, and approx goes on
+ * inside a node, as Redis's streamTrim does. Returns how many went. */
 uint64_t stream_trim(struct obj *o, enum stream_trim_by by, uint64_t maxlen,
-		     const struct stream_id *minid, bool approx, uint64_t limit);
+		     const struct stream_id *minid, bool approx, uint64_t limit,
+		     stream_trim_fn *can_delete);
+/* Is id a live entry? */
+bool stream_exists(const struct obj *o, const struct stream_id *id);
+/* The recorded first entry ID (0-0 when empty), and the node count. */
+struct stream_id stream_first_id(const struct obj *o);
+size_t stream_node_count(const struct obj *o);
+/* Node i's master ID (i < stream_node_count). */
+struct stream_id stream_node_master(const struct obj *o, size_t i);
+/*
+ * The nodes as RDB writes them (rdb_stream.c): for each node in order,
+ * node_fn with its master ID, counters and master fields, then item_fn for
+ * each of its entries, deleted ones too, with the entry's flags
+ * (STREAM_ITEM_*) and its pairs (read them with stream_entry_next).
+ */
+enum { STREAM_ITEM_DELETED = 1, STREAM_ITEM_SAMEFIELDS = 2 };
+typedef void stream_node_fn(void *ctx, const struct stream_id *master, uint64_t live,
+			    uint64_t deleted, uint64_t nmaster, const char *const *mf,
+			    const size_t *mflen);
+typedef void stream_item_fn(void *ctx, unsigned flags, struct stream_entry *e);
+void stream_walk_nodes(const struct obj *o, stream_node_fn *node_fn, stream_item_fn *item_fn,
+		       void *ctx);
+/* Loading: a new tail node with these master fields (IDs ascending), then
+ * its entries, each above the last; 0 or -EINVAL. stream_load_done sets the
+ * counters and checks the live entries against length. */
+int stream_load_node(struct obj *o, const struct stream_id *master, const char *const *mf,
+		     const size_t *mflen, uint64_t nmf);
+int stream_load_entry(struct obj *o, const struct stream_id *id, bool deleted, const char *const *f,
+		      const size_t *flen, const char *const *v, const size_t *vlen, uint64_t nf);
+int stream_load_done(struct obj *o, uint64_t length, const struct stream_id *last,
+		     const struct stream_id *first, const struct stream_id *max_deleted,
+		     uint64_t entries_added);
+/* Loading IDMP: the settings, and the counters. */
+void stream_idmp_load(struct obj *o, uint64_t duration, uint64_t maxsize, uint64_t added,
+		      uint64_t duplicates);
+/* The producers in byte order of their IDs, for saving: calls fn per
+ * producer with its live (not expired at now) IDs, oldest first. */
+typedef void stream_idmp_fn(void *ctx, const char *pid, size_t plen, size_t n,
+			    const struct stream_id *const *ids, const char *const *iids,
+			    const size_t *ilens);
+void stream_idmp_walk(const struct obj *o, int64_t now, stream_idmp_fn *fn, void *ctx);
+
+/* The consumer groups' slot (t_stream_cg.c owns what it points to). */
+struct stream_cgroups;
+struct stream_cgroups **stream_cg_slot(const struct obj *o);
 
 /* XSETID: the fields XSETID sets (the caller checks them first). */
 void stream_set_ids(struct obj *o, const struct stream_id *last, uint64_t entries_added,
@@ -111,5 +159,18 @@ bool stream_idmp_find(struct obj *o, const char *pid, size_t plen, const void *i
 		      int64_t now_ms, struct stream_id *id);
 void stream_idmp_insert(struct obj *o, const char *pid, size_t plen, const void *iid, size_t ilen,
 			const struct stream_id *id);
+/* XIDMPRECORD's lookup (no expiry, no count): 0 absent, 1 there for id,
+ * -1 there for another entry. */
+int stream_idmp_peek(const struct obj *o, const char *pid, size_t plen, const void *iid,
+		     size_t ilen, const struct stream_id *id);
+/* XCFGSET: new settings (0: unchanged); a change forgets every producer's
+ * IDs, as Redis. True if anything changed. */
+bool stream_idmp_configure(struct obj *o, uint64_t duration, uint64_t maxsize);
+/* XINFO STREAM's IDMP figures: settings, producers and IDs tracked, IDs
+ * ever added and duplicates seen. */
+struct stream_idmp_info {
+	uint64_t duration, maxsize, pids, iids, added, duplicates;
+};
+void stream_idmp_info(const struct obj *o, struct stream_idmp_info *info);
 
 #endif

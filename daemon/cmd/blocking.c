@@ -43,7 +43,8 @@ static bool arg_timeout(struct client *c, int i, int64_t *ms)
 
 /* Nothing to pop: block, or inside a transaction answer at once (a null
  * bulk for the moves, a null array for the pops, as Redis does). */
-static void wait_or_give_up(struct client *c, int first, int last, int64_t ms, bool null_bulk)
+static void wait_or_give_up(struct client *c, int first, int last, int64_t ms, bool null_bulk,
+			    int type)
 {
 	int keys[256], n = 0;
 
@@ -59,7 +60,7 @@ static void wait_or_give_up(struct client *c, int first, int last, int64_t ms, b
 	for (int i = first; i <= last && n < 256; i++)
 		keys[n++] = i;
 	/* A timeout is a null array for every one of them, as in Redis. */
-	blocking_block(c, keys, n, ms, false);
+	blocking_block_on(c, keys, n, ms, false, type, false);
 }
 
 /* An emptied list or sorted set (key argument i) goes, as everywhere; then
@@ -103,7 +104,7 @@ static void bpop_list(struct client *c, enum list_where where)
 		propagate_pop(where == LIST_HEAD ? "LPOP" : "RPOP", &c->argv[i], 0);
 		return;
 	}
-	wait_or_give_up(c, 1, c->argc - 2, ms, false);
+	wait_or_give_up(c, 1, c->argc - 2, ms, false, OBJ_LIST);
 }
 
 void cmd_blpop(struct client *c)
@@ -177,7 +178,7 @@ static void bmove(struct client *c, enum list_where from, enum list_where to, in
 	if (!arg_timeout(c, timeout_arg, &ms))
 		return;
 	if (!move_one(c, from, to, &failed))
-		wait_or_give_up(c, 1, 1, ms, true);
+		wait_or_give_up(c, 1, 1, ms, true, OBJ_LIST);
 	else if (!failed)
 		propagate_renamed(c->argc, c->argv, timeout_arg == 3 ? "RPOPLPUSH" : "LMOVE",
 				  timeout_arg);
@@ -271,7 +272,7 @@ static void lmpop_locked(struct client *c, const struct mpop_args *a)
 		propagate_pop(a->max ? "RPOP" : "LPOP", &c->argv[j], (long long)n);
 		return;
 	}
-	wait_or_give_up(c, a->first, a->last, a->ms, false);
+	wait_or_give_up(c, a->first, a->last, a->ms, false, OBJ_LIST);
 }
 
 void cmd_blmpop(struct client *c)
@@ -320,7 +321,7 @@ static void bzpop(struct client *c, bool max)
 		propagate_pop(max ? "ZPOPMAX" : "ZPOPMIN", &c->argv[i], 0);
 		return;
 	}
-	wait_or_give_up(c, 1, c->argc - 2, ms, false);
+	wait_or_give_up(c, 1, c->argc - 2, ms, false, OBJ_ZSET);
 }
 
 void cmd_bzpopmin(struct client *c)
@@ -353,7 +354,7 @@ static void zmpop_locked(struct client *c, const struct mpop_args *a)
 		propagate_pop(a->max ? "ZPOPMAX" : "ZPOPMIN", &c->argv[j], (long long)n);
 		return;
 	}
-	wait_or_give_up(c, a->first, a->last, a->ms, false);
+	wait_or_give_up(c, a->first, a->last, a->ms, false, OBJ_ZSET);
 }
 
 void cmd_bzmpop(struct client *c)

@@ -14,6 +14,7 @@
 
 #include "aof.h"
 #include "command_meta.h"
+#include "blocking.h"
 #include "command_docs.h"
 #include "commands.h"
 #include "multi.h"
@@ -565,7 +566,9 @@ static unsigned blocked_clients(void)
 static void info_clients(struct text *t)
 {
 	unsigned pubsub = 0, watching = 0;
+	uint64_t bkeys, bnokey;
 
+	blocking_key_counts(&bkeys, &bnokey);
 	registry_lock();
 	for (struct client *c = registry_first(); c; c = c->next_in_registry) {
 		long subs = 0;
@@ -588,10 +591,12 @@ static void info_clients(struct text *t)
 		    "pubsub_clients:%u\r\n"
 		    "watching_clients:%u\r\n"
 		    "clients_in_timeout_table:0\r\n"
-		    "total_watched_keys:%llu\r\n",
+		    "total_watched_keys:%llu\r\n"
+		    "total_blocking_keys:%llu\r\n"
+		    "total_blocking_keys_on_nokey:%llu\r\n",
 		    (unsigned long long)registry_count(), config.maxclients, blocked_clients(),
 		    __atomic_load_n(&tracking_nclients, __ATOMIC_RELAXED), pubsub, watching,
-		    multi_watched_keys());
+		    multi_watched_keys(), (unsigned long long)bkeys, (unsigned long long)bnokey);
 }
 
 /* config_get's visitor for a single directive: copies its value, which is

@@ -17,13 +17,16 @@
 #include "exec_ctx.h"
 #include "mem.h"
 #include "notify.h"
+#include "propagate.h"
+#include "stream_cmd.h"
 #include "t_stream.h"
+#include "t_stream_cg.h"
 #include "util.h"
 
-#define ERR_BAD_ID "Invalid stream ID specified as stream command argument"
+#define ERR_BAD_ID STREAM_ERR_BAD_ID
 
-static bool arg_id(struct client *c, int i, uint64_t missing_seq, bool strict, struct stream_id *id,
-		   bool *seq_given)
+bool stream_cmd_arg_id(struct client *c, int i, uint64_t missing_seq, bool strict,
+		       struct stream_id *id, bool *seq_given)
 {
 	if (stream_id_parse(c->argv[i].p, c->argv[i].len, missing_seq, strict, id, seq_given)) {
 		reply_error(c, ERR_BAD_ID);
@@ -32,19 +35,17 @@ static bool arg_id(struct client *c, int i, uint64_t missing_seq, bool strict, s
 	return true;
 }
 
-static void reply_id(struct client *c, const struct stream_id *id)
+void stream_cmd_reply_id(struct client *c, const struct stream_id *id)
 {
 	char buf[STREAM_ID_STR_SIZE];
 
 	reply_bulk(c, buf, (size_t)stream_id_str(buf, id));
 }
 
-enum trim_cond { COND_NONE, COND_KEEPREF, COND_DELREF, COND_ACKED };
-
 struct add_args {
 	bool trim, approx, nomkstream, id_given, seq_given;
 	enum stream_trim_by by;
-	enum trim_cond cond;
+	enum stream_cond cond;
 	long long maxlen, limit;
 	struct stream_id minid, id;
 	int pid, iid; /* IDMP argv indexes, 0 if absent; iid 0 with pid: IDMPAUTO */
@@ -79,7 +80,7 @@ static int parse_add_trim(struct client *c, struct add_args *a, bool xadd)
 				i++;
 			}
 			if (minid) {
-				if (!arg_id(c, i + 1, 0, true, &a->minid, NULL))
+				if (!stream_cmd_arg_id(c, i + 1, 0, true, &a->minid, NULL))
 					return -1;
 				a->by = STREAM_TRIM_MINID;
 			} else {
@@ -102,12 +103,12 @@ static int parse_add_trim(struct client *c, struct add_args *a, bool xadd)
 			}
 			limit_given = true;
 			i++;
-		} else if (arg_is(c, i, "keepref") && a->cond == COND_NONE) {
-			a->cond = COND_KEEPREF;
-		} else if (arg_is(c, i, "delref") && a->cond == COND_NONE) {
-			a->cond = COND_DELREF;
-		} else if (arg_is(c, i, "acked") && a->cond == COND_NONE) {
-			a->cond = COND_ACKED;
+		} else if (arg_is(c, i, "keepref") && a->cond == STREAM_COND_NONE) {
+			a->cond = STREAM_COND_KEEPREF;
+		} else if (arg_is(c, i, "delref") && a->cond == STREAM_COND_NONE) {
+			a->cond = STREAM_COND_DELREF;
+		} else if (arg_is(c, i, "acked") && a->cond == STREAM_COND_NONE) {
+			a->cond = STREAM_COND_ACKED;
 		} else if (xadd && arg_is(c, i, "nomkstream")) {
 			a->nomkstream = true;
 		} else if (xadd && arg_is(c, i, "idmpauto") && more) {
@@ -143,7 +144,7 @@ static int parse_add_trim(struct client *c, struct add_args *a, bool xadd)
 			a->iid = i + 2;
 			i += 2;
 		} else if (xadd) {
-			if (!arg_id(c, i, 0, true, &a->id, &a->seq_given))
+			if (!stream_cmd_arg_id(c, i, 0, true, &a->id, &a->seq_given))
 				return -1;
 			if (a->pid && o->p[0] != '*') {
 				reply_error(c, "syntax error, IDMP/IDMPAUTO can be used only with "
@@ -181,18 +182,35 @@ static int parse_add_trim(struct client *c, struct add_args *a, bool xadd)
 		if (a->limit > 1000000)
 			a->limit = 1000000;
 	}
-	if (a->cond == COND_NONE)
-		a->cond = COND_KEEPREF;
+	if (a->cond == STREAM_COND_NONE)
+		a->cond = STREAM_COND_KEEPREF;
 	return i;
 }
 
+static bool trim_delref(struct obj *o, const struct stream_id *id)
+{
+	stream_entry_unreference(o, id);
+	return true;
+}
+
+static bool trim_acked(struct obj *o, const struct stream_id *id)
+{
+	return !stream_entry_referenced(o, id);
+}
+
+stream_trim_fn *stream_cmd_trim_fn(enum stream_cond cond)
+{
+	return cond == STREAM_COND_DELREF  ? trim_delref
+	       : cond == STREAM_COND_ACKED ? trim_acked
+					   : NULL;
+}
+
+/* DELREF and ACKED go entry by entry, asking the groups: ~ does not stop at
+ * a node it cannot drop whole, as in Redis. */
 static uint64_t do_trim(struct obj *o, const struct add_args *a)
 {
-	/* With no consumer groups, DELREF and ACKED can drop every entry, but
-	 * entry by entry: ~ does not stop at a node it cannot drop whole. */
-	bool approx = a->approx && a->cond == COND_KEEPREF;
-
-	return stream_trim(o, a->by, (uint64_t)a->maxlen, &a->minid, approx, (uint64_t)a->limit);
+	return stream_trim(o, a->by, (uint64_t)a->maxlen, &a->minid, a->approx, (uint64_t)a->limit,
+			   stream_cmd_trim_fn(a->cond));
 }
 
 /* IDMPAUTO's idempotency ID: an order-independent 128-bit digest of the
@@ -288,7 +306,7 @@ void cmd_xadd(struct client *c)
 				     &id)) {
 			/* A duplicate adds nothing: as in Redis, WATCH and
 			 * waiters do not see it (only forgotten IDs went). */
-			reply_id(c, &id);
+			stream_cmd_reply_id(c, &id);
 			goto out;
 		}
 	}
@@ -305,7 +323,7 @@ void cmd_xadd(struct client *c)
 					    : "Elements are too large to be stored");
 		goto out;
 	}
-	reply_id(c, &id);
+	stream_cmd_reply_id(c, &id);
 	if (a.pid)
 		stream_idmp_insert(o, c->argv[a.pid].p, c->argv[a.pid].len, iid, ilen, &id);
 	/* A new stream is added before its events, so "new" comes first, as
@@ -335,13 +353,7 @@ void cmd_xlen(struct client *c)
 	reply_int(c, e ? (long long)stream_len(&e->val) : 0);
 }
 
-/* The entries of a range, gathered to know the count before replying. */
-struct range_acc {
-	struct stream_entry *v;
-	size_t n, cap;
-};
-
-static bool range_collect(void *ctx, struct stream_entry *e)
+bool stream_cmd_collect(void *ctx, struct stream_entry *e)
 {
 	struct range_acc *r = ctx;
 
@@ -353,27 +365,30 @@ static bool range_collect(void *ctx, struct stream_entry *e)
 	return true;
 }
 
-static void reply_entries(struct client *c, struct range_acc *r)
+void stream_cmd_reply_entry(struct client *c, struct stream_entry *e)
 {
-	reply_array(c, (long)r->n);
-	for (size_t i = 0; i < r->n; i++) {
-		struct stream_entry *e = &r->v[i];
-		const char *f, *v;
-		size_t flen, vlen;
+	const char *f, *v;
+	size_t flen, vlen;
 
-		reply_array(c, 2);
-		reply_id(c, &e->id);
-		reply_array(c, (long)e->nfields * 2);
-		while (stream_entry_next(e, &f, &flen, &v, &vlen)) {
-			reply_bulk(c, f, flen);
-			reply_bulk(c, v, vlen);
-		}
+	reply_array(c, 2);
+	stream_cmd_reply_id(c, &e->id);
+	reply_array(c, (long)e->nfields * 2);
+	while (stream_entry_next(e, &f, &flen, &v, &vlen)) {
+		reply_bulk(c, f, flen);
+		reply_bulk(c, v, vlen);
 	}
 }
 
+void stream_cmd_reply_entries(struct client *c, struct range_acc *r)
+{
+	reply_array(c, (long)r->n);
+	for (size_t i = 0; i < r->n; i++)
+		stream_cmd_reply_entry(c, &r->v[i]);
+}
+
 /* An interval end: "(" makes it exclusive (then "-" and "+" are invalid). */
-static bool arg_interval(struct client *c, int i, uint64_t missing_seq, struct stream_id *id,
-			 bool *excl)
+bool stream_cmd_arg_interval(struct client *c, int i, uint64_t missing_seq, struct stream_id *id,
+			     bool *excl)
 {
 	const struct arg *a = &c->argv[i];
 
@@ -393,13 +408,13 @@ static void xrange(struct client *c, bool rev)
 	struct entry *e;
 	struct range_acc r = { 0 };
 
-	if (!arg_interval(c, rev ? 3 : 2, 0, &start, &sx))
+	if (!stream_cmd_arg_interval(c, rev ? 3 : 2, 0, &start, &sx))
 		return;
 	if (sx && stream_id_incr(&start)) {
 		reply_error(c, "invalid start ID for the interval");
 		return;
 	}
-	if (!arg_interval(c, rev ? 2 : 3, UINT64_MAX, &end, &ex))
+	if (!stream_cmd_arg_interval(c, rev ? 2 : 3, UINT64_MAX, &end, &ex))
 		return;
 	if (ex && stream_id_decr(&end)) {
 		reply_error(c, "invalid end ID for the interval");
@@ -428,9 +443,9 @@ static void xrange(struct client *c, bool rev)
 		reply_null_array(c);
 		return;
 	}
-	stream_range(&e->val, &start, &end, rev, count < 0 ? 0 : (uint64_t)count, range_collect,
-		     &r);
-	reply_entries(c, &r);
+	stream_range(&e->val, &start, &end, rev, count < 0 ? 0 : (uint64_t)count,
+		     stream_cmd_collect, &r);
+	stream_cmd_reply_entries(c, &r);
 	xfree(r.v);
 }
 
@@ -459,7 +474,7 @@ void cmd_xdel(struct client *c)
 	/* Every ID is checked before any goes, as in Redis. */
 	ids = xmalloc(sizeof(*ids) * (size_t)(c->argc - 2));
 	for (int j = 2; j < c->argc; j++) {
-		if (!arg_id(c, j, 0, true, &ids[j - 2], NULL)) {
+		if (!stream_cmd_arg_id(c, j, 0, true, &ids[j - 2], NULL)) {
 			xfree(ids);
 			return;
 		}
@@ -503,7 +518,7 @@ void cmd_xsetid(struct client *c)
 	long long added = -1;
 	struct entry *e;
 
-	if (!arg_id(c, 2, 0, true, &id, NULL))
+	if (!stream_cmd_arg_id(c, 2, 0, true, &id, NULL))
 		return;
 	for (int i = 3; i < c->argc; i += 2) {
 		bool more = i + 1 < c->argc;
@@ -516,7 +531,7 @@ void cmd_xsetid(struct client *c)
 				return;
 			}
 		} else if (arg_is(c, i, "maxdeletedid") && more) {
-			if (!arg_id(c, i + 1, 0, true, &maxdel, NULL))
+			if (!stream_cmd_arg_id(c, i + 1, 0, true, &maxdel, NULL))
 				return;
 			if (stream_id_cmp(&id, &maxdel) < 0) {
 				reply_error(c, "The ID specified in XSETID is smaller than the "
@@ -564,12 +579,115 @@ void cmd_xsetid(struct client *c)
 	reply_ok(c);
 }
 
-/* XREAD's parsed request. */
+void cmd_xidmprecord(struct client *c)
+{
+	struct stream_id id;
+	struct entry *e;
+	int r;
+
+	if (!stream_cmd_arg_id(c, 4, 0, true, &id, NULL))
+		return;
+	if (!c->argv[2].len) {
+		reply_error(c, "producer ID must be non-empty");
+		return;
+	}
+	if (!c->argv[3].len) {
+		reply_error(c, "idempotent ID must be non-empty");
+		return;
+	}
+	e = key_find(c, 1);
+	if (!e) {
+		reply_error(c, ERR_NO_KEY);
+		return;
+	}
+	if (!entry_is(c, e, OBJ_STREAM))
+		return;
+	if (!stream_exists(&e->val, &id)) {
+		reply_error(c, "No such message in stream");
+		return;
+	}
+	r = stream_idmp_peek(&e->val, c->argv[2].p, c->argv[2].len, c->argv[3].p, c->argv[3].len,
+			     &id);
+	if (r < 0) {
+		reply_error(c, "IID already exists for this producer with a different stream ID");
+		return;
+	}
+	reply_ok(c);
+	if (r)
+		return;
+	stream_idmp_insert(&e->val, c->argv[2].p, c->argv[2].len, c->argv[3].p, c->argv[3].len,
+			   &id);
+	/* No WATCH touched, as Redis's keyModified(..., 0). */
+	db_dirty(c->db, e, 1);
+	if (propagate_enabled())
+		propagate_rewrite(c->argc, c->argv);
+}
+
+void cmd_xcfgset(struct client *c)
+{
+	struct entry *e = key_find(c, 1);
+	long long duration = -1, maxsize = -1;
+
+	if (!e) {
+		reply_error(c, ERR_NO_KEY);
+		return;
+	}
+	if (!entry_is(c, e, OBJ_STREAM))
+		return;
+	for (int i = 2; i < c->argc; i++) {
+		bool more = i + 1 < c->argc;
+
+		if (arg_is(c, i, "idmp-duration") && more) {
+			if (duration != -1) {
+				reply_error(c, "IDMP-DURATION specified multiple times");
+				return;
+			}
+			if (!arg_ll(c, ++i, &duration))
+				return;
+			if (duration < 1 || duration > 86400) {
+				reply_error(c, "IDMP-DURATION must be between 1 and 86400 seconds");
+				return;
+			}
+		} else if (arg_is(c, i, "idmp-maxsize") && more) {
+			if (maxsize != -1) {
+				reply_error(c, "IDMP-MAXSIZE specified multiple times");
+				return;
+			}
+			if (!arg_ll(c, ++i, &maxsize))
+				return;
+			if (maxsize < 1 || maxsize > 10000) {
+				reply_error(c, "IDMP-MAXSIZE must be between 1 and 10000 entries");
+				return;
+			}
+		} else {
+			reply_error(c, ERR_SYNTAX);
+			return;
+		}
+	}
+	if (duration == -1 && maxsize == -1) {
+		reply_error(c, "At least one parameter must be specified");
+		return;
+	}
+	if (stream_idmp_configure(&e->val, duration == -1 ? 0 : (uint64_t)duration,
+				  maxsize == -1 ? 0 : (uint64_t)maxsize)) {
+		db_dirty(c->db, e, 1);
+		if (propagate_enabled())
+			propagate_rewrite(c->argc, c->argv);
+	}
+	reply_ok(c);
+}
+
+/* XREAD's and XREADGROUP's parsed request. */
 struct xread_args {
 	int64_t block_ms; /* -1: no BLOCK */
 	long long count;
 	int first, n; /* keys at argv[first..first+n), IDs after them */
 	struct stream_id *ids;
+	int group; /* argv index of the group name (consumer after), 0: XREAD */
+	bool noack;
+	struct stream_group **groups;
+	long long claim;      /* CLAIM's min-idle-time, -1: none */
+	int64_t min_pel_time; /* the oldest delivery among the PELs (CLAIM) */
 };
 
 /* Blocks c on the keys. "$" becomes the last ID now, so that the retry
@@ -592,56 +710,291 @@ static void block_resolved(struct client *c, const struct xread_args *a)
 	}
 	for (int i = 0; i < a->n && nk < 256; i++)
 		keys[nk++] = a->first + i;
-	blocking_block(c, keys, nk, a->block_ms, false);
+	blocking_block_on(c, keys, nk, a->block_ms, false, OBJ_STREAM, a->group != 0);
 	for (int i = 0; i < a->n; i++)
 		c->argv[a->first + a->n + i] = saved[i];
 	xfree(saved);
 	xfree(bufs);
 }
 
-static void xread_locked(struct client *c, struct xread_args *a)
-{
-	int served = 0;
-	struct range_acc *r = xmalloc(sizeof(*r) * (size_t)a->n);
+/* One entry of a stream's reply: a live entry, or (history) the ID of a
+ * pending entry no longer in the stream. */
+struct xr_item {
+	struct stream_entry e;
+	bool missing;
+	bool claim; /* CLAIM's form: [id, pairs, idle, deliveries] */
+	long long idle, count;
+};
 
-	memset(r, 0, sizeof(*r) * (size_t)a->n);
+struct xr_out {
+	struct xr_item *v;
+	size_t n, cap;
+	bool served;
+};
+
+static void xr_push(struct xr_out *o, const struct stream_entry *e, bool missing)
+{
+	if (o->n == o->cap) {
+		o->cap = o->cap ? o->cap * 2 : 16;
+		o->v = xrealloc(o->v, o->cap * sizeof(*o->v));
+	}
+	memset(&o->v[o->n], 0, sizeof(o->v[o->n]));
+	o->v[o->n].e = *e;
+	o->v[o->n++].missing = missing;
+}
+
+static bool xr_collect_claim(void *ctx, struct stream_entry *e)
+{
+	struct xr_out *o = ctx;
+
+	xr_push(o, e, false);
+	o->v[o->n - 1].claim = true;
+	return true;
+}
+
+static bool xr_collect(void *ctx, struct stream_entry *e)
+{
+	xr_push(ctx, e, false);
+	return true;
+}
+
+/* The ID arguments; false after replying (or, on a retry that must stay
+ * blocked, without a reply). */
+static bool xread_ids(struct client *c, struct xread_args *a)
+{
 	for (int i = 0; i < a->n; i++) {
 		struct entry *e = key_find(c, a->first + i);
 		const struct arg *arg = &c->argv[a->first + a->n + i];
+		const struct arg *gn = a->group ? &c->argv[a->group] : NULL;
 
-		/* A key that now holds another type does not wake a waiter, as in
-		 * Redis (it retries only when the type matches): no reply. */
-		if (e && e->val.type != OBJ_STREAM && (exec_ctx_flags() & EXEC_RETRY))
-			goto out;
+		/* A key that now holds another type does not wake an XREAD
+		 * waiter, as in Redis (it retries only when the type matches):
+		 * no reply. XREADGROUP's does, and fails. */
+		if (e && e->val.type != OBJ_STREAM && (exec_ctx_flags() & EXEC_RETRY) && !a->group)
+			return false;
 		if (e && !entry_is(c, e, OBJ_STREAM))
-			goto out;
+			return false;
+		if (gn) {
+			a->groups[i] = e ? stream_group_find(&e->val, gn->p, gn->len) : NULL;
+			if (!a->groups[i]) {
+				reply_errorf(c,
+					     "-NOGROUP No such key '%s' or consumer group '%s' in "
+					     "XREADGROUP with GROUP option",
+					     c->argv[a->first + i].p, gn->p);
+				return false;
+			}
+		}
 		if (arg->len == 1 && arg->p[0] == '$') {
+			if (gn) {
+				reply_error(c,
+					    "The $ ID is meaningless in the context of XREADGROUP: "
+					    "you want to read the history of this consumer by "
+					    "specifying a proper ID, or use the > ID to get new "
+					    "messages. The $ ID would just return an empty result "
+					    "set.");
+				return false;
+			}
 			a->ids[i] = e ? stream_last_id(&e->val) : (struct stream_id){ 0, 0 };
 		} else if (arg->len == 1 && arg->p[0] == '+') {
+			if (gn) {
+				reply_error(c,
+					    "The + ID is meaningless in the context of XREADGROUP: "
+					    "you want to read the history of this consumer by "
+					    "specifying a proper ID, or use the > ID to get new "
+					    "messages. The + ID would just return an empty result "
+					    "set.");
+				return false;
+			}
 			/* The last live entry itself. */
 			if (e && stream_last(&e->val, &a->ids[i]))
 				stream_id_decr(&a->ids[i]);
 			else
 				a->ids[i] = (struct stream_id){ 0, 0 };
 		} else if (arg->len == 1 && arg->p[0] == '>') {
-			reply_error(c, "The > ID can be specified only when calling XREADGROUP "
-				       "using the GROUP <group> <consumer> option.");
-			goto out;
-		} else if (!arg_id(c, a->first + a->n + i, 0, true, &a->ids[i], NULL)) {
-			goto out;
+			if (!gn) {
+				reply_error(c, "The > ID can be specified only when calling "
+					       "XREADGROUP using the GROUP <group> <consumer> "
+					       "option.");
+				return false;
+			}
+			a->ids[i] = (struct stream_id){ UINT64_MAX, UINT64_MAX };
+		} else if (!stream_cmd_arg_id(c, a->first + a->n + i, 0, true, &a->ids[i], NULL)) {
+			return false;
 		}
 	}
+	return true;
+}
+
+/* CLAIM: the pending entries idle for claim ms, oldest delivery first, go to
+ * cons (as XCLAIM), before any new entry. */
+static void xreadgroup_claim(struct xread_args *a, struct stream_group *g,
+			     struct stream_consumer *cons, struct obj *o, int64_t now,
+			     struct xr_out *out, struct stream_cmd_prop *prop)
+{
+	struct stream_nack *tail = g->time_tail, *n = g->time_head;
+	size_t done = 0;
+
+	while (n) {
+		struct stream_nack *next = n->next;
+		int64_t idle = now - n->delivery_time;
+		uint64_t count = n->delivery_count;
+
+		if ((uint64_t)idle < (uint64_t)a->claim)
+			break;
+		if (stream_range(o, &n->id, &n->id, false, 1, xr_collect_claim, out)) {
+			out->v[out->n - 1].idle = idle;
+			out->v[out->n - 1].count = (long long)count;
+			stream_nack_assign(n, cons);
+			if (n->delivery_count != (uint64_t)INT64_MAX)
+				n->delivery_count++;
+			stream_nack_touch(g, n, now);
+			cons->active_time = now;
+			stream_cmd_prop_xclaim(prop, n);
+			if (a->count && ++done >= (size_t)a->count)
+				break;
+		}
+		n = n == tail ? NULL : next;
+	}
+}
+
+/* XREADGROUP on one stream: new entries (">") or the consumer's history. */
+static void xreadgroup_one(struct client *c, struct xread_args *a, int i, struct xr_out *out)
+{
+	struct entry *e = key_find(c, a->first + i);
+	struct obj *o = &e->val;
+	struct stream_group *g = a->groups[i];
+	const struct arg *cn = &c->argv[a->group + 1];
+	struct stream_consumer *cons = stream_consumer_find(g, cn->p, cn->len);
+	struct stream_id gt = a->ids[i], maxid;
+	bool history = gt.ms != UINT64_MAX || gt.seq != UINT64_MAX, created = false;
+	int64_t now = now_ms();
+	static const struct stream_id max = { UINT64_MAX, UINT64_MAX };
+	struct stream_cmd_prop prop;
+	bool claimable = false, claimed_only = false;
+
+	/* CLAIM: is the oldest pending entry still in the stream idle enough? */
+	if (a->claim >= 0) {
+		for (struct stream_nack *n = g->time_head; n; n = n->next) {
+			if (!stream_exists(o, &n->id))
+				continue;
+			if (n->delivery_time < a->min_pel_time)
+				a->min_pel_time = n->delivery_time;
+			claimable = (uint64_t)(now - n->delivery_time) >= (uint64_t)a->claim;
+			break;
+		}
+	}
+	if (!history && stream_len(o) && stream_last(o, &maxid) &&
+	    stream_id_cmp(&maxid, &g->last_id) > 0) {
+		out->served = true;
+		gt = g->last_id;
+	}
+	if (history) {
+		out->served = true;
+		/* As Redis: CLAIM is ignored from here on. */
+		a->claim = -1;
+	} else if (!out->served && claimable) {
+		out->served = claimed_only = true;
+	}
+	if (!cons) {
+		cons = stream_consumer_create(g, cn->p, cn->len, now);
+		notify_arg(c, NOTIFY_STREAM, "xgroup-createconsumer", a->first + i);
+		created = true;
+	}
+	cons->seen_time = now;
+	stream_cmd_prop_begin(&prop, c, a->first + i, a->group, g);
+	if (history) {
+		struct stream_id start = gt;
+		size_t k;
+
+		stream_id_incr(&start);
+		for (k = stream_pel_seek(&cons->pel, &start);
+		     k < cons->pel.n && (!a->count || out->n < (size_t)a->count); k++) {
+			struct stream_nack *n = cons->pel.v[k];
+			struct stream_entry ent = { .id = n->id };
+
+			if (stream_range(o, &n->id, &n->id, false, 1, xr_collect, out)) {
+				if (n->delivery_count != (uint64_t)INT64_MAX)
+					n->delivery_count++;
+				stream_nack_touch(g, n, now);
+			} else {
+				xr_push(out, &ent, true);
+			}
+		}
+	} else if (out->served) {
+		struct stream_id start = gt;
+		bool moved = false;
+		size_t first_new;
+
+		if (a->claim >= 0)
+			xreadgroup_claim(a, g, cons, o, now, out, &prop);
+		first_new = out->n;
+		stream_id_incr(&start);
+		if (!claimed_only && (!a->count || out->n < (size_t)a->count))
+			stream_range(o, &start, &max, false,
+				     a->count ? (uint64_t)a->count - out->n : 0,
+				     a->claim >= 0 ? xr_collect_claim : xr_collect, out);
+		for (size_t k = first_new; k < out->n; k++) {
+			const struct stream_id *id = &out->v[k].e.id;
+
+			if (stream_id_cmp(id, &g->last_id) > 0) {
+				struct stream_id first = stream_first_id(o);
+
+				if (g->entries_read != STREAM_ENTRIES_READ_INVALID &&
+				    stream_id_cmp(&g->last_id, &first) >= 0 &&
+				    !stream_has_tombstones_after(o, &g->last_id))
+					g->entries_read++;
+				else if (stream_entries_added(o))
+					g->entries_read = stream_estimate_read(o, id);
+				stream_group_set_last(o, g, id);
+				moved = true;
+			}
+			if (!a->noack) {
+				struct stream_nack *n = stream_pel_find(&g->pel, id, NULL);
+
+				if (n) {
+					stream_nack_assign(n, cons);
+					n->delivery_count = 1;
+					stream_nack_touch(g, n, now);
+				} else {
+					n = stream_nack_add(g, cons, id, now);
+				}
+				cons->active_time = now;
+				stream_cmd_prop_xclaim(&prop, n);
+			}
+		}
+		if (moved)
+			stream_cmd_prop_setid(&prop);
+	}
+	prop.made = created;
+	if (created && (a->noack || !prop.n))
+		stream_cmd_prop_consumer(&prop);
+	stream_cmd_prop_end(&prop, e, false);
+}
+
+static void xread_locked(struct client *c, struct xread_args *a)
+{
+	int served = 0;
+	struct xr_out *r = xmalloc(sizeof(*r) * (size_t)a->n);
+	static const struct stream_id max = { UINT64_MAX, UINT64_MAX };
+
+	memset(r, 0, sizeof(*r) * (size_t)a->n);
+	if (!xread_ids(c, a))
+		goto out;
 	for (int i = 0; i < a->n; i++) {
 		struct entry *e = key_find(c, a->first + i);
 		struct stream_id start = a->ids[i], last;
-		static const struct stream_id max = { UINT64_MAX, UINT64_MAX };
 
-		if (!e || !stream_last(&e->val, &last) || stream_id_cmp(&last, &a->ids[i]) <= 0)
+		if (!e)
 			continue;
-		stream_id_incr(&start);
-		stream_range(&e->val, &start, &max, false, (uint64_t)a->count, range_collect,
-			     &r[i]);
-		served++;
+		if (a->group) {
+			xreadgroup_one(c, a, i, &r[i]);
+		} else if (stream_last(&e->val, &last) && stream_id_cmp(&last, &a->ids[i]) > 0) {
+			stream_id_incr(&start);
+			stream_range(&e->val, &start, &max, false, (uint64_t)a->count, xr_collect,
+				     &r[i]);
+			r[i].served = true;
+		}
+		served += r[i].served;
 	}
 	if (served) {
 		if (c->resp >= 3)
@@ -649,12 +1002,37 @@ static void xread_locked(struct client *c, struct xread_args *a)
 		else
 			reply_array(c, served);
 		for (int i = 0; i < a->n; i++) {
-			if (!r[i].n)
+			if (!r[i].served)
 				continue;
 			if (c->resp < 3)
 				reply_array(c, 2);
 			reply_bulk(c, c->argv[a->first + i].p, c->argv[a->first + i].len);
-			reply_entries(c, &r[i]);
+			reply_array(c, (long)r[i].n);
+			for (size_t k = 0; k < r[i].n; k++) {
+				if (r[i].v[k].claim) {
+					const char *f, *v;
+					size_t flen, vlen;
+					struct stream_entry *en = &r[i].v[k].e;
+
+					reply_array(c, 4);
+					stream_cmd_reply_id(c, &en->id);
+					reply_array(c, (long)en->nfields * 2);
+					while (stream_entry_next(en, &f, &flen, &v, &vlen)) {
+						reply_bulk(c, f, flen);
+						reply_bulk(c, v, vlen);
+					}
+					reply_int(c, r[i].v[k].idle);
+					reply_int(c, r[i].v[k].count);
+					continue;
+				}
+				if (!r[i].v[k].missing) {
+					stream_cmd_reply_entry(c, &r[i].v[k].e);
+					continue;
+				}
+				reply_array(c, 2);
+				stream_cmd_reply_id(c, &r[i].v[k].e.id);
+				reply_null_array(c);
+			}
 		}
 		goto out;
 	}
@@ -664,21 +1042,49 @@ static void xread_locked(struct client *c, struct xread_args *a)
 		goto out;
 	}
 	block_resolved(c, a);
+	if (a->claim >= 0) {
+		/* Run again when the oldest pending entry comes of age (or
+		 * claim ms from now), then every claim ms. */
+		int64_t due =
+			a->claim + (a->min_pel_time != INT64_MAX ? a->min_pel_time : now_ms());
+
+		blocking_wake_at(c, mono_ms() + (due > now_ms() ? due - now_ms() : 0),
+				 a->claim < 10	   ? 10
+				 : a->claim > 1000 ? 1000
+						   : a->claim);
+	}
 out:
 	for (int i = 0; i < a->n; i++)
 		xfree(r[i].v);
 	xfree(r);
 }
 
-void cmd_xread(struct client *c)
+static void xread(struct client *c, bool group)
 {
-	struct xread_args a = { .block_ms = -1 };
+	struct xread_args a = { .block_ms = -1, .claim = -1, .min_pel_time = INT64_MAX };
+	const char *name = group ? "xreadgroup" : "xread";
 	long long v;
 
 	for (int i = 1; i < c->argc; i++) {
 		bool more = i + 1 < c->argc;
 
-		if (arg_is(c, i, "block") && more) {
+		if (arg_is(c, i, "claim") && more) {
+			if (!group) {
+				reply_error(c, "The CLAIM option is only supported by XREADGROUP. "
+					       "You called XREAD instead.");
+				return;
+			}
+			if (!str_to_ll(c->argv[i + 1].p, c->argv[i + 1].len, &v)) {
+				reply_error(c, "min-idle-time is not an integer or out of range");
+				return;
+			}
+			if (v < 0) {
+				reply_error(c, "min-idle-time must be a positive integer");
+				return;
+			}
+			a.claim = v;
+			i++;
+		} else if (arg_is(c, i, "block") && more) {
 			if (!str_to_ll(c->argv[i + 1].p, c->argv[i + 1].len, &v)) {
 				reply_error(c, "timeout is not an integer or out of range");
 				return;
@@ -702,24 +1108,29 @@ void cmd_xread(struct client *c)
 		} else if (arg_is(c, i, "streams") && more) {
 			a.first = i + 1;
 			if ((c->argc - a.first) % 2) {
-				reply_error(c, "Unbalanced 'xread' list of streams: for each "
-					       "stream key an ID, '+', or '$' must be specified.");
+				reply_errorf(c,
+					     "Unbalanced '%s' list of streams: for each stream key "
+					     "an %s must be specified.",
+					     name, group ? "ID or '>'" : "ID, '+', or '$'");
 				return;
 			}
 			a.n = (c->argc - a.first) / 2;
 			break;
-		} else if (arg_is(c, i, "claim") && more) {
-			reply_error(c, "The CLAIM option is only supported by XREADGROUP. You "
-				       "called XREAD instead.");
-			return;
 		} else if (arg_is(c, i, "group") && i + 2 < c->argc) {
-			reply_error(c, "The GROUP option is only supported by XREADGROUP. You "
-				       "called XREAD instead.");
-			return;
+			if (!group) {
+				reply_error(c, "The GROUP option is only supported by XREADGROUP. "
+					       "You called XREAD instead.");
+				return;
+			}
+			a.group = i + 1;
+			i += 2;
 		} else if (arg_is(c, i, "noack")) {
-			reply_error(c, "The NOACK option is only supported by XREADGROUP. You "
-				       "called XREAD instead.");
-			return;
+			if (!group) {
+				reply_error(c, "The NOACK option is only supported by XREADGROUP. "
+					       "You called XREAD instead.");
+				return;
+			}
+			a.noack = true;
 		} else {
 			reply_error(c, ERR_SYNTAX);
 			return;
@@ -729,9 +1140,25 @@ void cmd_xread(struct client *c)
 		reply_error(c, ERR_SYNTAX);
 		return;
 	}
+	if (group && !a.group) {
+		reply_error(c, "Missing GROUP option for XREADGROUP");
+		return;
+	}
 	/* The dispatcher holds the streams' shards: the key spec finds them
 	 * after STREAMS, as Redis's movablekeys. */
 	a.ids = xmalloc(sizeof(*a.ids) * (size_t)a.n);
+	a.groups = group ? xmalloc(sizeof(*a.groups) * (size_t)a.n) : NULL;
 	xread_locked(c, &a);
 	xfree(a.ids);
+	xfree(a.groups);
+}
+
+void cmd_xread(struct client *c)
+{
+	xread(c, false);
+}
+
+void cmd_xreadgroup(struct client *c)
+{
+	xread(c, true);
 }

@@ -195,7 +195,8 @@ def command_getkeys(t):
 # GETKEYS(ANDFLAGS) takes Redis 8's arity (-3: a command alone); WAIT has Redis
 # 8's flags (blocking, so scripts may call it; 7.0: noscript).
 INFO_EXCEPTIONS = {b'client', b'command', b'config', b'latency', b'memory', b'object',
-                   b'function', b'pubsub', b'script', b'slowlog', b'zrank', b'zrevrank', b'command|getkeys',
+                   b'function', b'pubsub', b'script', b'slowlog', b'xgroup', b'xinfo', b'zrank',
+                   b'zrevrank', b'command|getkeys',
                    b'command|getkeysandflags', b'wait'}
 
 

@@ -203,6 +203,7 @@ def read_block(t):
            'XREAD BLOCK on a key set to a string')
 
 
+@test
 @xkv_only
 def redis8_options(t):
     """Replies recorded from redis-server 8.8.0."""
@@ -234,6 +235,7 @@ def redis8_options(t):
             b'-ERR The ID specified in XSETID is smaller than current max_deleted_entry_id\r\n')
 
 
+@test
 @xkv_only
 def idmp(t):
     """Replies recorded from redis-server 8.8.0 (IDs from the clock: compared

@@ -254,26 +254,26 @@ TEST(trim_exact_and_approx)
 	for (uint64_t i = 1; i <= 95; i++)
 		ASSERT_EQ(0, add_ms(&o, i, 0));
 	/* ~ drops whole nodes only: 95 -> 85 is one node, 80 stops at 85. */
-	ASSERT_EQ(10u, stream_trim(&o, STREAM_TRIM_MAXLEN, 80, &minid, true, 0));
+	ASSERT_EQ(10u, stream_trim(&o, STREAM_TRIM_MAXLEN, 80, &minid, true, 0, NULL));
 	ASSERT_EQ(85u, stream_len(&o));
 	/* LIMIT caps the work: no node fits in 5. */
-	ASSERT_EQ(0u, stream_trim(&o, STREAM_TRIM_MAXLEN, 0, &minid, true, 5));
-	ASSERT_EQ(20u, stream_trim(&o, STREAM_TRIM_MAXLEN, 0, &minid, true, 25));
+	ASSERT_EQ(0u, stream_trim(&o, STREAM_TRIM_MAXLEN, 0, &minid, true, 5, NULL));
+	ASSERT_EQ(20u, stream_trim(&o, STREAM_TRIM_MAXLEN, 0, &minid, true, 25, NULL));
 	ASSERT_EQ(65u, stream_len(&o));
 	/* = goes inside a node. */
-	ASSERT_EQ(3u, stream_trim(&o, STREAM_TRIM_MAXLEN, 62, &minid, false, 0));
+	ASSERT_EQ(3u, stream_trim(&o, STREAM_TRIM_MAXLEN, 62, &minid, false, 0, NULL));
 	ASSERT_TRUE(stream_first(&o, &first));
 	ASSERT_EQ(34u, first.ms);
 	minid.ms = 50;
-	ASSERT_EQ(16u, stream_trim(&o, STREAM_TRIM_MINID, 0, &minid, false, 0));
+	ASSERT_EQ(16u, stream_trim(&o, STREAM_TRIM_MINID, 0, &minid, false, 0, NULL));
 	ASSERT_TRUE(stream_first(&o, &first));
 	ASSERT_EQ(50u, first.ms);
 	/* MINID ~: whole nodes whose last ID is below minid (the node of 41-50
 	 * holds only 50 now, and goes whole). */
 	minid.ms = 75;
-	ASSERT_EQ(21u, stream_trim(&o, STREAM_TRIM_MINID, 0, &minid, true, 0));
+	ASSERT_EQ(21u, stream_trim(&o, STREAM_TRIM_MINID, 0, &minid, true, 0, NULL));
 	ASSERT_EQ(25u, stream_len(&o));
-	ASSERT_EQ(25u, stream_trim(&o, STREAM_TRIM_MAXLEN, 0, &minid, false, 0));
+	ASSERT_EQ(25u, stream_trim(&o, STREAM_TRIM_MAXLEN, 0, &minid, false, 0, NULL));
 	ASSERT_EQ(0u, stream_len(&o));
 	ASSERT_FALSE(stream_first(&o, &first));
 	ASSERT_EQ(95u, stream_last_id(&o).ms);
