@@ -44,9 +44,10 @@ enum client_flag {
 	CLIENT_REPLY_OFF = 1 << 6,
 	CLIENT_REPLY_SKIP = 1 << 7,
 	CLIENT_REPLY_SKIP_NEXT = 1 << 8,
-	CLIENT_PUSHING = 1 << 9,   /* writing a pub/sub push: not muted by CLIENT REPLY */
-	CLIENT_NO_EVICT = 1 << 10, /* CLIENT NO-EVICT ON (only shown: no client eviction here) */
-	CLIENT_NO_TOUCH = 1 << 11, /* CLIENT NO-TOUCH ON: its lookups leave LRU/LFU alone */
+	CLIENT_PUSHING = 1 << 9,    /* writing a pub/sub push: not muted by CLIENT REPLY */
+	CLIENT_NO_EVICT = 1 << 10,  /* CLIENT NO-EVICT ON (only shown: no client eviction here) */
+	CLIENT_NO_TOUCH = 1 << 11,  /* CLIENT NO-TOUCH ON: its lookups leave LRU/LFU alone */
+	CLIENT_PROTECTED = 1 << 12, /* runs a busy script: its input waits (engines) */
 };
 
 /* Flags that stop reply_raw(); CLIENT_PUSHING lets pushes past the REPLY ones. */

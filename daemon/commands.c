@@ -26,6 +26,7 @@
 #include "pause.h"
 #include "propagate.h"
 #include "pubsub.h"
+#include "script.h"
 #include "slowlog.h"
 #include "util.h"
 #include "worker.h"
@@ -498,6 +499,14 @@ void command_dispatch(struct client *c)
 			c->multi_error = true;
 		return;
 	}
+	/* A script past busy-reply-threshold: only the ALLOW_BUSY commands. */
+	if (script_busy() && !(cmd->flags & CMD_ALLOW_BUSY)) {
+		script_reply_busy(c);
+		stat_add(&own_stats(c, cmd)->rejected, 1);
+		if (c->in_multi)
+			c->multi_error = true;
+		return;
+	}
 	/* maxmemory: make room first; refuse what would need more if none. */
 	if (config.maxmemory && !evict_until_fits() && (cmd->flags & CMD_DENYOOM)) {
 		reply_error(c, "-OOM command not allowed when used memory > 'maxmemory'.");
@@ -580,7 +589,16 @@ void command_call(struct client *c, struct command *cmd)
 
 	lockset_init(&ls);
 	command_add_locks(cmd, c, c->db, c->argc, c->argv, &ls);
-	lockset_acquire(&ls);
+	/* The shards of a script that turns busy while this waits give BUSY
+	 * (it would wait for the script's end, its worker's clients with it);
+	 * on the script's own thread (a busy script's turn of the event loop)
+	 * the shards are the script's: nothing that needs them may run. */
+	if ((store_locks_held && script_busy() && lockset_count(&ls)) ||
+	    lockset_acquire_unless(&ls, script_busy) < 0) {
+		script_reply_busy(c);
+		stat_add(&own_stats(c, cmd)->rejected, 1);
+		return;
+	}
 	__atomic_store_n(&c->last_cmd, cmd->name, __ATOMIC_RELAXED);
 	errors = __atomic_load_n(&w->stats.errors, __ATOMIC_RELAXED);
 	/* Three clock reads per command: its monotonic start and end (duration,

@@ -7,6 +7,7 @@
 #ifndef XKV_SCRIPT_H
 #define XKV_SCRIPT_H
 
+#include <pthread.h>
 #include <stdbool.h>
 
 #include "client.h"
@@ -28,12 +29,14 @@ struct script_run {
 	struct client proxy; /* the stand-in its calls run on */
 	bool read_only;	     /* *_RO, or a no-writes script */
 	bool allow_oom;
-	bool oom; /* used memory was over maxmemory when it started */
+	bool oom;  /* used memory was over maxmemory when it started */
+	bool eval; /* EVAL's family (not FCALL): which KILL and BUSY text */
 };
 
 /* The one lock of every interpreter; taken after the shards (EVAL, FCALL)
  * or alone (SCRIPT, FUNCTION). */
-void script_lock_acquire(void);
+/* False, without it, once a script is busy (the caller replies BUSY). */
+bool script_lock_acquire(void);
 void script_lock_release(void);
 /* A sandboxed interpreter with the redis API. */
 struct lua_State *script_state_new(void);
@@ -52,6 +55,23 @@ void script_gc(struct lua_State *l);
 /* A shebang flag by name (any case), or 0; and a flag's name. */
 unsigned script_flag_named(const char *name);
 const char *script_flag_name(unsigned flag);
+
+/* Busy scripts (cmd/script_busy.c). script_busy: a script ran past
+ * busy-reply-threshold and still runs (any thread); script_busy_eval: and it
+ * is EVAL's. script_reply_busy: Redis's -BUSY for it. */
+bool script_busy(void);
+bool script_busy_eval(void);
+void script_reply_busy(struct client *c);
+/* Around a run under the script lock, on its thread: the timeout hook on l,
+ * the state KILL and FUNCTION STATS read. */
+void script_busy_begin(struct lua_State *l, struct script_run *run, const char *name);
+void script_busy_end(struct lua_State *l);
+/* The running script called a write command: SCRIPT KILL refuses. */
+void script_busy_wrote(void);
+/* pthread_mutex_lock of m that gives up (false) once a script is busy. */
+bool script_lock_wait(pthread_mutex_t *m);
+/* FUNCTION STATS's running_script: a map, or null. */
+void script_reply_running(struct client *c);
 
 /* For INFO memory: the interpreter's bytes, the cached scripts' bytes and
  * their number; the same for functions. */

@@ -48,6 +48,10 @@ struct net_engine {
 	void (*wants_write)(struct client *c);
 	/* Close c now (killed, timed out): its replies are dropped. */
 	void (*close_client)(struct client *c);
+	/* One turn without waiting, from inside a command that runs long (a
+	 * busy script): the other clients are served (BUSY), the input of a
+	 * CLIENT_PROTECTED client waits, and nothing is freed. */
+	void (*poll_nested)(struct worker *w);
 };
 
 extern const struct net_engine net_engine_uring;

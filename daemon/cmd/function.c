@@ -459,7 +459,10 @@ void cmd_function_load(struct client *c)
 		reply_error(c, "Function code is missing");
 		return;
 	}
-	script_lock_acquire();
+	if (!script_lock_acquire()) {
+		script_reply_busy(c);
+		return;
+	}
 	library_create(c, c->argv[i].p, c->argv[i].len, replace);
 	script_lock_release();
 }
@@ -467,9 +470,13 @@ void cmd_function_load(struct client *c)
 void cmd_function_delete(struct client *c)
 {
 	struct library *li;
-	char *name = xstrndup(c->argv[2].p, c->argv[2].len);
+	char *name;
 
-	script_lock_acquire();
+	if (!script_lock_acquire()) {
+		script_reply_busy(c);
+		return;
+	}
+	name = xstrndup(c->argv[2].p, c->argv[2].len);
 	li = library_find(name);
 	if (li) {
 		library_unlink(li);
@@ -502,7 +509,10 @@ void cmd_function_flush(struct client *c)
 		reply_error(c, "FUNCTION FLUSH only supports SYNC|ASYNC option");
 		return;
 	}
-	script_lock_acquire();
+	if (!script_lock_acquire()) {
+		script_reply_busy(c);
+		return;
+	}
 	functions_flush();
 	script_lock_release();
 	reply_ok(c);
@@ -545,7 +555,10 @@ void cmd_function_list(struct client *c)
 		reply_errorf(c, "Unknown argument %s", c->argv[i].p);
 		return;
 	}
-	script_lock_acquire();
+	if (!script_lock_acquire()) {
+		script_reply_busy(c);
+		return;
+	}
 	for (struct library *li = libraries; li; li = li->next)
 		n += !pattern || glob_match(pattern, plen, li->name, strlen(li->name), true);
 	reply_array(c, n);
@@ -583,14 +596,23 @@ void cmd_function_stats(struct client *c)
 {
 	unsigned long libs, funcs;
 
-	script_lock_acquire();
-	libs = nlibs;
-	funcs = nfuncs;
-	script_lock_release();
-	/* A script runs under every shard lock, so none is running now. */
+	if (script_busy_eval()) {
+		script_reply_busy(c);
+		return;
+	}
+	/* During a busy function its thread holds the script lock: the counts
+	 * are read without it then (the function cannot change them). */
+	if (script_lock_acquire()) {
+		libs = nlibs;
+		funcs = nfuncs;
+		script_lock_release();
+	} else {
+		libs = __atomic_load_n(&nlibs, __ATOMIC_RELAXED);
+		funcs = __atomic_load_n(&nfuncs, __ATOMIC_RELAXED);
+	}
 	reply_map(c, 2);
 	reply_bulk_cstr(c, "running_script");
-	reply_null(c);
+	script_reply_running(c);
 	reply_bulk_cstr(c, "engines");
 	reply_map(c, 1);
 	reply_bulk_cstr(c, "LUA");
@@ -676,7 +698,10 @@ static void fcall_generic(struct client *c, bool ro)
 
 	if (!arg_ll(c, 2, &numkeys))
 		return;
-	script_lock_acquire();
+	if (!script_lock_acquire()) {
+		script_reply_busy(c);
+		return;
+	}
 	f = function_find(c->argv[1].p, c->argv[1].len);
 	if (!f) {
 		script_lock_release();
@@ -719,7 +744,11 @@ void cmd_fcall_ro(struct client *c)
 
 void function_memory(long long *vm, long long *bytes, unsigned long *funcs, unsigned long *libs)
 {
-	script_lock_acquire();
+	if (!script_lock_acquire()) {
+		*vm = *bytes = 0;
+		*funcs = *libs = 0;
+		return;
+	}
 	*vm = flua ? (long long)lua_gc(flua, LUA_GCCOUNT, 0) * 1024 : 0;
 	*bytes = (long long)code_bytes;
 	*funcs = nfuncs;

@@ -573,6 +573,9 @@ static int redis_call(lua_State *l, bool raise)
 		if (cmd)
 			command_count_rejected(&r->proxy, cmd);
 	} else {
+		/* Written or not, a write command makes the script unkillable. */
+		if (cmd->flags & CMD_WRITE)
+			script_busy_wrote();
 		command_call_as(&r->proxy, cmd, argc, argv, EXEC_IN_EXEC | EXEC_SCRIPT);
 	}
 	free_args(argv, argc);
@@ -1251,6 +1254,7 @@ void script_run_function(lua_State *l, struct client *c, struct script_run *run,
 			 const char *name)
 {
 	running = run;
+	script_busy_begin(l, run, name);
 	if (lua_pcall(l, nargs, 1, -2 - nargs)) {
 		if (!lua_istable(l, -1)) {
 			const char *msg =
@@ -1278,6 +1282,7 @@ void script_run_function(lua_State *l, struct client *c, struct script_run *run,
 	} else {
 		reply_value(c, l, run->proxy.resp);
 	}
+	script_busy_end(l);
 	running = NULL;
 	lua_pop(l, 1);			/* the error handler */
 	while (run->proxy.reply_head) { /* nothing should be left; be safe */
@@ -1289,9 +1294,9 @@ void script_run_function(lua_State *l, struct client *c, struct script_run *run,
 	script_gc(l);
 }
 
-void script_lock_acquire(void)
+bool script_lock_acquire(void)
 {
-	pthread_mutex_lock(&script_lock);
+	return script_lock_wait(&script_lock);
 }
 
 void script_lock_release(void)
@@ -1334,7 +1339,10 @@ static void eval_generic(struct client *c, bool by_sha, bool ro)
 		reply_error(c, "Number of keys can't be negative");
 		return;
 	}
-	pthread_mutex_lock(&script_lock);
+	if (!script_lock_acquire()) {
+		script_reply_busy(c);
+		return;
+	}
 	l = state();
 	if (by_sha) {
 		size_t n = c->argv[1].len < 40 ? c->argv[1].len : 40;
@@ -1365,6 +1373,7 @@ static void eval_generic(struct client *c, bool by_sha, bool ro)
 		pthread_mutex_unlock(&script_lock);
 		return;
 	}
+	run.eval = true;
 	set_array(l, "KEYS", c->argv + 3, (int)numkeys);
 	set_array(l, "ARGV", c->argv + 3 + numkeys, c->argc - 3 - (int)numkeys);
 	script_run_function(l, c, &run, 0, sha);
@@ -1398,7 +1407,10 @@ void cmd_script_load(struct client *c)
 	char sha[41];
 	bool ok;
 
-	pthread_mutex_lock(&script_lock);
+	if (!script_lock_acquire()) {
+		script_reply_busy(c);
+		return;
+	}
 	ok = script_create(c, c->argv[2].p, c->argv[2].len, sha);
 	pthread_mutex_unlock(&script_lock);
 	if (ok)
@@ -1409,7 +1421,10 @@ void cmd_script_exists(struct client *c)
 {
 	lua_State *l;
 
-	pthread_mutex_lock(&script_lock);
+	if (!script_lock_acquire()) {
+		script_reply_busy(c);
+		return;
+	}
 	l = state();
 	reply_array(c, c->argc - 2);
 	for (int i = 2; i < c->argc; i++) {
@@ -1439,7 +1454,10 @@ void cmd_script_flush(struct client *c)
 		return;
 	}
 	/* ASYNC frees at once too: closing the interpreter is quick. */
-	pthread_mutex_lock(&script_lock);
+	if (!script_lock_acquire()) {
+		script_reply_busy(c);
+		return;
+	}
 	if (lua)
 		lua_close(lua);
 	lua = NULL;
@@ -1478,7 +1496,11 @@ void cmd_script_help(struct client *c)
 
 void script_memory(long long *vm, long long *scripts, unsigned long *n)
 {
-	pthread_mutex_lock(&script_lock);
+	if (!script_lock_acquire()) {
+		*vm = *scripts = 0;
+		*n = 0;
+		return;
+	}
 	*vm = (long long)lua_gc(state(), LUA_GCCOUNT, 0) * 1024;
 	*n = nscripts;
 	*scripts = (long long)scripts_bytes;

@@ -1147,6 +1147,11 @@ void cmd_shutdown(struct client *c)
 		reply_error(c, "No shutdown in progress.");
 		return;
 	}
+	/* A busy script holds the store: only NOSAVE, which ends it. */
+	if (!nosave && script_busy()) {
+		script_reply_busy(c);
+		return;
+	}
 	log_warning("User requested shutdown...");
 	/* With no save points configured only SAVE saves, as in Redis. */
 	if (save) {
