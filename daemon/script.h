@@ -73,6 +73,11 @@ bool script_lock_wait(pthread_mutex_t *m);
 /* FUNCTION STATS's running_script: a map, or null. */
 void script_reply_running(struct client *c);
 
+/* The cmsgpack and struct libraries (script_msgpack.c, script_struct.c):
+ * lua_CFunctions that push the module table and set its global. */
+int script_msgpack_open(struct lua_State *l);
+int script_struct_open(struct lua_State *l);
+
 /* For INFO memory: the interpreter's bytes, the cached scripts' bytes and
  * their number; the same for functions. */
 void script_memory(long long *vm, long long *scripts, unsigned long *n);

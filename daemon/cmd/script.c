@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
  * Lua scripting as Redis runs it: EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and
- * SCRIPT LOAD / EXISTS / FLUSH / HELP, over Lua 5.1 with cjson and bit.
+ * SCRIPT LOAD / EXISTS / FLUSH / HELP, over Lua 5.1 with cjson, bit,
+ * cmsgpack and struct.
  *
  * One interpreter serves the whole server, as Redis's one script cache does:
  * a script loaded on one connection runs by its SHA1 on any other. It is
@@ -977,9 +978,8 @@ static const char err_handler[] =
 
 lua_State *script_state_new(void)
 {
-	static const char *const libs[] = {
-		"redis", "string", "math", "table", "cjson", "bit", "os"
-	};
+	static const char *const libs[] = { "redis", "string", "math",	   "table", "cjson",
+					    "bit",   "os",     "cmsgpack", "struct" };
 	static const char *const removed[] = { "dofile",  "loadfile", "print", "newproxy",
 					       "setfenv", "getfenv",  "debug" };
 	lua_State *l = luaL_newstate();
@@ -992,6 +992,8 @@ lua_State *script_state_new(void)
 	open_lib(l, LUA_OSLIBNAME, luaopen_os);
 	open_lib(l, "cjson", luaopen_cjson);
 	open_lib(l, "bit", luaopen_bit);
+	open_lib(l, "cmsgpack", script_msgpack_open);
+	open_lib(l, "struct", script_struct_open);
 	/* os keeps only clock, as in Redis 8. */
 	lua_getglobal(l, "os");
 	lua_getfield(l, -1, "clock");
