@@ -9,6 +9,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "client.h"
 
@@ -66,6 +67,9 @@ void script_reply_busy(struct client *c);
  * the state KILL and FUNCTION STATS read. */
 void script_busy_begin(struct lua_State *l, struct script_run *run, const char *name);
 void script_busy_end(struct lua_State *l);
+/* The Unix time in microseconds when the running script started: TIME in
+ * a script is frozen there, as Redis's cached time (its thread only). */
+int64_t script_time_us(void);
 /* The running script called a write command: SCRIPT KILL refuses. */
 void script_busy_wrote(void);
 /* pthread_mutex_lock of m that gives up (false) once a script is busy. */

@@ -514,6 +514,9 @@ void cmd_debug(struct client *c)
 	} else if (argc == 3 && !strcasecmp(sub, "set-active-expire")) {
 		__atomic_store_n(&debug_active_expire, atoi(c->argv[2].p), __ATOMIC_RELAXED);
 		reply_ok(c);
+	} else if (argc == 3 && !strcasecmp(sub, "set-disable-deny-scripts")) {
+		__atomic_store_n(&debug_disable_deny_scripts, atoi(c->argv[2].p), __ATOMIC_RELAXED);
+		reply_ok(c);
 	} else if (argc == 3 && !strcasecmp(sub, "pause-cron")) {
 		__atomic_store_n(&debug_pause_cron, atoi(c->argv[2].p), __ATOMIC_RELAXED);
 		reply_ok(c);

@@ -38,6 +38,7 @@
 
 #include "commands.h"
 #include "config.h"
+#include "debug.h"
 #include "exec_ctx.h"
 #include "log.h"
 #include "mem.h"
@@ -407,11 +408,17 @@ static void reply_value(struct client *c, lua_State *l, int resp)
 		}
 		if (field_is(l, "big_number", LUA_TSTRING)) {
 			const char *s = lua_tolstring(l, -1, &len);
+			/* CR and LF become spaces, as Redis maps them. */
+			char *clean = xstrndup(s, len);
 
+			for (size_t i = 0; i < len; i++)
+				if (clean[i] == '\r' || clean[i] == '\n')
+					clean[i] = ' ';
 			if (c->resp == 3)
-				reply_line(c, '(', s, len);
+				reply_line(c, '(', clean, len);
 			else
-				reply_bulk(c, s, len);
+				reply_bulk(c, clean, len);
+			xfree(clean);
 			lua_pop(l, 1);
 			break;
 		}
@@ -513,25 +520,18 @@ static void free_args(struct arg *argv, int argc)
 	xfree(argv);
 }
 
-/* Runs the command the Lua arguments name for the running script, and
- * pushes its reply; on an error with raise, raises it instead. */
-static int redis_call(lua_State *l, bool raise)
+/* The Lua arguments as a command's argv (freed with free_args), popped;
+ * NULL after pushing Redis's error table (argc 0, a non-string). */
+static struct arg *lua_args(lua_State *l, int *argcp)
 {
-	struct script_run *r = running;
-	int argc = lua_gettop(l);
-	const char *err = NULL;
-	struct command *cmd;
+	int argc = lua_gettop(l), i;
 	struct arg *argv;
-	char *reply, *p;
-	int i;
 
-	if (!r)
-		return raise_error(
-			l, "redis.call/pcall can only be called inside a script invocation");
+	*argcp = argc;
 	if (argc == 0) {
 		script_push_error(l,
 				  "Please specify at least one argument for this redis lib call");
-		return raise ? lua_error(l) : 1;
+		return NULL;
 	}
 	argv = xmalloc(sizeof(*argv) * (size_t)argc);
 	for (i = 0; i < argc; i++) {
@@ -554,15 +554,36 @@ static int redis_call(lua_State *l, bool raise)
 	if (i != argc) {
 		free_args(argv, i);
 		script_push_error(l, "Lua redis lib command arguments must be strings or integers");
-		return raise ? lua_error(l) : 1;
+		return NULL;
 	}
+	return argv;
+}
+
+/* Runs the command the Lua arguments name for the running script, and
+ * pushes its reply; on an error with raise, raises it instead. */
+static int redis_call(lua_State *l, bool raise)
+{
+	struct script_run *r = running;
+	const char *err = NULL;
+	struct command *cmd;
+	struct arg *argv;
+	char *reply, *p;
+	int argc;
+
+	if (!r)
+		return raise_error(
+			l, "redis.call/pcall can only be called inside a script invocation");
+	argv = lua_args(l, &argc);
+	if (!argv)
+		return raise ? lua_error(l) : 1;
 	cmd = command_lookup_argv(argc, argv);
 	if (!cmd || (cmd->arity > 0 && argc != cmd->arity) || argc < -cmd->arity)
 		err = cmd ? "Wrong number of args calling Redis command from script"
 			  : "Unknown Redis command called from script";
 	/* The blocking commands run in scripts (never blocking), as in Redis
 	 * 8; their rows keep 7.0's noscript for COMMAND INFO. */
-	else if ((cmd->flags & CMD_NOSCRIPT) && !(cmd->flags & CMD_BLOCKING))
+	else if ((cmd->flags & CMD_NOSCRIPT) && !(cmd->flags & CMD_BLOCKING) &&
+		 !__atomic_load_n(&debug_disable_deny_scripts, __ATOMIC_RELAXED))
 		err = "This Redis command is not allowed from script";
 	else if (r->read_only && (cmd->flags & (CMD_WRITE | CMD_MAY_REPLICATE)))
 		err = "Write commands are not allowed from read-only scripts.";
@@ -615,6 +636,35 @@ static int lua_redis_call(lua_State *l)
 static int lua_redis_pcall(lua_State *l)
 {
 	return redis_call(l, false);
+}
+
+/* There are no ACL users: the default user may run every command, so a
+ * command that exists with a right arity is allowed, as Redis answers for
+ * it. */
+static int lua_redis_acl_check_cmd(lua_State *l)
+{
+	struct command *cmd;
+	struct arg *argv;
+	int argc;
+
+	if (!running)
+		return raise_error(
+			l, "redis.acl_check_cmd can only be called inside a script invocation");
+	argv = lua_args(l, &argc);
+	if (!argv)
+		return lua_error(l);
+	cmd = command_lookup_argv(argc, argv);
+	free_args(argv, argc);
+	if (!cmd) {
+		script_push_error(l, "Invalid command passed to redis.acl_check_cmd()");
+		return lua_error(l);
+	}
+	if ((cmd->arity > 0 && argc != cmd->arity) || argc < -cmd->arity) {
+		script_push_error(l, "Wrong number of args for redis.acl_check_cmd()");
+		return lua_error(l);
+	}
+	lua_pushboolean(l, 1);
+	return 1;
 }
 
 static int lua_redis_sha1hex(lua_State *l)
@@ -1036,6 +1086,7 @@ lua_State *script_state_new(void)
 	set_num(l, "LOG_NOTICE", LOG_NOTICE);
 	set_num(l, "LOG_WARNING", LOG_WARNING);
 	set_fn(l, "sha1hex", lua_redis_sha1hex);
+	set_fn(l, "acl_check_cmd", lua_redis_acl_check_cmd);
 	set_fn(l, "error_reply", lua_redis_error_reply);
 	set_fn(l, "status_reply", lua_redis_status_reply);
 	set_fn(l, "setresp", lua_redis_setresp);

@@ -44,6 +44,7 @@ static pthread_mutex_t run_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
 	bool active, eval, wrote, killed, timedout;
 	int64_t start_ms;
+	int64_t time_us;    /* Unix time at its start: TIME in the script */
 	char name[128];	    /* the script's SHA1 or the function's name */
 	char command[1024]; /* the calling command, for FUNCTION STATS */
 	int nargs;
@@ -116,6 +117,7 @@ void script_busy_begin(lua_State *l, struct script_run *run, const char *name)
 	cur.active = true;
 	cur.eval = run->eval;
 	cur.start_ms = mono_ms();
+	cur.time_us = now_us();
 	cur.caller = c;
 	cur.worker = c->worker;
 	snprintf(cur.name, sizeof(cur.name), "%s", name);
@@ -144,6 +146,11 @@ void script_busy_end(lua_State *l)
 	pthread_mutex_lock(&run_lock);
 	memset(&cur, 0, sizeof(cur));
 	pthread_mutex_unlock(&run_lock);
+}
+
+int64_t script_time_us(void)
+{
+	return cur.time_us;
 }
 
 void script_busy_wrote(void)

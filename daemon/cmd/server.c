@@ -16,6 +16,7 @@
 #include "commands.h"
 #include "multi.h"
 #include "config.h"
+#include "exec_ctx.h"
 #include "errorstats.h"
 #include "evict.h"
 #include "fastpath.h"
@@ -650,12 +651,15 @@ static void info_memory(struct text *t)
 		    "used_memory_peak:%zu\r\n"
 		    "used_memory_peak_human:%s\r\n"
 		    "used_memory_peak_perc:%.2f%%\r\n"
+		    /* The wrappers count what the allocator handed out. */
+		    "allocator_allocated:%zu\r\n"
 		    "fastpath_slab_bytes:%zu\r\n"
 		    "fastpath_slab_bytes_human:%s\r\n"
 		    "total_system_memory:%zu\r\n"
 		    "total_system_memory_human:%s\r\n",
 		    used, h_used, rss, h_rss, peak, h_peak,
-		    peak ? 100.0 * (double)used / (double)peak : 0, slab, h_slab, total, h_total);
+		    peak ? 100.0 * (double)used / (double)peak : 0, used, slab, h_slab, total,
+		    h_total);
 	script_memory(&vm, &scripts, &nscripts);
 	function_memory(&fvm, &fbytes, &nfuncs, &nlibs);
 	human_bytes(h_vm, sizeof(h_vm), (double)vm);
@@ -991,7 +995,8 @@ void cmd_info(struct client *c)
 
 void cmd_time(struct client *c)
 {
-	int64_t us = now_us();
+	/* A script's time stands still while it runs. */
+	int64_t us = exec_ctx_flags() & EXEC_SCRIPT ? script_time_us() : now_us();
 
 	reply_array(c, 2);
 	reply_bulk_ll(c, us / 1000000);
