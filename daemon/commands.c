@@ -26,6 +26,7 @@
 #include "pause.h"
 #include "propagate.h"
 #include "pubsub.h"
+#include "repl.h"
 #include "script.h"
 #include "slowlog.h"
 #include "util.h"
@@ -274,6 +275,7 @@ static struct command_stats *own_stats(struct client *c, const struct command *c
 void command_count_rejected(struct client *c, const struct command *cmd)
 {
 	stat_add(&own_stats(c, cmd)->rejected, 1);
+	c->worker->errors_mark = __atomic_load_n(&c->worker->stats.errors, __ATOMIC_RELAXED);
 }
 
 struct command *command_lookup(const char *name, size_t len)
@@ -507,6 +509,14 @@ void command_dispatch(struct client *c)
 			c->multi_error = true;
 		return;
 	}
+	/* min-replicas-to-write: with no replicas, writes are refused. */
+	if ((cmd->flags & CMD_WRITE) && !repl_good_replicas()) {
+		reply_error(c, "-NOREPLICAS Not enough good replicas to write.");
+		stat_add(&own_stats(c, cmd)->rejected, 1);
+		if (c->in_multi)
+			c->multi_error = true;
+		return;
+	}
 	/* maxmemory: make room first; refuse what would need more if none. */
 	if (config.maxmemory && !evict_until_fits() && (cmd->flags & CMD_DENYOOM)) {
 		reply_error(c, "-OOM command not allowed when used memory > 'maxmemory'.");
@@ -557,13 +567,19 @@ static void account(struct client *c, struct command *cmd, int64_t start, uint64
 	struct command_stats *stats = own_stats(c, cmd);
 	int64_t end = mono_us();
 	uint64_t elapsed = end > start ? (uint64_t)(end - start) : 0;
+	uint64_t now_errors = __atomic_load_n(&w->stats.errors, __ATOMIC_RELAXED);
 
 	/* Counted in this worker's own lines: no other worker writes them. */
 	stat_add(&stats->calls, 1);
 	stat_add(&stats->usec, elapsed);
-	/* The worker runs one command at a time: its new errors are this one's. */
-	if (__atomic_load_n(&w->stats.errors, __ATOMIC_RELAXED) != errors)
+	/* The worker runs one command at a time: its new errors are this one's,
+	 * but for those its nested calls (a script's) already accounted. */
+	if (w->errors_mark > errors)
+		errors = w->errors_mark;
+	if (now_errors != errors || w->call_failed)
 		stat_add(&stats->failed, 1);
+	w->errors_mark = now_errors;
+	w->call_failed = false;
 	if (monitor_active())
 		monitor_feed(c, cmd);
 	slowlog_push_if_needed(c, cmd, elapsed);

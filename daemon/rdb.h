@@ -64,4 +64,8 @@ bool rdb_type_known(uint8_t t);
  * 0, or -EINVAL for malformed or unsupported data (nothing is left to free). */
 int rdb_load_object(struct rdb_reader *r, uint8_t t, struct obj *out);
 
+/* A DUMP payload's footer (RDB version, CRC-64) p[len-10..len): a version
+ * not newer than ours and a CRC that matches, or is 0 (rdbchecksum no). */
+bool rdb_payload_ok(const uint8_t *p, size_t len);
+
 #endif

@@ -29,6 +29,7 @@
 #include "mem.h"
 #include "rdb.h"
 #include "rdbfile.h"
+#include "script.h"
 #include "store.h"
 #include "util.h"
 #include "worker.h"
@@ -161,7 +162,7 @@ static uint64_t shard_expires(int db)
 
 /* The whole store to fd. The caller holds every shard lock, or is the fork
  * child (whose copy nobody else touches). */
-static int rdbfile_write_fd(int fd)
+static int rdbfile_write_fd(int fd, const struct rdb_buf *funcs)
 {
 	struct rdb_out o = { .fd = fd };
 	uint32_t clock = store_clock();
@@ -173,6 +174,8 @@ static int rdbfile_write_fd(int fd)
 	out_aux_ll(&o, "ctime", (long long)time(NULL));
 	out_aux_ll(&o, "used-mem", (long long)mem_used());
 	out_aux_ll(&o, "aof-base", 0);
+	/* The libraries of functions, before the databases as in Redis. */
+	rdb_buf_put(&o.b, funcs->p, funcs->len);
 	for (int db = 0; db < store.ndbs; db++) {
 		uint64_t keys = 0;
 
@@ -214,7 +217,7 @@ static int rdbfile_write_fd(int fd)
 }
 
 /* Writes temp-<pid>.rdb and renames it over dbfilename. */
-static int rdbfile_write_path(pid_t pid)
+static int rdbfile_write_path(pid_t pid, const struct rdb_buf *funcs)
 {
 	char tmp[64];
 	int fd, rc;
@@ -223,7 +226,7 @@ static int rdbfile_write_path(pid_t pid)
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -errno;
-	rc = rdbfile_write_fd(fd);
+	rc = rdbfile_write_fd(fd, funcs);
 	if (close(fd) < 0 && !rc)
 		rc = -errno;
 	if (!rc && rename(tmp, config.dbfilename) < 0)
@@ -235,6 +238,7 @@ static int rdbfile_write_path(pid_t pid)
 
 int rdbfile_save(void)
 {
+	struct rdb_buf funcs = { 0 };
 	uint64_t changes;
 	int rc;
 
@@ -246,8 +250,11 @@ int rdbfile_save(void)
 	pthread_mutex_unlock(&bg_lock);
 	store_lock_all();
 	changes = store_changes();
-	rc = rdbfile_write_path(getpid());
+	rc = function_dump_body(&funcs);
+	if (!rc)
+		rc = rdbfile_write_path(getpid(), &funcs);
 	store_unlock_all();
+	xfree(funcs.p);
 	if (rc) {
 		log_warning("Failed saving the DB: %s", strerror(-rc));
 		return rc;
@@ -291,6 +298,7 @@ static void *rdbfile_waiter(void *arg)
 
 int rdbfile_bgsave(void)
 {
+	struct rdb_buf funcs = { 0 };
 	pthread_attr_t attr;
 	pthread_t tid;
 	pid_t pid;
@@ -304,13 +312,22 @@ int rdbfile_bgsave(void)
 	 * store is then consistent, no shard half-way through a change. */
 	store_lock_all();
 	bg_changes = store_changes();
+	/* The libraries are serialized here: the child may not take the
+	 * script lock (another thread may have held it at the fork). */
+	if (function_dump_body(&funcs) < 0) {
+		store_unlock_all();
+		pthread_mutex_unlock(&bg_lock);
+		xfree(funcs.p);
+		return -EBUSY;
+	}
 	pid = fork();
 	if (pid == 0) {
 		/* The child: only this thread exists; it writes and exits without
 		 * running atexit handlers or touching the parent's rings and maps. */
-		_exit(rdbfile_write_path(getpid()) ? 1 : 0);
+		_exit(rdbfile_write_path(getpid(), &funcs) ? 1 : 0);
 	}
 	store_unlock_all();
+	xfree(funcs.p);
 	if (pid < 0) {
 		int err = errno;
 
@@ -500,10 +517,21 @@ static int load_body(struct rdb_reader *r, struct load_stats *st)
 				return -EINVAL;
 			freq = t;
 			continue;
-		case RDB_OPCODE_FUNCTION2:
+		case RDB_OPCODE_FUNCTION2: {
+			char *code;
+			size_t len;
+			int rc;
+
+			if (rdb_read_string(r, &code, &len))
+				return -EINVAL;
+			rc = function_load_code(code, len);
+			xfree(code);
+			if (rc)
+				return rc;
+			continue;
+		}
 		case RDB_OPCODE_MODULE_AUX:
-			log_warning("The RDB file holds functions or module data, which xkv does "
-				    "not have");
+			log_warning("The RDB file holds module data, which xkv does not have");
 			return -EINVAL;
 		}
 		if (load_key(r, t, db, expire, idle, freq, now, st))

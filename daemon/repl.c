@@ -3,6 +3,7 @@
 #include <string.h>
 #include <sys/random.h>
 
+#include "config.h"
 #include "repl.h"
 #include "util.h"
 
@@ -43,4 +44,9 @@ void repl_change_id(void)
 	pthread_mutex_lock(&repl_lock);
 	new_id();
 	pthread_mutex_unlock(&repl_lock);
+}
+
+bool repl_good_replicas(void)
+{
+	return !config.min_replicas_to_write || !config.min_replicas_max_lag;
 }

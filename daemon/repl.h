@@ -21,4 +21,10 @@ void repl_ids(char id[REPL_ID_LEN + 1], char id2[REPL_ID_LEN + 1]);
  * changeReplicationId + clearReplicationId2). */
 void repl_change_id(void);
 
+/* Redis's checkGoodReplicasStatus: writes are allowed unless
+ * min-replicas-to-write and min-replicas-max-lag are set, and there are
+ * never replicas here. */
+#include <stdbool.h>
+bool repl_good_replicas(void);
+
 #endif

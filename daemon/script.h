@@ -30,8 +30,9 @@ struct script_run {
 	struct client proxy; /* the stand-in its calls run on */
 	bool read_only;	     /* *_RO, or a no-writes script */
 	bool allow_oom;
-	bool oom;  /* used memory was over maxmemory when it started */
-	bool eval; /* EVAL's family (not FCALL): which KILL and BUSY text */
+	bool oom;   /* used memory was over maxmemory when it started */
+	bool wrote; /* it called a write command */
+	bool eval;  /* EVAL's family (not FCALL): which KILL and BUSY text */
 };
 
 /* The one lock of every interpreter; taken after the shards (EVAL, FCALL)
@@ -81,6 +82,13 @@ void script_reply_running(struct client *c);
  * lua_CFunctions that push the module table and set its global. */
 int script_msgpack_open(struct lua_State *l);
 int script_struct_open(struct lua_State *l);
+
+struct rdb_buf;
+/* The libraries as RDB records (RDB_OPCODE_FUNCTION2, code) appended to b,
+ * for FUNCTION DUMP and RDB files; -EBUSY if a script is busy. */
+int function_dump_body(struct rdb_buf *b);
+/* One library read from an RDB file: 0, or -EINVAL (logged). */
+int function_load_code(const char *code, size_t len);
 
 /* For INFO memory: the interpreter's bytes, the cached scripts' bytes and
  * their number; the same for functions. */

@@ -112,6 +112,12 @@ struct worker {
 	/* Of them, held by CLIENT PAUSE, oldest first (pause.c). */
 	struct client *held_head, *held_tail;
 	unsigned nheld;
+	/* Its error count when it last accounted a call (its thread only): a
+	 * script's nested calls own the errors before it, as in Redis. */
+	uint64_t errors_mark;
+	/* The call under way replied an error counted already (a script's
+	 * redis.call error): it failed all the same. Its thread only. */
+	bool call_failed;
 	/* Of them, in MONITOR mode (monitor.c); nmonitors is read by feeders
 	 * on every worker (relaxed atomic). */
 	struct client *monitors;

@@ -43,8 +43,10 @@
 #include "log.h"
 #include "mem.h"
 #include "reply.h"
+#include "repl.h"
 #include "script.h"
 #include "util.h"
+#include "worker.h"
 
 int luaopen_cjson(lua_State *l);
 int luaopen_bit(lua_State *l);
@@ -330,6 +332,7 @@ static void reply_error_msg(struct client *c, const char *msg, bool counted)
 {
 	if (counted) {
 		reply_line(c, '-', msg, strlen(msg));
+		c->worker->call_failed = true;
 	} else {
 		size_t n = strlen(msg);
 		char *e = xmalloc(n + 2);
@@ -587,6 +590,8 @@ static int redis_call(lua_State *l, bool raise)
 		err = "This Redis command is not allowed from script";
 	else if (r->read_only && (cmd->flags & (CMD_WRITE | CMD_MAY_REPLICATE)))
 		err = "Write commands are not allowed from read-only scripts.";
+	else if ((cmd->flags & CMD_WRITE) && !r->wrote && !repl_good_replicas())
+		err = "-NOREPLICAS Not enough good replicas to write.";
 	else if (r->oom && !r->allow_oom && (cmd->flags & CMD_DENYOOM))
 		err = "-OOM command not allowed when used memory > 'maxmemory'.";
 	if (err) {
@@ -596,8 +601,10 @@ static int redis_call(lua_State *l, bool raise)
 			command_count_rejected(&r->proxy, cmd);
 	} else {
 		/* Written or not, a write command makes the script unkillable. */
-		if (cmd->flags & CMD_WRITE)
+		if (cmd->flags & CMD_WRITE) {
+			r->wrote = true;
 			script_busy_wrote();
+		}
 		command_call_as(&r->proxy, cmd, argc, argv, EXEC_IN_EXEC | EXEC_SCRIPT);
 	}
 	free_args(argv, argc);
@@ -1286,6 +1293,8 @@ bool script_run_check(struct client *c, struct script_run *run, unsigned flags, 
 	if (!(flags & SF_COMPAT)) {
 		if (ro && !(flags & SF_NO_WRITES))
 			e = "Can not execute a script with write flag using *_ro command.";
+		else if (!(flags & SF_NO_WRITES) && !repl_good_replicas())
+			e = "-NOREPLICAS Not enough good replicas to write.";
 		else if (run->oom && !(flags & (SF_ALLOW_OOM | SF_NO_WRITES)))
 			e = "-OOM allow-oom flag is not set on the script, can not run it when "
 			    "used "
