@@ -416,6 +416,9 @@ static int skip_string(struct rdb_reader *r)
 	return 0;
 }
 
+/* MERGE of DEBUG RELOAD: a library already there is replaced. */
+static bool load_merge;
+
 struct load_stats {
 	uint64_t keys, expired;
 };
@@ -524,7 +527,7 @@ static int load_body(struct rdb_reader *r, struct load_stats *st)
 
 			if (rdb_read_string(r, &code, &len))
 				return -EINVAL;
-			rc = function_load_code(code, len);
+			rc = function_load_code(code, len, load_merge);
 			xfree(code);
 			if (rc)
 				return rc;
@@ -540,6 +543,16 @@ static int load_body(struct rdb_reader *r, struct load_stats *st)
 		idle = -1;
 		freq = -1;
 	}
+}
+
+int rdbfile_load_merge(bool merge)
+{
+	int rc;
+
+	load_merge = merge;
+	rc = rdbfile_load();
+	load_merge = false;
+	return rc;
 }
 
 int rdbfile_load(void)

@@ -2,6 +2,7 @@
 /*
  * rdbfile: whole RDB files, as Redis 8.8 writes them: "REDIS0014", the AUX
  * fields redis-ver, redis-bits, ctime, used-mem and aof-base, then for each
+ * libraries of functions (FUNCTION2 records), for each
  * non-empty database SELECTDB and RESIZEDB and its keys (EXPIRETIME_MS, IDLE
  * under an LRU policy or FREQ under an LFU one, then type, key and value as
  * rdb.h writes them), EOF, and the CRC-64 of everything before it (0 with
@@ -23,6 +24,9 @@
 /* Loads config.dbfilename (relative to the working directory, `dir') if it
  * exists: 0 when loaded or absent, -EINVAL (logged) if it is unreadable. */
 int rdbfile_load(void);
+/* The same for DEBUG RELOAD, while the workers run: merge replaces the
+ * libraries of functions already there (keys always are). */
+int rdbfile_load_merge(bool merge);
 /* SAVE: writes the file now, holding every shard lock. 0 or -errno. */
 int rdbfile_save(void);
 /* BGSAVE: starts a child; -EBUSY if one is running, -errno if fork fails. */

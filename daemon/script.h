@@ -87,8 +87,11 @@ struct rdb_buf;
 /* The libraries as RDB records (RDB_OPCODE_FUNCTION2, code) appended to b,
  * for FUNCTION DUMP and RDB files; -EBUSY if a script is busy. */
 int function_dump_body(struct rdb_buf *b);
-/* One library read from an RDB file: 0, or -EINVAL (logged). */
-int function_load_code(const char *code, size_t len);
+/* One library read from an RDB file (replace: in place of one of its name):
+ * 0, or -EINVAL (logged). */
+int function_load_code(const char *code, size_t len, bool replace);
+/* Deletes every library (DEBUG RELOAD). */
+void function_flush_all(void);
 
 /* For INFO memory: the interpreter's bytes, the cached scripts' bytes and
  * their number; the same for functions. */

@@ -25,7 +25,10 @@
 #include "../dict.h"
 #include "../log.h"
 #include "../mem.h"
+#include "../rdbfile.h"
 #include "../repl.h"
+#include "../script.h"
+#include "../store.h"
 #include "../t_hash.h"
 #include "../t_list.h"
 #include "../t_set.h"
@@ -502,6 +505,46 @@ static void debug_stringmatch_test(struct client *c)
 	reply_status(c, "Apparently Redis did not crash: test passed");
 }
 
+/* DEBUG RELOAD [MERGE] [NOFLUSH] [NOSAVE]: SAVE, empty the store and the
+ * libraries, load the file back; under every shard lock. */
+static void debug_reload(struct client *c)
+{
+	bool merge = false, flush = true, save = true;
+	int rc;
+
+	for (int i = 2; i < c->argc; i++) {
+		if (arg_is(c, i, "merge")) {
+			merge = true;
+		} else if (arg_is(c, i, "noflush")) {
+			flush = false;
+		} else if (arg_is(c, i, "nosave")) {
+			save = false;
+		} else {
+			reply_error(c, "DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE "
+				       "options.");
+			return;
+		}
+	}
+	if (save && rdbfile_save() < 0) {
+		reply_error(c, "ERR");
+		return;
+	}
+	store_lock_all();
+	if (flush) {
+		for (int db = 0; db < store.ndbs; db++)
+			db_flush(db);
+		function_flush_all();
+	}
+	rc = rdbfile_load_merge(merge);
+	store_unlock_all();
+	if (rc) {
+		reply_error(c, "Error trying to load the RDB dump, check server logs.");
+		return;
+	}
+	log_notice("DB reloaded by DEBUG RELOAD");
+	reply_ok(c);
+}
+
 void cmd_debug(struct client *c)
 {
 	const char *sub = c->argv[1].p;
@@ -514,6 +557,8 @@ void cmd_debug(struct client *c)
 	} else if (argc == 3 && !strcasecmp(sub, "set-active-expire")) {
 		__atomic_store_n(&debug_active_expire, atoi(c->argv[2].p), __ATOMIC_RELAXED);
 		reply_ok(c);
+	} else if (!strcasecmp(sub, "reload")) {
+		debug_reload(c);
 	} else if (argc == 3 && !strcasecmp(sub, "set-disable-deny-scripts")) {
 		__atomic_store_n(&debug_disable_deny_scripts, atoi(c->argv[2].p), __ATOMIC_RELAXED);
 		reply_ok(c);

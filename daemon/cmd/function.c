@@ -141,6 +141,16 @@ static char *string_arg(lua_State *l, int idx)
 	return xstrndup(s, len);
 }
 
+/* A function name: string_arg, made empty (so invalid) if it holds a NUL. */
+static char *name_arg(lua_State *l, int idx)
+{
+	char *name = string_arg(l, idx);
+
+	if (name && strlen(name) != lua_objlen(l, idx))
+		name[0] = '\0';
+	return name;
+}
+
 static int lua_register_function(lua_State *l)
 {
 	int argc = lua_gettop(l), ref = LUA_NOREF;
@@ -157,7 +167,7 @@ static int lua_register_function(lua_State *l)
 		return register_error(l, NULL, NULL, ref,
 				      "wrong number of arguments to redis.register_function");
 	if (argc == 2) {
-		if (!(name = string_arg(l, 1)))
+		if (!(name = name_arg(l, 1)))
 			return register_error(l, name, desc, ref,
 					      "first argument to redis.register_function must be "
 					      "a string");
@@ -183,7 +193,7 @@ static int lua_register_function(lua_State *l)
 			key = lua_tostring(l, -2);
 			if (!strcasecmp(key, "function_name")) {
 				xfree(name);
-				if (!(name = string_arg(l, -1)))
+				if (!(name = name_arg(l, -1)))
 					return register_error(
 						l, name, desc, ref,
 						"function_name argument given to "
@@ -264,6 +274,26 @@ static int lua_register_function(lua_State *l)
 	return 0;
 }
 
+static int load_table_readonly(lua_State *l)
+{
+	script_push_error(l, "Attempt to modify a readonly table");
+	return lua_error(l);
+}
+
+/* FUNCTION LOAD's run stops after 500 ms, as Redis's (LOAD_TIMEOUT_MS). */
+#define LOAD_TIMEOUT_MS 500
+static int64_t load_start_ms;
+
+static void load_hook(lua_State *l, lua_Debug *ar)
+{
+	(void)ar;
+	if (mono_ms() - load_start_ms <= LOAD_TIMEOUT_MS)
+		return;
+	lua_sethook(l, load_hook, LUA_MASKLINE, 0);
+	script_push_error(l, "FUNCTION LOAD timeout");
+	lua_error(l);
+}
+
 /* The globals a library's code sees while it loads (Redis's load API). */
 static void push_load_globals(lua_State *l)
 {
@@ -285,11 +315,16 @@ static void push_load_globals(lua_State *l)
 		lua_setfield(l, -3, *k);
 	}
 	lua_pop(l, 1);
-	/* Missing names raise, in redis too, as the runtime globals do. */
+	/* Missing names raise, in redis too, as the runtime globals do; redis
+	 * takes no new field (a function that kept it as an upvalue). */
 	lua_getfield(l, LUA_REGISTRYINDEX, "__xkv_globals");
 	lua_getmetatable(l, -1); /* their missing-name error */
 	lua_remove(l, -2);
-	lua_pushvalue(l, -1);
+	lua_newtable(l);
+	lua_getfield(l, -2, "__index");
+	lua_setfield(l, -2, "__index");
+	lua_pushcfunction(l, load_table_readonly);
+	lua_setfield(l, -2, "__newindex");
 	lua_setmetatable(l, -3);
 	lua_insert(l, -2);
 	lua_setfield(l, -3, "redis");
@@ -356,7 +391,17 @@ static struct library *library_add(const char *code, size_t len, bool replace, c
 					 "multiple times");
 				return NULL;
 			}
-			name = xstrndup(w + 5, wl - 5);
+			/* Quotes group as sdssplitargs groups them (no escapes
+			 * are taken: a library name cannot hold one). */
+			name = xmalloc(wl - 4);
+			{
+				size_t n = 0;
+
+				for (size_t j = 5; j < wl; j++)
+					if (w[j] != '"' && w[j] != '\'')
+						name[n++] = w[j];
+				name[n] = '\0';
+			}
 			continue;
 		}
 		xfree(name);
@@ -400,7 +445,10 @@ static struct library *library_add(const char *code, size_t len, bool replace, c
 	push_load_globals(flua);
 	set_globals_view(flua);
 	loading = li;
+	load_start_ms = mono_ms();
+	lua_sethook(flua, load_hook, LUA_MASKCOUNT, 100000);
 	status = lua_pcall(flua, 0, 0, 0);
+	lua_sethook(flua, NULL, 0, 0);
 	loading = NULL;
 	lua_getfield(flua, LUA_REGISTRYINDEX, "__xkv_globals");
 	set_globals_view(flua);
@@ -519,7 +567,14 @@ static void functions_flush(void)
 
 void cmd_function_flush(struct client *c)
 {
-	if (c->argc > 3 || (c->argc == 3 && !arg_is(c, 2, "sync") && !arg_is(c, 2, "async"))) {
+	if (c->argc > 3) {
+		reply_errorf(c,
+			     "unknown subcommand or wrong number of arguments for '%.128s'. Try "
+			     "FUNCTION HELP.",
+			     c->argv[1].p);
+		return;
+	}
+	if (c->argc == 3 && !arg_is(c, 2, "sync") && !arg_is(c, 2, "async")) {
 		reply_error(c, "FUNCTION FLUSH only supports SYNC|ASYNC option");
 		return;
 	}
@@ -719,14 +774,22 @@ int function_dump_body(struct rdb_buf *b)
 	return 0;
 }
 
-int function_load_code(const char *code, size_t len)
+void function_flush_all(void)
+{
+	if (!script_lock_acquire())
+		return;
+	functions_flush();
+	script_lock_release();
+}
+
+int function_load_code(const char *code, size_t len, bool replace)
 {
 	char err[LIBRARY_ERR_MAX];
 	struct library *li;
 
 	if (!script_lock_acquire())
 		return -EBUSY;
-	li = library_add(code, len, false, err);
+	li = library_add(code, len, replace, err);
 	script_lock_release();
 	if (!li) {
 		log_warning("Failed creating function, %s", err);
@@ -935,8 +998,10 @@ static void fcall_generic(struct client *c, bool ro)
 	struct function *f;
 	long long numkeys;
 
-	if (!arg_ll(c, 2, &numkeys))
+	if (!str_to_ll(c->argv[2].p, c->argv[2].len, &numkeys)) {
+		reply_error(c, "Bad number of keys provided");
 		return;
+	}
 	if (!script_lock_acquire()) {
 		script_reply_busy(c);
 		return;

@@ -76,7 +76,8 @@ static void busy_hook(lua_State *l, lua_Debug *ar)
 	if (!cur.timedout) {
 		int64_t elapsed = mono_ms() - cur.start_ms;
 
-		if (elapsed < config.busy_reply_threshold)
+		/* A shutdown (SIGTERM) stops a script before it is busy too. */
+		if (elapsed < config.busy_reply_threshold && !server.shutdown)
 			return;
 		log_warning("Slow script detected: still in execution after %lld milliseconds. "
 			    "You can try killing the script using the %s command. Script name is: "
