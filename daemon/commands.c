@@ -503,6 +503,19 @@ void command_dispatch(struct client *c)
 	}
 	/* A script past busy-reply-threshold: only the ALLOW_BUSY commands. */
 	if (script_busy() && !(cmd->flags & CMD_ALLOW_BUSY)) {
+		if (cmd->fn == cmd_exec && c->in_multi) {
+			/* Redis's execCommandAbort: the transaction goes, the
+			 * reason in the EXECABORT. */
+			multi_reset(c);
+			reply_errorf(c, "-EXECABORT Transaction discarded because of: %s",
+				     script_busy_eval()
+					     ? "BUSY Redis is busy running a script. You can only "
+					       "call SCRIPT KILL or SHUTDOWN NOSAVE."
+					     : "BUSY Redis is busy running a script. You can only "
+					       "call FUNCTION KILL or SHUTDOWN NOSAVE.");
+			stat_add(&own_stats(c, cmd)->rejected, 1);
+			return;
+		}
 		script_reply_busy(c);
 		stat_add(&own_stats(c, cmd)->rejected, 1);
 		if (c->in_multi)
