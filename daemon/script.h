@@ -78,6 +78,14 @@ bool script_lock_wait(pthread_mutex_t *m);
 /* FUNCTION STATS's running_script: a map, or null. */
 void script_reply_running(struct client *c);
 
+/* The sandbox's guards (cmd/script_sandbox.c): install sets the guarded
+ * globals (unpack, setmetatable, rawset, loadstring, next, pairs, ipairs,
+ * bit.tohex) and the proxy registry; readonly replaces the table on top of
+ * the stack by a read-only proxy of it (strict: reading a missing name
+ * raises, as the globals do). */
+void script_sandbox_install(struct lua_State *l);
+void script_sandbox_readonly(struct lua_State *l, bool strict);
+
 /* The cmsgpack and struct libraries (script_msgpack.c, script_struct.c):
  * lua_CFunctions that push the module table and set its global. */
 int script_msgpack_open(struct lua_State *l);
