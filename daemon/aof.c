@@ -986,6 +986,9 @@ static int do_rewrite_start(void)
 		pthread_mutex_unlock(&buf_lock);
 	}
 	rewrite_start_ms = now_ms();
+	/* The libraries go into an RDB base; the child may not take the
+	 * script lock. */
+	rdbfile_functions_snapshot();
 	pid = fork();
 	if (pid == 0) {
 		char tmp[512];
@@ -993,6 +996,7 @@ static int do_rewrite_start(void)
 		temp_base_path(tmp, sizeof(tmp), getpid());
 		_exit(write_base(tmp) ? 1 : 0);
 	}
+	rdbfile_functions_release();
 	if (pid < 0) {
 		int err = errno;
 
@@ -1256,7 +1260,9 @@ int aof_start_up(void)
 		man.has_base = true;
 		name_base(&man.base, ++man.base_seq, config.aof_use_rdb_preamble);
 		path_in_dir(path, sizeof(path), man.base.name);
+		rdbfile_functions_snapshot();
 		rc = write_base(path);
+		rdbfile_functions_release();
 		if (rc) {
 			log_warning("Error writing the AOF base file %s: %s", man.base.name,
 				    strerror(-rc));

@@ -57,6 +57,7 @@ enum client_flag {
 	CLIENT_REPLICA_BULK = 1 << 15, /* its RDB is being queued: no output limit */
 	CLIENT_WAIT_ACKS = 1 << 16,    /* in WAIT: its next commands wait (repl.c) */
 	CLIENT_MASTER = 1 << 17,       /* the link to our master (repl_replica.c) */
+	CLIENT_PROTECTED = 1 << 18,    /* runs a busy script: its input waits (engines) */
 };
 
 /* A client whose command is not answered yet, apart from BLPOP & co.

@@ -29,6 +29,7 @@
 #include "propagate.h"
 #include "pubsub.h"
 #include "repl.h"
+#include "script.h"
 #include "slowlog.h"
 #include "tracking.h"
 #include "util.h"
@@ -277,6 +278,7 @@ static struct command_stats *own_stats(struct client *c, const struct command *c
 void command_count_rejected(struct client *c, const struct command *cmd)
 {
 	stat_add(&own_stats(c, cmd)->rejected, 1);
+	c->worker->errors_mark = __atomic_load_n(&c->worker->stats.errors, __ATOMIC_RELAXED);
 }
 
 struct command *command_lookup(const char *name, size_t len)
@@ -530,6 +532,27 @@ void command_dispatch(struct client *c)
 			c->multi_error = true;
 		return;
 	}
+	/* A script past busy-reply-threshold: only the ALLOW_BUSY commands. */
+	if (script_busy() && !(cmd->flags & CMD_ALLOW_BUSY)) {
+		if (cmd->fn == cmd_exec && c->in_multi) {
+			/* Redis's execCommandAbort: the transaction goes, the
+			 * reason in the EXECABORT. */
+			multi_reset(c);
+			reply_errorf(c, "-EXECABORT Transaction discarded because of: %s",
+				     script_busy_eval()
+					     ? "BUSY Redis is busy running a script. You can only "
+					       "call SCRIPT KILL or SHUTDOWN NOSAVE."
+					     : "BUSY Redis is busy running a script. You can only "
+					       "call FUNCTION KILL or SHUTDOWN NOSAVE.");
+			stat_add(&own_stats(c, cmd)->rejected, 1);
+			return;
+		}
+		script_reply_busy(c);
+		stat_add(&own_stats(c, cmd)->rejected, 1);
+		if (c->in_multi)
+			c->multi_error = true;
+		return;
+	}
 	/* maxmemory: make room first; refuse what would need more if none. */
 	if (config.maxmemory && !evict_until_fits() && (cmd->flags & CMD_DENYOOM) &&
 	    !(c->flags & CLIENT_MASTER)) {
@@ -611,13 +634,19 @@ static void account(struct client *c, struct command *cmd, int64_t start, uint64
 	struct command_stats *stats = own_stats(c, cmd);
 	int64_t end = mono_us();
 	uint64_t elapsed = end > start ? (uint64_t)(end - start) : 0;
+	uint64_t now_errors = __atomic_load_n(&w->stats.errors, __ATOMIC_RELAXED);
 
 	/* Counted in this worker's own lines: no other worker writes them. */
 	stat_add(&stats->calls, 1);
 	stat_add(&stats->usec, elapsed);
-	/* The worker runs one command at a time: its new errors are this one's. */
-	if (__atomic_load_n(&w->stats.errors, __ATOMIC_RELAXED) != errors)
+	/* The worker runs one command at a time: its new errors are this one's,
+	 * but for those its nested calls (a script's) already accounted. */
+	if (w->errors_mark > errors)
+		errors = w->errors_mark;
+	if (now_errors != errors || w->call_failed)
 		stat_add(&stats->failed, 1);
+	w->errors_mark = now_errors;
+	w->call_failed = false;
 	if (monitor_active())
 		monitor_feed(c, cmd);
 	slowlog_push_if_needed(c, cmd, elapsed);
@@ -646,7 +675,16 @@ void command_call(struct client *c, struct command *cmd)
 
 	lockset_init(&ls);
 	command_add_locks(cmd, c, c->db, c->argc, c->argv, &ls);
-	lockset_acquire(&ls);
+	/* The shards of a script that turns busy while this waits give BUSY
+	 * (it would wait for the script's end, its worker's clients with it);
+	 * on the script's own thread (a busy script's turn of the event loop)
+	 * the shards are the script's: nothing that needs them may run. */
+	if ((store_locks_held && script_busy() && lockset_count(&ls)) ||
+	    lockset_acquire_unless(&ls, script_busy) < 0) {
+		script_reply_busy(c);
+		stat_add(&own_stats(c, cmd)->rejected, 1);
+		return;
+	}
 	/* The final save was taken while this waited for a lock: run nothing
 	 * more, so no write is acknowledged that the image lacks. */
 	if (__builtin_expect(server.shutdown, 0)) {

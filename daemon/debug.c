@@ -15,6 +15,7 @@
 #include "util.h"
 
 int debug_active_expire = 1;
+int debug_disable_deny_scripts;
 int debug_pause_cron;
 
 /* d ^= SHA1(p): order-free accumulation (Redis's xorDigest). */

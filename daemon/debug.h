@@ -25,6 +25,9 @@ struct entry;
 
 /* DEBUG SET-ACTIVE-EXPIRE: 0 stops the workers' active expiry cycle. */
 extern int debug_active_expire;
+/* DEBUG SET-DISABLE-DENY-SCRIPTS: nonzero lets scripts call the commands
+ * flagged noscript (a test hook, as in Redis). */
+extern int debug_disable_deny_scripts;
 /* DEBUG PAUSE-CRON: nonzero skips the workers' periodic work (timeouts,
  * active expiry, blocked-client timeouts, statistics samples). */
 extern int debug_pause_cron;

@@ -163,6 +163,49 @@ static void free_closed(struct epoll_worker *ew)
 	}
 }
 
+/* Handles n ready events; nested (a busy script's turn), the script's own
+ * client and the UDP sockets wait (level-triggered: they stay ready). */
+static void handle_events(struct worker *w, struct epoll_event *events, int n, bool nested)
+{
+	struct epoll_worker *ew = w->engine_data;
+
+	for (int i = 0; i < n; i++) {
+		void *tag = events[i].data.ptr;
+
+		if (tag == &ew->wake_tag) {
+			worker_drain_mail(w);
+		} else if ((char *)tag >= ew->udp_tag &&
+			   (char *)tag < ew->udp_tag + sizeof(ew->udp_tag)) {
+			if (!nested)
+				udp_serve(w, w->udp_fds[(char *)tag - ew->udp_tag]);
+		} else if ((char *)tag >= ew->listen_tag &&
+			   (char *)tag < ew->listen_tag + sizeof(ew->listen_tag)) {
+			accept_all(w, w->listen_fds[(char *)tag - ew->listen_tag]);
+		} else {
+			struct client *c = tag;
+
+			if (c->closing)
+				continue;
+			if ((events[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)) &&
+			    !(c->flags & CLIENT_PROTECTED))
+				handle_read(c);
+			else if (events[i].events & EPOLLOUT)
+				flush(c);
+		}
+	}
+}
+
+/* A turn from inside a busy script's command, without waiting; closed
+ * clients are freed by the outer turn (the script's own may be one). */
+static void epoll_poll_nested(struct worker *w)
+{
+	struct epoll_worker *ew = w->engine_data;
+	struct epoll_event events[MAX_EVENTS];
+	int n = epoll_wait(ew->epfd, events, MAX_EVENTS, 0);
+
+	handle_events(w, events, n, true);
+}
+
 static void epoll_run(struct worker *w)
 {
 	struct epoll_worker *ew = w->engine_data;
@@ -171,28 +214,7 @@ static void epoll_run(struct worker *w)
 	while (!server.shutdown) {
 		int n = epoll_wait(ew->epfd, events, MAX_EVENTS, worker_wait_ms(w));
 
-		for (int i = 0; i < n; i++) {
-			void *tag = events[i].data.ptr;
-
-			if (tag == &ew->wake_tag) {
-				worker_drain_mail(w);
-			} else if ((char *)tag >= ew->udp_tag &&
-				   (char *)tag < ew->udp_tag + sizeof(ew->udp_tag)) {
-				udp_serve(w, w->udp_fds[(char *)tag - ew->udp_tag]);
-			} else if ((char *)tag >= ew->listen_tag &&
-				   (char *)tag < ew->listen_tag + sizeof(ew->listen_tag)) {
-				accept_all(w, w->listen_fds[(char *)tag - ew->listen_tag]);
-			} else {
-				struct client *c = tag;
-
-				if (c->closing)
-					continue;
-				if (events[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR))
-					handle_read(c);
-				else if (events[i].events & EPOLLOUT)
-					flush(c);
-			}
-		}
+		handle_events(w, events, n, false);
 		free_closed(ew);
 		worker_cron(w);
 	}
@@ -233,4 +255,5 @@ const struct net_engine net_engine_epoll = {
 	.wants_write = epoll_wants_write,
 	.close_client = epoll_close_client,
 	.adopt = epoll_adopt,
+	.poll_nested = epoll_poll_nested,
 };

@@ -39,7 +39,8 @@ struct uring_conn {
 	unsigned inflight; /* operations whose last completion is pending */
 	bool recv_armed;
 	bool sending;
-	bool dirty; /* on the worker's list to flush this turn */
+	bool dirty;	   /* on the worker's list to flush this turn */
+	unsigned deferred; /* its completions kept aside by a busy script's turns */
 	struct client *next_dirty;
 };
 
@@ -50,6 +51,13 @@ struct uring_worker {
 	struct client *dirty;	/* clients with replies or a pending close */
 	struct client *closing; /* closed, waiting for their completions */
 	uint64_t wake_buf;
+	/* A busy script's turns (uring_poll_nested) keep aside what must wait
+	 * for the command under way: its client's input and UDP requests
+	 * (which would read the store the script is changing). Replayed in
+	 * order by the next turn of the loop. */
+	bool nested;
+	struct io_uring_cqe *deferred;
+	size_t ndeferred, deferred_cap;
 };
 
 static inline struct uring_conn *conn_of(struct client *c)
@@ -361,18 +369,82 @@ static void reap_closed(struct uring_worker *uw)
 	}
 }
 
+static bool must_defer(struct uring_worker *uw, const struct io_uring_cqe *cqe)
+{
+	struct client *c = (struct client *)(uintptr_t)(cqe->user_data & ~OP_MASK);
+
+	switch (cqe->user_data & OP_MASK) {
+	case OP_UDP:
+		return uw->nested;
+	case OP_RECV:
+		return (c->flags & CLIENT_PROTECTED) || conn_of(c)->deferred;
+	default:
+		return false;
+	}
+}
+
+static void defer(struct uring_worker *uw, const struct io_uring_cqe *cqe)
+{
+	if (uw->ndeferred == uw->deferred_cap) {
+		uw->deferred_cap = uw->deferred_cap ? 2 * uw->deferred_cap : 16;
+		uw->deferred = xrealloc(uw->deferred, uw->deferred_cap * sizeof(*uw->deferred));
+	}
+	uw->deferred[uw->ndeferred++] = *cqe;
+	if ((cqe->user_data & OP_MASK) == OP_RECV)
+		conn_of((struct client *)(uintptr_t)(cqe->user_data & ~OP_MASK))->deferred++;
+}
+
+/* One completion at a time, each copied and consumed before it is handled:
+ * a handler may run a busy script, whose turns reap the ring again. */
 static unsigned process_completions(struct worker *w)
 {
 	struct uring_worker *uw = w->engine_data;
-	struct io_uring_cqe *cqe;
-	unsigned head, n = 0;
+	struct io_uring_cqe *cqe, copy;
+	unsigned n = 0;
 
-	io_uring_for_each_cqe(&uw->ring, head, cqe) {
-		handle_cqe(w, cqe);
+	while (!io_uring_peek_cqe(&uw->ring, &cqe)) {
+		copy = *cqe;
+		io_uring_cqe_seen(&uw->ring, cqe);
+		if (must_defer(uw, &copy))
+			defer(uw, &copy);
+		else
+			handle_cqe(w, &copy);
 		n++;
 	}
-	io_uring_cq_advance(&uw->ring, n);
 	return n;
+}
+
+/* The completions kept aside, in their order, once no script runs. */
+static void replay_deferred(struct worker *w)
+{
+	struct uring_worker *uw = w->engine_data;
+	size_t i;
+
+	for (i = 0; i < uw->ndeferred; i++) {
+		struct io_uring_cqe copy = uw->deferred[i];
+
+		if ((copy.user_data & OP_MASK) == OP_RECV)
+			conn_of((struct client *)(uintptr_t)(copy.user_data & ~OP_MASK))->deferred--;
+		handle_cqe(w, &copy);
+	}
+	uw->ndeferred = 0;
+}
+
+/* A turn from inside a busy script's command: sends, accepts, mail and the
+ * other clients' commands (answered BUSY), without waiting. Closed clients
+ * are not freed here: the script's own may be one. */
+static void uring_poll_nested(struct worker *w)
+{
+	struct uring_worker *uw = w->engine_data;
+	bool outer = uw->nested;
+
+	uw->nested = true;
+	/* DEFER_TASKRUN: completions are posted only when this task asks. */
+	io_uring_submit_and_get_events(&uw->ring);
+	process_completions(w);
+	flush_dirty(uw);
+	io_uring_submit(&uw->ring);
+	uw->nested = outer;
 }
 
 static void uring_run(struct worker *w)
@@ -388,6 +460,7 @@ static void uring_run(struct worker *w)
 		ts.tv_nsec = (long long)(wait_ms % 1000) * 1000000;
 		io_uring_submit_and_wait_timeout(&uw->ring, &cqe, 1, &ts, NULL);
 		process_completions(w);
+		replay_deferred(w);
 		/* Before the flush: what the cron answers (timeouts, clients a
 		 * pause held) goes out this turn. */
 		worker_cron(w);
@@ -422,6 +495,7 @@ static void uring_destroy(struct worker *w)
 		worker_client_free(c);
 	}
 	munmap(uw->bufring, BUF_COUNT * sizeof(struct io_uring_buf));
+	xfree(uw->deferred);
 	xfree(uw->bufs);
 	xfree(uw);
 	w->engine_data = NULL;
@@ -450,4 +524,5 @@ const struct net_engine net_engine_uring = {
 	.wants_write = uring_wants_write,
 	.close_client = uring_close_client,
 	.adopt = uring_adopt,
+	.poll_nested = uring_poll_nested,
 };

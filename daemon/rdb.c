@@ -25,6 +25,7 @@
 #include "config.h"
 #include "crc64.h"
 #include "mem.h"
+#include "crc64.h"
 #include "rdb.h"
 #include "t_array.h"
 #include "t_hash.h"
@@ -1387,4 +1388,15 @@ int rdb_load_object(struct rdb_reader *r, uint8_t t, struct obj *out)
 	}
 	*out = o;
 	return 0;
+}
+
+bool rdb_payload_ok(const uint8_t *p, size_t len)
+{
+	uint64_t crc = 0;
+
+	if (len < 10 || (p[len - 10] | (p[len - 9] << 8)) > RDB_VERSION)
+		return false;
+	for (int i = 0; i < 8; i++)
+		crc |= (uint64_t)p[len - 8 + i] << (8 * i);
+	return !crc || crc == crc64_update(0, p, len - 8);
 }

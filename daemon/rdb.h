@@ -113,5 +113,8 @@ int rdb_pack_next(struct rdb_pack *k, struct rdb_ent *e);
 bool rdb_stream_type(uint8_t t);
 void rdb_save_stream(struct rdb_buf *b, const struct obj *o, bool compress);
 int rdb_load_stream(struct rdb_reader *r, uint8_t t, struct obj *out);
+/* A DUMP payload's footer (RDB version, CRC-64) p[len-10..len): a version
+ * not newer than ours and a CRC that matches, or is 0 (rdbchecksum no). */
+bool rdb_payload_ok(const uint8_t *p, size_t len);
 
 #endif

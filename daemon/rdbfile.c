@@ -29,6 +29,7 @@
 #include "mem.h"
 #include "rdb.h"
 #include "rdbfile.h"
+#include "script.h"
 #include "store.h"
 #include "t_hash.h"
 #include "util.h"
@@ -191,6 +192,23 @@ static const char *compat_version(void)
 /* The whole store to fd. The caller holds every shard lock, or is the fork
  * child (whose copy nobody else touches). aof_base: an AOF's preamble;
  * compat: the replication form (compat_version), to a pipe (no fsync). */
+/* The libraries of functions as RDB records (FUNCTION2), taken by the thread
+ * that writes or forks, under every shard lock: a fork child may not take
+ * the script lock (another thread may have held it at the fork). */
+static struct rdb_buf funcs;
+
+int rdbfile_functions_snapshot(void)
+{
+	funcs.len = 0;
+	return function_dump_body(&funcs);
+}
+
+void rdbfile_functions_release(void)
+{
+	xfree(funcs.p);
+	funcs = (struct rdb_buf){ 0 };
+}
+
 static int rdbfile_write(int fd, bool aof_base, bool compat)
 {
 	struct rdb_out o = { .fd = fd };
@@ -203,6 +221,8 @@ static int rdbfile_write(int fd, bool aof_base, bool compat)
 	out_aux_ll(&o, "ctime", (long long)time(NULL));
 	out_aux_ll(&o, "used-mem", (long long)mem_used());
 	out_aux_ll(&o, "aof-base", aof_base);
+	/* The libraries of functions, before the databases as in Redis. */
+	rdb_buf_put(&o.b, funcs.p, funcs.len);
 	for (int db = 0; db < store.ndbs; db++) {
 		uint64_t keys = 0;
 
@@ -281,7 +301,10 @@ int do_rdbfile_save(void)
 	}
 	pthread_mutex_unlock(&bg_lock);
 	changes = store_changes();
-	rc = rdbfile_write_path(getpid());
+	rc = rdbfile_functions_snapshot();
+	if (!rc)
+		rc = rdbfile_write_path(getpid());
+	rdbfile_functions_release();
 	if (rc) {
 		log_warning("Failed saving the DB: %s", strerror(-rc));
 		return rc;
@@ -360,12 +383,19 @@ int rdbfile_bgsave(void)
 	}
 	bg_changes = store_changes();
 	stats.last_bgsave_try = now_ms() / 1000;
+	if (rdbfile_functions_snapshot() < 0) {
+		rdbfile_functions_release();
+		pthread_mutex_unlock(&bg_lock);
+		store_unlock_all();
+		return -EBUSY;
+	}
 	pid = fork();
 	if (pid == 0) {
 		/* The child: only this thread exists; it writes and exits without
 		 * running atexit handlers or touching the parent's rings and maps. */
 		_exit(rdbfile_write_path(getpid()) ? 1 : 0);
 	}
+	rdbfile_functions_release();
 	store_unlock_all();
 	if (pid < 0) {
 		int err = errno;
@@ -456,11 +486,13 @@ int rdbfile_bgsave_repl(void (*at_fork)(void), void (*done)(char *buf, size_t le
 		return err;
 	}
 	store_lock_all();
+	rdbfile_functions_snapshot();
 	pid = fork();
 	if (pid == 0) {
 		close(pfd[0]);
 		_exit(rdbfile_write(pfd[1], false, true) ? 1 : 0);
 	}
+	rdbfile_functions_release();
 	err = pid < 0 ? -errno : 0;
 	/* Still under every shard lock: the stream's point the file is. */
 	if (pid > 0)
@@ -574,6 +606,14 @@ static int skip_string(struct rdb_reader *r)
 	return 0;
 }
 
+/* MERGE of DEBUG RELOAD: a library already there is replaced. */
+static bool load_merge;
+
+void rdbfile_functions_merge(bool merge)
+{
+	load_merge = merge;
+}
+
 struct load_stats {
 	uint64_t keys, expired;
 };
@@ -675,10 +715,21 @@ static int load_body(struct rdb_reader *r, struct load_stats *st)
 				return -EINVAL;
 			freq = t;
 			continue;
-		case RDB_OPCODE_FUNCTION2:
+		case RDB_OPCODE_FUNCTION2: {
+			char *code;
+			size_t len;
+			int rc;
+
+			if (rdb_read_string(r, &code, &len))
+				return -EINVAL;
+			rc = function_load_code(code, len, load_merge);
+			xfree(code);
+			if (rc)
+				return rc;
+			continue;
+		}
 		case RDB_OPCODE_MODULE_AUX:
-			log_warning("The RDB file holds functions or module data, which xkv does "
-				    "not have");
+			log_warning("The RDB file holds module data, which xkv does not have");
 			return -EINVAL;
 		}
 		if (load_key(r, t, db, expire, idle, freq, now, st))

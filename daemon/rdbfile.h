@@ -2,6 +2,7 @@
 /*
  * rdbfile: whole RDB files, as Redis 8.8 writes them: "REDIS0014", the AUX
  * fields redis-ver, redis-bits, ctime, used-mem and aof-base, then for each
+ * libraries of functions (FUNCTION2 records), for each
  * non-empty database SELECTDB and RESIZEDB and its keys (EXPIRETIME_MS, IDLE
  * under an LRU policy or FREQ under an LFU one, then type, key and value as
  * rdb.h writes them), EOF, and the CRC-64 of everything before it (0 with
@@ -35,6 +36,12 @@ char *rdbfile_read_all(const char *path, size_t *len);
 /* A replica's full sync: the keyspace becomes the file in buf (every shard
  * lock held throughout; emptied if the file is bad). 0 or -EINVAL. */
 int rdbfile_load_replace(const char *buf, size_t len);
+/* The libraries of functions written into the next file (taken under every
+ * shard lock before a write or a fork; -EBUSY if a script is busy), and
+ * released after; a load replaces libraries of the same name if merge. */
+int rdbfile_functions_snapshot(void);
+void rdbfile_functions_release(void);
+void rdbfile_functions_merge(bool merge);
 /* SAVE: writes the file now, holding every shard lock. 0 or -errno. */
 int rdbfile_save(void);
 /* The same, the caller holding every shard lock. */

@@ -7,7 +7,9 @@
 #ifndef XKV_SCRIPT_H
 #define XKV_SCRIPT_H
 
+#include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "client.h"
 
@@ -28,12 +30,15 @@ struct script_run {
 	struct client proxy; /* the stand-in its calls run on */
 	bool read_only;	     /* *_RO, or a no-writes script */
 	bool allow_oom;
-	bool oom; /* used memory was over maxmemory when it started */
+	bool oom;   /* used memory was over maxmemory when it started */
+	bool wrote; /* it called a write command */
+	bool eval;  /* EVAL's family (not FCALL): which KILL and BUSY text */
 };
 
 /* The one lock of every interpreter; taken after the shards (EVAL, FCALL)
  * or alone (SCRIPT, FUNCTION). */
-void script_lock_acquire(void);
+/* False, without it, once a script is busy (the caller replies BUSY). */
+bool script_lock_acquire(void);
 void script_lock_release(void);
 /* A sandboxed interpreter with the redis API. */
 struct lua_State *script_state_new(void);
@@ -58,6 +63,49 @@ bool function_declares_no_writes(int argc, const struct arg *argv);
 /* A shebang flag by name (any case), or 0; and a flag's name. */
 unsigned script_flag_named(const char *name);
 const char *script_flag_name(unsigned flag);
+
+/* Busy scripts (cmd/script_busy.c). script_busy: a script ran past
+ * busy-reply-threshold and still runs (any thread); script_busy_eval: and it
+ * is EVAL's. script_reply_busy: Redis's -BUSY for it. */
+bool script_busy(void);
+bool script_busy_eval(void);
+void script_reply_busy(struct client *c);
+/* Around a run under the script lock, on its thread: the timeout hook on l,
+ * the state KILL and FUNCTION STATS read. */
+void script_busy_begin(struct lua_State *l, struct script_run *run, const char *name);
+void script_busy_end(struct lua_State *l);
+/* The Unix time in microseconds when the running script started: TIME in
+ * a script is frozen there, as Redis's cached time (its thread only). */
+int64_t script_time_us(void);
+/* The running script called a write command: SCRIPT KILL refuses. */
+void script_busy_wrote(void);
+/* pthread_mutex_lock of m that gives up (false) once a script is busy. */
+bool script_lock_wait(pthread_mutex_t *m);
+/* FUNCTION STATS's running_script: a map, or null. */
+void script_reply_running(struct client *c);
+
+/* The sandbox's guards (cmd/script_sandbox.c): install sets the guarded
+ * globals (unpack, setmetatable, rawset, loadstring, next, pairs, ipairs,
+ * bit.tohex) and the proxy registry; readonly replaces the table on top of
+ * the stack by a read-only proxy of it (strict: reading a missing name
+ * raises, as the globals do). */
+void script_sandbox_install(struct lua_State *l);
+void script_sandbox_readonly(struct lua_State *l, bool strict);
+
+/* The cmsgpack and struct libraries (script_msgpack.c, script_struct.c):
+ * lua_CFunctions that push the module table and set its global. */
+int script_msgpack_open(struct lua_State *l);
+int script_struct_open(struct lua_State *l);
+
+struct rdb_buf;
+/* The libraries as RDB records (RDB_OPCODE_FUNCTION2, code) appended to b,
+ * for FUNCTION DUMP and RDB files; -EBUSY if a script is busy. */
+int function_dump_body(struct rdb_buf *b);
+/* One library read from an RDB file (replace: in place of one of its name):
+ * 0, or -EINVAL (logged). */
+int function_load_code(const char *code, size_t len, bool replace);
+/* Deletes every library (DEBUG RELOAD). */
+void function_flush_all(void);
 
 /* For INFO memory: the interpreter's bytes, the cached scripts' bytes and
  * their number; the same for functions. */

@@ -5,7 +5,10 @@
  * caller; lockset_* and store_active_expire take locks themselves, always in
  * ascending (db, shard) order.
  */
+#include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 #include <xxhash.h>
 
@@ -968,6 +971,96 @@ void lockset_acquire(struct lockset *ls)
 			pthread_mutex_lock(
 				&store_shard(ls->dbs[i].db, (unsigned)__builtin_ctzll(m))->lock);
 	ls->held = true;
+}
+
+/* Locks m, waiting in slices of 1 ms while give_up() is false; false if it
+ * gave up. Uncontended, this is one trylock, as pthread_mutex_lock. */
+static bool lock_unless(pthread_mutex_t *m, bool (*give_up)(void))
+{
+	struct timespec ts;
+
+	if (!pthread_mutex_trylock(m))
+		return true;
+	for (;;) {
+		if (give_up())
+			return false;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 1000000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		if (!pthread_mutex_timedlock(m, &ts))
+			return true;
+	}
+}
+
+/* The shards of ls in acquisition order: calls fn(mutex) for each until it
+ * returns false; the number it was called for with true. */
+static unsigned lockset_walk(struct lockset *ls, bool (*fn)(pthread_mutex_t *m, void *arg),
+			     void *arg)
+{
+	unsigned n = 0;
+
+	if (ls->all) {
+		for (int db = 0; db < store.ndbs; db++)
+			for (unsigned i = 0; i < STORE_SHARDS; i++, n++)
+				if (!fn(&store_shard(db, i)->lock, arg))
+					return n;
+		return n;
+	}
+	for (unsigned i = 0; i < ls->ndbs; i++)
+		for (uint64_t m = ls->dbs[i].mask; m; m &= m - 1, n++)
+			if (!fn(&store_shard(ls->dbs[i].db, (unsigned)__builtin_ctzll(m))->lock,
+				arg))
+				return n;
+	return n;
+}
+
+static bool walk_lock(pthread_mutex_t *m, void *arg)
+{
+	bool (**give_up)(void) = arg;
+
+	return lock_unless(m, *give_up);
+}
+
+static bool walk_unlock(pthread_mutex_t *m, void *arg)
+{
+	unsigned *left = arg;
+
+	if (!*left)
+		return false;
+	(*left)--;
+	pthread_mutex_unlock(m);
+	return true;
+}
+
+int lockset_acquire_unless(struct lockset *ls, bool (*give_up)(void))
+{
+	unsigned got, total;
+
+	ls->held = false;
+	if (store_locks_held)
+		return 0;
+	/* Sorted as lockset_acquire sorts them. */
+	for (unsigned i = 1; i < ls->ndbs; i++)
+		for (unsigned j = i; j > 0 && ls->dbs[j - 1].db > ls->dbs[j].db; j--) {
+			__typeof__(ls->dbs[0]) t = ls->dbs[j];
+
+			ls->dbs[j] = ls->dbs[j - 1];
+			ls->dbs[j - 1] = t;
+		}
+	total = lockset_count(ls);
+	got = lockset_walk(ls, walk_lock, &give_up);
+	if (got < total) {
+		/* Unlocked in acquisition order: any order is safe for unlocking. */
+		lockset_walk(ls, walk_unlock, &got);
+		return -EBUSY;
+	}
+	if (ls->all)
+		store_locks_held++;
+	ls->held = true;
+	return 0;
 }
 
 void lockset_release(struct lockset *ls)

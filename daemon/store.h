@@ -312,6 +312,9 @@ unsigned lockset_count(const struct lockset *ls);
  * holds the whole store. */
 bool lockset_covers(const struct lockset *held, const struct lockset *ls);
 void lockset_acquire(struct lockset *ls);
+/* lockset_acquire that gives up while waiting for a shard once give_up()
+ * says so (a busy script holds it): 0, or -EBUSY with nothing held. */
+int lockset_acquire_unless(struct lockset *ls, bool (*give_up)(void));
 void lockset_release(struct lockset *ls);
 /* Locks or unlocks every shard of every database (a lockset naming them all).
  * While this thread holds them all, the lock functions here are no-ops for

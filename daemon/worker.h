@@ -51,6 +51,10 @@ struct net_engine {
 	/* Serves fd, a connection the server opened (a replica's link to its
 	 * master), as a client of w (w's thread); NULL if it cannot (fd closed). */
 	struct client *(*adopt)(struct worker *w, int fd);
+	/* One turn without waiting, from inside a command that runs long (a
+	 * busy script): the other clients are served (BUSY), the input of a
+	 * CLIENT_PROTECTED client waits, and nothing is freed. */
+	void (*poll_nested)(struct worker *w);
 };
 
 extern const struct net_engine net_engine_uring;
@@ -114,6 +118,12 @@ struct worker {
 	/* Of them, held by CLIENT PAUSE, oldest first (pause.c). */
 	struct client *held_head, *held_tail;
 	unsigned nheld;
+	/* Its error count when it last accounted a call (its thread only): a
+	 * script's nested calls own the errors before it, as in Redis. */
+	uint64_t errors_mark;
+	/* The call under way replied an error counted already (a script's
+	 * redis.call error): it failed all the same. Its thread only. */
+	bool call_failed;
 	/* Of them, in MONITOR mode (monitor.c); nmonitors is read by feeders
 	 * on every worker (relaxed atomic). */
 	struct client *monitors;

@@ -30,6 +30,8 @@
 #include "../rdb.h"
 #include "../rdbfile.h"
 #include "../repl.h"
+#include "../script.h"
+#include "../store.h"
 #include "../t_hash.h"
 #include "../t_list.h"
 #include "../t_set.h"
@@ -507,18 +509,18 @@ static void debug_error(struct client *c)
 }
 
 /* DEBUG RELOAD [MERGE] [NOFLUSH] [NOSAVE]: save the RDB file, empty the
- * store, load the file back, all under every shard lock, so no other client
- * sees the store half-way. xkvd's loading replaces a key it finds already
+ * store and the libraries, load the file back, all under every shard lock,
+ * so no other client sees the store half-way. xkvd's loading replaces a key it finds already
  * there, so NOFLUSH without MERGE merges too (Redis would stop on the
  * duplicate). */
 static void debug_reload(struct client *c)
 {
-	bool flush = true, save = true;
+	bool merge = false, flush = true, save = true;
 	int rc;
 
 	for (int i = 2; i < c->argc; i++) {
 		if (arg_is(c, i, "MERGE"))
-			continue;
+			merge = true;
 		else if (arg_is(c, i, "NOFLUSH"))
 			flush = false;
 		else if (arg_is(c, i, "NOSAVE"))
@@ -535,10 +537,15 @@ static void debug_reload(struct client *c)
 		reply_error(c, "-ERR");
 		return;
 	}
-	if (flush)
+	if (flush) {
 		for (int db = 0; db < store.ndbs; db++)
 			db_flush(db);
+		function_flush_all();
+	}
+	/* MERGE: a library of the file replaces one of the same name. */
+	rdbfile_functions_merge(merge);
 	rc = do_rdbfile_load_file(config.dbfilename);
+	rdbfile_functions_merge(false);
 	if (!rc)
 		rdbfile_loaded();
 	store_unlock_all();
@@ -602,6 +609,9 @@ void cmd_debug(struct client *c)
 		debug_sleep(c);
 	} else if (argc == 3 && !strcasecmp(sub, "set-active-expire")) {
 		__atomic_store_n(&debug_active_expire, atoi(c->argv[2].p), __ATOMIC_RELAXED);
+		reply_ok(c);
+	} else if (argc == 3 && !strcasecmp(sub, "set-disable-deny-scripts")) {
+		__atomic_store_n(&debug_disable_deny_scripts, atoi(c->argv[2].p), __ATOMIC_RELAXED);
 		reply_ok(c);
 	} else if (argc == 3 && !strcasecmp(sub, "pause-cron")) {
 		__atomic_store_n(&debug_pause_cron, atoi(c->argv[2].p), __ATOMIC_RELAXED);

@@ -40,18 +40,6 @@ void cmd_dump(struct client *c)
 	xfree(b.p);
 }
 
-/* The footer of a payload: version not newer than ours, CRC matching or 0. */
-static bool dump_payload_ok(const uint8_t *p, size_t len)
-{
-	uint64_t crc = 0;
-
-	if (len < 10 || (p[len - 10] | (p[len - 9] << 8)) > RDB_VERSION)
-		return false;
-	for (int i = 0; i < 8; i++)
-		crc |= (uint64_t)p[len - 8 + i] << (8 * i);
-	return !crc || crc == crc64_update(0, p, len - 8);
-}
-
 /* IDLETIME and FREQ apply only under the policy that keeps them, as in
  * Redis: FREQ under an LFU policy, IDLETIME under any other. */
 static void dump_set_access(struct entry *e, long long idle, long long freq)
@@ -119,7 +107,7 @@ void cmd_restore(struct client *c)
 		reply_error(c, "Invalid TTL value, must be >= 0");
 		return;
 	}
-	if (!dump_payload_ok((const uint8_t *)pl->p, pl->len)) {
+	if (!rdb_payload_ok((const uint8_t *)pl->p, pl->len)) {
 		reply_error(c, ERR_PAYLOAD);
 		return;
 	}

@@ -10,9 +10,11 @@
  * references. FCALL runs one like EVAL runs a script, under the whole
  * store's locks (CMD_LOCK_ALL), the callback getting (keys, args).
  *
- * FUNCTION DUMP / RESTORE (the RDB payload) and FUNCTION KILL (no busy
- * scripts here) are not implemented: they answer unknown subcommand.
+ * FUNCTION DUMP / RESTORE use Redis's payload: RDB_OPCODE_FUNCTION2 and
+ * the library's code per library, the RDB version and a CRC-64; the same
+ * records go into RDB files. FUNCTION KILL is in script_busy.c.
  */
+#include <errno.h>
 #include <lauxlib.h>
 #include <lua.h>
 #include <string.h>
@@ -20,9 +22,12 @@
 
 #include "commands.h"
 #include "config.h"
+#include "crc64.h"
 #include "lazyfree.h"
+#include "log.h"
 #include "mem.h"
 #include "monitor.h"
+#include "rdb.h"
 #include "reply.h"
 #include "script.h"
 #include "util.h"
@@ -72,7 +77,7 @@ static struct function *function_find(const char *name, size_t len)
 {
 	for (struct library *li = libraries; li; li = li->next)
 		for (struct function *f = li->funcs; f; f = f->next)
-			if (strlen(f->name) == len && !memcmp(f->name, name, len))
+			if (strlen(f->name) == len && !strncasecmp(f->name, name, len))
 				return f;
 	return NULL;
 }
@@ -145,6 +150,16 @@ static char *string_arg(lua_State *l, int idx)
 	return xstrndup(s, len);
 }
 
+/* A function name: string_arg, made empty (so invalid) if it holds a NUL. */
+static char *name_arg(lua_State *l, int idx)
+{
+	char *name = string_arg(l, idx);
+
+	if (name && strlen(name) != lua_objlen(l, idx))
+		name[0] = '\0';
+	return name;
+}
+
 static int lua_register_function(lua_State *l)
 {
 	int argc = lua_gettop(l), ref = LUA_NOREF;
@@ -161,7 +176,7 @@ static int lua_register_function(lua_State *l)
 		return register_error(l, NULL, NULL, ref,
 				      "wrong number of arguments to redis.register_function");
 	if (argc == 2) {
-		if (!(name = string_arg(l, 1)))
+		if (!(name = name_arg(l, 1)))
 			return register_error(l, name, desc, ref,
 					      "first argument to redis.register_function must be "
 					      "a string");
@@ -187,7 +202,7 @@ static int lua_register_function(lua_State *l)
 			key = lua_tostring(l, -2);
 			if (!strcasecmp(key, "function_name")) {
 				xfree(name);
-				if (!(name = string_arg(l, -1)))
+				if (!(name = name_arg(l, -1)))
 					return register_error(
 						l, name, desc, ref,
 						"function_name argument given to "
@@ -268,6 +283,26 @@ static int lua_register_function(lua_State *l)
 	return 0;
 }
 
+static int load_table_readonly(lua_State *l)
+{
+	script_push_error(l, "Attempt to modify a readonly table");
+	return lua_error(l);
+}
+
+/* FUNCTION LOAD's run stops after 500 ms, as Redis's (LOAD_TIMEOUT_MS). */
+#define LOAD_TIMEOUT_MS 500
+static int64_t load_start_ms;
+
+static void load_hook(lua_State *l, lua_Debug *ar)
+{
+	(void)ar;
+	if (mono_ms() - load_start_ms <= LOAD_TIMEOUT_MS)
+		return;
+	lua_sethook(l, load_hook, LUA_MASKLINE, 0);
+	script_push_error(l, "FUNCTION LOAD timeout");
+	lua_error(l);
+}
+
 /* The globals a library's code sees while it loads (Redis's load API). */
 static void push_load_globals(lua_State *l)
 {
@@ -289,11 +324,16 @@ static void push_load_globals(lua_State *l)
 		lua_setfield(l, -3, *k);
 	}
 	lua_pop(l, 1);
-	/* Missing names raise, in redis too, as the runtime globals do. */
+	/* Missing names raise, in redis too, as the runtime globals do; redis
+	 * takes no new field (a function that kept it as an upvalue). */
 	lua_getfield(l, LUA_REGISTRYINDEX, "__xkv_globals");
 	lua_getmetatable(l, -1); /* their missing-name error */
 	lua_remove(l, -2);
-	lua_pushvalue(l, -1);
+	lua_newtable(l);
+	lua_getfield(l, -2, "__index");
+	lua_setfield(l, -2, "__index");
+	lua_pushcfunction(l, load_table_readonly);
+	lua_setfield(l, -2, "__newindex");
 	lua_setmetatable(l, -3);
 	lua_insert(l, -2);
 	lua_setfield(l, -3, "redis");
@@ -311,24 +351,28 @@ static void set_globals_view(lua_State *l)
 	lua_pop(l, 1);
 }
 
-/* Under the script lock: creates a library from code, or replies the error. */
-static bool library_create(struct client *c, const char *code, size_t len, bool replace)
+#define LIBRARY_ERR_MAX 512
+
+/* Under the script lock: creates a library from code and links it (in place
+ * of the one of its name with replace); NULL with Redis's message in err
+ * (LIBRARY_ERR_MAX bytes). */
+static struct library *library_add(const char *code, size_t len, bool replace, char *err)
 {
 	const char *nl, *p, *end;
-	char *name = NULL, err[512];
+	char *name = NULL;
 	const char *engine = NULL;
 	size_t engine_len = 0;
 	struct library *old, *li;
 	int status;
 
 	if (len < 2 || memcmp(code, "#!", 2)) {
-		reply_error(c, "Missing library metadata");
-		return false;
+		snprintf(err, LIBRARY_ERR_MAX, "%s", "Missing library metadata");
+		return NULL;
 	}
 	nl = memchr(code, '\n', len);
 	if (!nl) {
-		reply_error(c, "Invalid library metadata");
-		return false;
+		snprintf(err, LIBRARY_ERR_MAX, "%s", "Invalid library metadata");
+		return NULL;
 	}
 	p = code;
 	end = nl;
@@ -338,8 +382,8 @@ static bool library_create(struct client *c, const char *code, size_t len, bool 
 
 		if (!w) {
 			if (part == 0) {
-				reply_error(c, "Invalid library metadata");
-				return false;
+				snprintf(err, LIBRARY_ERR_MAX, "%s", "Invalid library metadata");
+				return NULL;
 			}
 			break;
 		}
@@ -351,40 +395,49 @@ static bool library_create(struct client *c, const char *code, size_t len, bool 
 		if (wl >= 5 && !strncasecmp(w, "name=", 5)) {
 			if (name) {
 				xfree(name);
-				reply_error(c, "Invalid metadata value, name argument was given "
-					       "multiple times");
-				return false;
+				snprintf(err, LIBRARY_ERR_MAX, "%s",
+					 "Invalid metadata value, name argument was given "
+					 "multiple times");
+				return NULL;
 			}
-			name = xstrndup(w + 5, wl - 5);
+			/* Quotes group as sdssplitargs groups them (no escapes
+			 * are taken: a library name cannot hold one). */
+			name = xmalloc(wl - 4);
+			{
+				size_t n = 0;
+
+				for (size_t j = 5; j < wl; j++)
+					if (w[j] != '"' && w[j] != '\'')
+						name[n++] = w[j];
+				name[n] = '\0';
+			}
 			continue;
 		}
 		xfree(name);
-		snprintf(err, sizeof(err), "Invalid metadata value given: %.*s", (int)wl, w);
-		reply_error(c, err);
-		return false;
+		snprintf(err, LIBRARY_ERR_MAX, "Invalid metadata value given: %.*s", (int)wl, w);
+		return NULL;
 	}
 	if (!name) {
-		reply_error(c, "Library name was not given");
-		return false;
+		snprintf(err, LIBRARY_ERR_MAX, "%s", "Library name was not given");
+		return NULL;
 	}
 	if (!name_ok(name, strlen(name))) {
 		xfree(name);
-		reply_error(c, "Library names can only contain letters, numbers, or underscores(_) "
-			       "and must be at least one character long");
-		return false;
+		snprintf(err, LIBRARY_ERR_MAX, "%s",
+			 "Library names can only contain letters, numbers, or underscores(_) "
+			 "and must be at least one character long");
+		return NULL;
 	}
 	if (engine_len != 3 || strncasecmp(engine, "lua", 3)) {
-		snprintf(err, sizeof(err), "Engine '%.*s' not found", (int)engine_len, engine);
+		snprintf(err, LIBRARY_ERR_MAX, "Engine '%.*s' not found", (int)engine_len, engine);
 		xfree(name);
-		reply_error(c, err);
-		return false;
+		return NULL;
 	}
 	old = library_find(name);
 	if (old && !replace) {
-		snprintf(err, sizeof(err), "Library '%s' already exists", name);
+		snprintf(err, LIBRARY_ERR_MAX, "Library '%s' already exists", name);
 		xfree(name);
-		reply_error(c, err);
-		return false;
+		return NULL;
 	}
 	if (!flua)
 		flua = script_state_new();
@@ -392,16 +445,19 @@ static bool library_create(struct client *c, const char *code, size_t len, bool 
 	*li = (struct library){ .name = name, .code = xstrndup(code, len) };
 	/* The shebang's line is left out, its line feed kept (line numbers). */
 	if (luaL_loadbuffer(flua, nl, len - (size_t)(nl - code), "@user_function")) {
-		snprintf(err, sizeof(err), "Error compiling function: %s", lua_tostring(flua, -1));
+		snprintf(err, LIBRARY_ERR_MAX, "Error compiling function: %s",
+			 lua_tostring(flua, -1));
 		lua_pop(flua, 1);
 		library_free(li);
-		reply_error(c, err);
-		return false;
+		return NULL;
 	}
 	push_load_globals(flua);
 	set_globals_view(flua);
 	loading = li;
+	load_start_ms = mono_ms();
+	lua_sethook(flua, load_hook, LUA_MASKCOUNT, 100000);
 	status = lua_pcall(flua, 0, 0, 0);
+	lua_sethook(flua, NULL, 0, 0);
 	loading = NULL;
 	lua_getfield(flua, LUA_REGISTRYINDEX, "__xkv_globals");
 	set_globals_view(flua);
@@ -409,52 +465,53 @@ static bool library_create(struct client *c, const char *code, size_t len, bool 
 		const char *msg = "ERR unknown error";
 
 		if (lua_isstring(flua, -1)) {
-			snprintf(err, sizeof(err), "Error registering functions: ERR %s",
+			snprintf(err, LIBRARY_ERR_MAX, "Error registering functions: ERR %s",
 				 lua_tostring(flua, -1));
 		} else {
 			if (lua_istable(flua, -1)) {
 				lua_getfield(flua, -1, "err");
 				if (lua_isstring(flua, -1))
 					msg = lua_tostring(flua, -1);
-				snprintf(err, sizeof(err), "Error registering functions: %s", msg);
+				snprintf(err, LIBRARY_ERR_MAX, "Error registering functions: %s",
+					 msg);
 				lua_pop(flua, 1);
 			} else {
-				snprintf(err, sizeof(err), "Error registering functions: %s", msg);
+				snprintf(err, LIBRARY_ERR_MAX, "Error registering functions: %s",
+					 msg);
 			}
 		}
 		lua_pop(flua, 1);
 		library_free(li);
-		reply_error(c, err);
-		return false;
+		return NULL;
 	}
 	if (!li->nfuncs) {
 		library_free(li);
-		reply_error(c, "No functions registered");
-		return false;
+		snprintf(err, LIBRARY_ERR_MAX, "%s", "No functions registered");
+		return NULL;
 	}
 	if (old)
 		library_unlink(old);
 	for (struct function *f = li->funcs; f; f = f->next)
 		if (function_find(f->name, strlen(f->name))) {
-			snprintf(err, sizeof(err), "Function %s already exists", f->name);
+			snprintf(err, LIBRARY_ERR_MAX, "Function %s already exists", f->name);
 			if (old)
 				library_link(old);
 			library_free(li);
-			reply_error(c, err);
-			return false;
+			return NULL;
 		}
 	library_link(li);
 	if (old)
 		library_free(old);
 	script_gc(flua);
-	reply_bulk_cstr(c, li->name);
-	return true;
+	return li;
 }
 
 /* ---- FUNCTION ---------------------------------------------------------------------- */
 
 void cmd_function_load(struct client *c)
 {
+	char err[LIBRARY_ERR_MAX];
+	struct library *li;
 	bool replace = false;
 	int i = 2;
 
@@ -469,17 +526,28 @@ void cmd_function_load(struct client *c)
 		reply_error(c, "Function code is missing");
 		return;
 	}
-	script_lock_acquire();
-	library_create(c, c->argv[i].p, c->argv[i].len, replace);
+	if (!script_lock_acquire()) {
+		script_reply_busy(c);
+		return;
+	}
+	li = library_add(c->argv[i].p, c->argv[i].len, replace, err);
+	if (li)
+		reply_bulk_cstr(c, li->name);
+	else
+		reply_error(c, err);
 	script_lock_release();
 }
 
 void cmd_function_delete(struct client *c)
 {
 	struct library *li;
-	char *name = xstrndup(c->argv[2].p, c->argv[2].len);
+	char *name;
 
-	script_lock_acquire();
+	if (!script_lock_acquire()) {
+		script_reply_busy(c);
+		return;
+	}
+	name = xstrndup(c->argv[2].p, c->argv[2].len);
 	li = library_find(name);
 	if (li) {
 		library_unlink(li);
@@ -533,12 +601,22 @@ void cmd_function_flush(struct client *c)
 {
 	bool lazy;
 
-	if (c->argc > 3 || (c->argc == 3 && !arg_is(c, 2, "sync") && !arg_is(c, 2, "async"))) {
+	if (c->argc > 3) {
+		reply_errorf(c,
+			     "unknown subcommand or wrong number of arguments for '%.128s'. Try "
+			     "FUNCTION HELP.",
+			     c->argv[1].p);
+		return;
+	}
+	if (c->argc == 3 && !arg_is(c, 2, "sync") && !arg_is(c, 2, "async")) {
 		reply_error(c, "FUNCTION FLUSH only supports SYNC|ASYNC option");
 		return;
 	}
 	lazy = c->argc == 3 ? arg_is(c, 2, "async") : config.lazyfree_lazy_user_flush;
-	script_lock_acquire();
+	if (!script_lock_acquire()) {
+		script_reply_busy(c);
+		return;
+	}
 	/* As Redis's freeFunctionsAsync: more functions than the threshold are
 	 * freed on the background pool, counted as the functions and the one
 	 * engine. */
@@ -597,7 +675,10 @@ void cmd_function_list(struct client *c)
 		reply_errorf(c, "Unknown argument %s", c->argv[i].p);
 		return;
 	}
-	script_lock_acquire();
+	if (!script_lock_acquire()) {
+		script_reply_busy(c);
+		return;
+	}
 	for (struct library *li = libraries; li; li = li->next)
 		n += !pattern || glob_match(pattern, plen, li->name, strlen(li->name), true);
 	reply_array(c, n);
@@ -635,14 +716,23 @@ void cmd_function_stats(struct client *c)
 {
 	unsigned long libs, funcs;
 
-	script_lock_acquire();
-	libs = nlibs;
-	funcs = nfuncs;
-	script_lock_release();
-	/* A script runs under every shard lock, so none is running now. */
+	if (script_busy_eval()) {
+		script_reply_busy(c);
+		return;
+	}
+	/* During a busy function its thread holds the script lock: the counts
+	 * are read without it then (the function cannot change them). */
+	if (script_lock_acquire()) {
+		libs = nlibs;
+		funcs = nfuncs;
+		script_lock_release();
+	} else {
+		libs = __atomic_load_n(&nlibs, __ATOMIC_RELAXED);
+		funcs = __atomic_load_n(&nfuncs, __ATOMIC_RELAXED);
+	}
 	reply_map(c, 2);
 	reply_bulk_cstr(c, "running_script");
-	reply_null(c);
+	script_reply_running(c);
 	reply_bulk_cstr(c, "engines");
 	reply_map(c, 1);
 	reply_bulk_cstr(c, "LUA");
@@ -709,6 +799,239 @@ void cmd_function_help(struct client *c)
 	reply_help(c, lines);
 }
 
+/* ---- FUNCTION DUMP / RESTORE, and the RDB file ---------------------------------- */
+
+#define RDB_OPCODE_FUNCTION_PRE_GA 246
+#define RDB_OPCODE_FUNCTION2 245
+
+int function_dump_body(struct rdb_buf *b)
+{
+	struct library **all;
+	uint8_t t = RDB_OPCODE_FUNCTION2;
+	unsigned long n = 0;
+
+	if (!script_lock_acquire())
+		return -EBUSY;
+	/* Oldest first, so that loading (which prepends) keeps the order. */
+	all = xmalloc(sizeof(*all) * (nlibs + 1));
+	for (struct library *li = libraries; li; li = li->next)
+		all[n++] = li;
+	while (n--) {
+		rdb_buf_put(b, &t, 1);
+		rdb_save_string(b, all[n]->code, strlen(all[n]->code), config.rdbcompression);
+	}
+	xfree(all);
+	script_lock_release();
+	return 0;
+}
+
+void function_flush_all(void)
+{
+	if (!script_lock_acquire())
+		return;
+	functions_flush();
+	script_lock_release();
+}
+
+int function_load_code(const char *code, size_t len, bool replace)
+{
+	char err[LIBRARY_ERR_MAX];
+	struct library *li;
+
+	if (!script_lock_acquire())
+		return -EBUSY;
+	li = library_add(code, len, replace, err);
+	script_lock_release();
+	if (!li) {
+		log_warning("Failed creating function, %s", err);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+void cmd_function_dump(struct client *c)
+{
+	struct rdb_buf b = { 0 };
+	uint8_t trailer[10];
+	uint64_t crc;
+
+	if (function_dump_body(&b) < 0) {
+		xfree(b.p);
+		script_reply_busy(c);
+		return;
+	}
+	/* RDB version and CRC-64, little-endian, as DUMP's payloads. */
+	trailer[0] = RDB_VERSION & 0xff;
+	trailer[1] = (RDB_VERSION >> 8) & 0xff;
+	rdb_buf_put(&b, trailer, 2);
+	crc = crc64_update(0, (const uint8_t *)b.p, b.len);
+	for (int i = 0; i < 8; i++)
+		trailer[i] = (uint8_t)(crc >> (8 * i));
+	rdb_buf_put(&b, trailer, 8);
+	reply_bulk(c, b.p, b.len);
+	xfree(b.p);
+}
+
+static void free_list(struct library *li)
+{
+	while (li) {
+		struct library *next = li->next;
+
+		library_free(li);
+		li = next;
+	}
+}
+
+/* Under the script lock: the payload's libraries, built against an empty
+ * set (so that two of them may collide as in Redis); NULL with err. */
+static struct library *restore_parse(const struct arg *pl, char *err, bool *ok)
+{
+	struct library *saved = libraries, *parsed;
+	unsigned long saved_nlibs = nlibs, saved_nfuncs = nfuncs;
+	size_t saved_bytes = code_bytes;
+	struct rdb_reader r = { .p = (const uint8_t *)pl->p, .len = pl->len - 10 };
+
+	*ok = false;
+	libraries = NULL;
+	nlibs = nfuncs = 0;
+	code_bytes = 0;
+	while (r.off < r.len) {
+		uint8_t t;
+		char *code;
+		size_t len;
+		struct library *li;
+
+		if (rdb_read_byte(&r, &t)) {
+			snprintf(err, LIBRARY_ERR_MAX, "can not read data type");
+			goto fail;
+		}
+		if (t == RDB_OPCODE_FUNCTION_PRE_GA) {
+			snprintf(err, LIBRARY_ERR_MAX, "Pre-GA function format not supported");
+			goto fail;
+		}
+		if (t != RDB_OPCODE_FUNCTION2) {
+			snprintf(err, LIBRARY_ERR_MAX, "given type is not a function");
+			goto fail;
+		}
+		if (rdb_read_string(&r, &code, &len)) {
+			snprintf(err, LIBRARY_ERR_MAX, "Failed loading library payload");
+			goto fail;
+		}
+		li = library_add(code, len, false, err);
+		xfree(code);
+		if (!li)
+			goto fail;
+	}
+	*ok = true;
+fail:
+	parsed = libraries;
+	libraries = saved;
+	nlibs = saved_nlibs;
+	nfuncs = saved_nfuncs;
+	code_bytes = saved_bytes;
+	if (!*ok) {
+		free_list(parsed);
+		parsed = NULL;
+	}
+	return parsed;
+}
+
+/* Links the parsed libraries: APPEND refuses a library of an existing name,
+ * REPLACE takes its place; either refuses a function name in use. */
+static bool restore_join(struct library *parsed, bool replace, char *err)
+{
+	struct library *olds = NULL, *li, *next;
+
+	for (li = parsed; li; li = li->next) {
+		struct library *old = library_find(li->name);
+
+		if (!old)
+			continue;
+		if (!replace) {
+			snprintf(err, LIBRARY_ERR_MAX, "Library %s already exists", li->name);
+			goto undo;
+		}
+		library_unlink(old);
+		old->next = olds;
+		olds = old;
+	}
+	for (li = parsed; li; li = li->next)
+		for (struct function *f = li->funcs; f; f = f->next)
+			if (function_find(f->name, strlen(f->name))) {
+				snprintf(err, LIBRARY_ERR_MAX, "Function %s already exists",
+					 f->name);
+				goto undo;
+			}
+	for (li = parsed; li; li = next) {
+		next = li->next;
+		library_link(li);
+	}
+	free_list(olds);
+	return true;
+undo:
+	for (li = olds; li; li = next) {
+		next = li->next;
+		library_link(li);
+	}
+	free_list(parsed);
+	return false;
+}
+
+void cmd_function_restore(struct client *c)
+{
+	enum { APPEND, REPLACE, FLUSH } policy = APPEND;
+	char err[LIBRARY_ERR_MAX];
+	struct library *parsed;
+	bool ok;
+
+	if (c->argc > 4) {
+		reply_errorf(c,
+			     "unknown subcommand or wrong number of arguments for '%.128s'. Try "
+			     "FUNCTION HELP.",
+			     c->argv[1].p);
+		return;
+	}
+	if (c->argc == 4) {
+		if (arg_is(c, 3, "append")) {
+			policy = APPEND;
+		} else if (arg_is(c, 3, "replace")) {
+			policy = REPLACE;
+		} else if (arg_is(c, 3, "flush")) {
+			policy = FLUSH;
+		} else {
+			reply_error(c, "Wrong restore policy given, value should be either FLUSH, "
+				       "APPEND or REPLACE.");
+			return;
+		}
+	}
+	if (!rdb_payload_ok((const uint8_t *)c->argv[2].p, c->argv[2].len)) {
+		reply_error(c, "DUMP payload version or checksum are wrong");
+		return;
+	}
+	if (!script_lock_acquire()) {
+		script_reply_busy(c);
+		return;
+	}
+	if (!flua)
+		flua = script_state_new();
+	parsed = restore_parse(&c->argv[2], err, &ok);
+	if (ok && policy == FLUSH) {
+		while (libraries) {
+			struct library *li = libraries;
+
+			library_unlink(li);
+			library_free(li);
+		}
+	}
+	if (ok)
+		ok = restore_join(parsed, policy == REPLACE, err);
+	script_lock_release();
+	if (ok)
+		reply_ok(c);
+	else
+		reply_error(c, err);
+}
+
 /* ---- FCALL ------------------------------------------------------------------------- */
 
 static void push_args(lua_State *l, const struct arg *argv, int n)
@@ -727,9 +1050,14 @@ static void fcall_generic(struct client *c, bool ro)
 	long long numkeys;
 
 	monitor_feed_script(c);
-	if (!arg_ll(c, 2, &numkeys))
+	if (!str_to_ll(c->argv[2].p, c->argv[2].len, &numkeys)) {
+		reply_error(c, "Bad number of keys provided");
 		return;
-	script_lock_acquire();
+	}
+	if (!script_lock_acquire()) {
+		script_reply_busy(c);
+		return;
+	}
 	f = function_find(c->argv[1].p, c->argv[1].len);
 	if (!f) {
 		script_lock_release();
@@ -786,7 +1114,11 @@ void cmd_fcall_ro(struct client *c)
 
 void function_memory(long long *vm, long long *bytes, unsigned long *funcs, unsigned long *libs)
 {
-	script_lock_acquire();
+	if (!script_lock_acquire()) {
+		*vm = *bytes = 0;
+		*funcs = *libs = 0;
+		return;
+	}
 	*vm = flua ? (long long)lua_gc(flua, LUA_GCCOUNT, 0) * 1024 : 0;
 	*bytes = (long long)code_bytes;
 	*funcs = nfuncs;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
  * Lua scripting as Redis runs it: EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and
- * SCRIPT LOAD / EXISTS / FLUSH / HELP, over Lua 5.1 with cjson and bit.
+ * SCRIPT LOAD / EXISTS / FLUSH / HELP, over Lua 5.1 with cjson, bit,
+ * cmsgpack and struct.
  *
  * One interpreter serves the whole server, as Redis's one script cache does:
  * a script loaded on one connection runs by its SHA1 on any other. It is
@@ -37,14 +38,17 @@
 
 #include "commands.h"
 #include "config.h"
+#include "debug.h"
 #include "exec_ctx.h"
 #include "lazyfree.h"
 #include "log.h"
 #include "mem.h"
 #include "monitor.h"
 #include "reply.h"
+#include "repl.h"
 #include "script.h"
 #include "util.h"
+#include "worker.h"
 
 int luaopen_cjson(lua_State *l);
 int luaopen_bit(lua_State *l);
@@ -73,7 +77,6 @@ static uint32_t rand_x[3] = { 0x330E, 0xABCD, 0x1234 }; /* math.random: rand48 *
 
 #define REG_FLAGS "__xkv_script_flags"
 #define REG_GLOBALS "__xkv_globals"
-#define REG_PROXIES "__xkv_proxies" /* proxy -> real table */
 
 /* ---- SHA1 and rand48 ---------------------------------------------------------- */
 
@@ -330,6 +333,7 @@ static void reply_error_msg(struct client *c, const char *msg, bool counted)
 {
 	if (counted) {
 		reply_line(c, '-', msg, strlen(msg));
+		c->worker->call_failed = true;
 	} else {
 		size_t n = strlen(msg);
 		char *e = xmalloc(n + 2);
@@ -408,11 +412,17 @@ static void reply_value(struct client *c, lua_State *l, int resp)
 		}
 		if (field_is(l, "big_number", LUA_TSTRING)) {
 			const char *s = lua_tolstring(l, -1, &len);
+			/* CR and LF become spaces, as Redis maps them. */
+			char *clean = xstrndup(s, len);
 
+			for (size_t i = 0; i < len; i++)
+				if (clean[i] == '\r' || clean[i] == '\n')
+					clean[i] = ' ';
 			if (c->resp == 3)
-				reply_line(c, '(', s, len);
+				reply_line(c, '(', clean, len);
 			else
-				reply_bulk(c, s, len);
+				reply_bulk(c, clean, len);
+			xfree(clean);
 			lua_pop(l, 1);
 			break;
 		}
@@ -514,25 +524,18 @@ static void free_args(struct arg *argv, int argc)
 	xfree(argv);
 }
 
-/* Runs the command the Lua arguments name for the running script, and
- * pushes its reply; on an error with raise, raises it instead. */
-static int redis_call(lua_State *l, bool raise)
+/* The Lua arguments as a command's argv (freed with free_args), popped;
+ * NULL after pushing Redis's error table (argc 0, a non-string). */
+static struct arg *lua_args(lua_State *l, int *argcp)
 {
-	struct script_run *r = running;
-	int argc = lua_gettop(l);
-	const char *err = NULL;
-	struct command *cmd;
+	int argc = lua_gettop(l), i;
 	struct arg *argv;
-	char *reply, *p;
-	int i;
 
-	if (!r)
-		return raise_error(
-			l, "redis.call/pcall can only be called inside a script invocation");
+	*argcp = argc;
 	if (argc == 0) {
 		script_push_error(l,
 				  "Please specify at least one argument for this redis lib call");
-		return raise ? lua_error(l) : 1;
+		return NULL;
 	}
 	argv = xmalloc(sizeof(*argv) * (size_t)argc);
 	for (i = 0; i < argc; i++) {
@@ -555,18 +558,41 @@ static int redis_call(lua_State *l, bool raise)
 	if (i != argc) {
 		free_args(argv, i);
 		script_push_error(l, "Lua redis lib command arguments must be strings or integers");
-		return raise ? lua_error(l) : 1;
+		return NULL;
 	}
+	return argv;
+}
+
+/* Runs the command the Lua arguments name for the running script, and
+ * pushes its reply; on an error with raise, raises it instead. */
+static int redis_call(lua_State *l, bool raise)
+{
+	struct script_run *r = running;
+	const char *err = NULL;
+	struct command *cmd;
+	struct arg *argv;
+	char *reply, *p;
+	int argc;
+
+	if (!r)
+		return raise_error(
+			l, "redis.call/pcall can only be called inside a script invocation");
+	argv = lua_args(l, &argc);
+	if (!argv)
+		return raise ? lua_error(l) : 1;
 	cmd = command_lookup_argv(argc, argv);
 	if (!cmd || (cmd->arity > 0 && argc != cmd->arity) || argc < -cmd->arity)
 		err = cmd ? "Wrong number of args calling Redis command from script"
 			  : "Unknown Redis command called from script";
 	/* The blocking commands run in scripts (never blocking), as in Redis
 	 * 8; their rows keep 7.0's noscript for COMMAND INFO. */
-	else if ((cmd->flags & CMD_NOSCRIPT) && !(cmd->flags & CMD_BLOCKING))
+	else if ((cmd->flags & CMD_NOSCRIPT) && !(cmd->flags & CMD_BLOCKING) &&
+		 !__atomic_load_n(&debug_disable_deny_scripts, __ATOMIC_RELAXED))
 		err = "This Redis command is not allowed from script";
 	else if (r->read_only && (cmd->flags & (CMD_WRITE | CMD_MAY_REPLICATE)))
 		err = "Write commands are not allowed from read-only scripts.";
+	else if ((cmd->flags & CMD_WRITE) && !r->wrote && !repl_writes_allowed())
+		err = "-NOREPLICAS Not enough good replicas to write.";
 	else if (r->oom && !r->allow_oom && (cmd->flags & CMD_DENYOOM))
 		err = "-OOM command not allowed when used memory > 'maxmemory'.";
 	if (err) {
@@ -575,6 +601,11 @@ static int redis_call(lua_State *l, bool raise)
 		if (cmd)
 			command_count_rejected(&r->proxy, cmd);
 	} else {
+		/* Written or not, a write command makes the script unkillable. */
+		if (cmd->flags & CMD_WRITE) {
+			r->wrote = true;
+			script_busy_wrote();
+		}
 		command_call_as(&r->proxy, cmd, argc, argv, EXEC_IN_EXEC | EXEC_SCRIPT);
 	}
 	free_args(argv, argc);
@@ -613,6 +644,35 @@ static int lua_redis_call(lua_State *l)
 static int lua_redis_pcall(lua_State *l)
 {
 	return redis_call(l, false);
+}
+
+/* There are no ACL users: the default user may run every command, so a
+ * command that exists with a right arity is allowed, as Redis answers for
+ * it. */
+static int lua_redis_acl_check_cmd(lua_State *l)
+{
+	struct command *cmd;
+	struct arg *argv;
+	int argc;
+
+	if (!running)
+		return raise_error(
+			l, "redis.acl_check_cmd can only be called inside a script invocation");
+	argv = lua_args(l, &argc);
+	if (!argv)
+		return lua_error(l);
+	cmd = command_lookup_argv(argc, argv);
+	free_args(argv, argc);
+	if (!cmd) {
+		script_push_error(l, "Invalid command passed to redis.acl_check_cmd()");
+		return lua_error(l);
+	}
+	if ((cmd->arity > 0 && argc != cmd->arity) || argc < -cmd->arity) {
+		script_push_error(l, "Wrong number of args for redis.acl_check_cmd()");
+		return lua_error(l);
+	}
+	lua_pushboolean(l, 1);
+	return 1;
 }
 
 static int lua_redis_sha1hex(lua_State *l)
@@ -729,217 +789,6 @@ static int lua_redis_nothing(lua_State *l)
 	return 0;
 }
 
-/* unpack with Lua 5.1.5's fixed bounds check: Debian's 5.1 overflows the
- * count of unpack({}, -2, 2147483647) and writes past the stack. */
-static int lua_safe_unpack(lua_State *l)
-{
-	long long i, e, n;
-
-	luaL_checktype(l, 1, LUA_TTABLE);
-	i = luaL_optint(l, 2, 1);
-	e = luaL_opt(l, luaL_checkint, 3, (int)lua_objlen(l, 1));
-	if (i > e)
-		return 0;
-	n = e - i + 1;
-	if (n >= 2147483647 || !lua_checkstack(l, (int)n))
-		return luaL_error(l, "too many results to unpack");
-	for (long long k = i; k <= e; k++)
-		lua_rawgeti(l, 1, (int)k);
-	return (int)n;
-}
-
-/* bit.tohex without LuaBitOp 1.0.2's overflow of -INT_MIN digits. */
-static int lua_bit_tohex(lua_State *l)
-{
-	lua_Number d = luaL_checknumber(l, 1);
-	uint32_t b = (uint32_t)(int64_t)d;
-	int n = lua_isnone(l, 2) ? 8 : luaL_checkint(l, 2);
-	const char *digits = "0123456789abcdef";
-	char buf[8];
-
-	if (n == INT32_MIN)
-		n = INT32_MIN + 1;
-	if (n < 0) {
-		n = -n;
-		digits = "0123456789ABCDEF";
-	}
-	if (n > 8)
-		n = 8;
-	for (int i = n - 1; i >= 0; i--) {
-		buf[i] = digits[b & 15];
-		b >>= 4;
-	}
-	lua_pushlstring(l, buf, (size_t)n);
-	return 1;
-}
-
-/* A read-only proxy's real table, or the table itself. */
-static void push_real(lua_State *l, int idx)
-{
-	lua_getfield(l, LUA_REGISTRYINDEX, REG_PROXIES);
-	lua_pushvalue(l, idx);
-	lua_rawget(l, -2);
-	lua_remove(l, -2);
-	if (lua_isnil(l, -1)) {
-		lua_pop(l, 1);
-		lua_pushvalue(l, idx);
-	}
-}
-
-/* next, pairs and ipairs see through the read-only proxies (pairs(redis)). */
-static int lua_proxy_next(lua_State *l)
-{
-	luaL_checktype(l, 1, LUA_TTABLE);
-	lua_settop(l, 2);
-	push_real(l, 1);
-	lua_pushvalue(l, 2);
-	if (lua_next(l, -2))
-		return 2;
-	lua_pushnil(l);
-	return 1;
-}
-
-static int lua_proxy_pairs(lua_State *l)
-{
-	luaL_checktype(l, 1, LUA_TTABLE);
-	lua_pushcfunction(l, lua_proxy_next);
-	lua_pushvalue(l, 1);
-	lua_pushnil(l);
-	return 3;
-}
-
-static int lua_proxy_inext(lua_State *l)
-{
-	int i = luaL_checkint(l, 2) + 1;
-
-	push_real(l, 1);
-	lua_pushinteger(l, i);
-	lua_rawgeti(l, -2, i);
-	return lua_isnil(l, -1) ? 0 : 2;
-}
-
-static int lua_proxy_ipairs(lua_State *l)
-{
-	luaL_checktype(l, 1, LUA_TTABLE);
-	lua_pushcfunction(l, lua_proxy_inext);
-	lua_pushvalue(l, 1);
-	lua_pushinteger(l, 0);
-	return 3;
-}
-
-/* ---- the interpreter ------------------------------------------------------------------ */
-
-static int global_missing(lua_State *l)
-{
-	return luaL_error(l, "Script attempted to access nonexistent global variable '%s'",
-			  lua_tostring(l, 2));
-}
-
-static int table_readonly(lua_State *l)
-{
-	return luaL_error(l, "Attempt to modify a readonly table");
-}
-
-/* Replaces the table at the top with a read-only proxy of it (missing:
- * global_missing, or nil). */
-static void make_readonly(lua_State *l, bool strict)
-{
-	lua_newtable(l); /* proxy */
-	lua_newtable(l); /* its metatable */
-	lua_pushvalue(l, -3);
-	lua_setfield(l, -2, "__index");
-	lua_pushcfunction(l, table_readonly);
-	lua_setfield(l, -2, "__newindex");
-	/* getmetatable(proxy) gives a read-only view of the metatable. */
-	lua_newtable(l);
-	lua_newtable(l);
-	lua_pushvalue(l, -3);
-	lua_setfield(l, -2, "__index");
-	lua_pushcfunction(l, table_readonly);
-	lua_setfield(l, -2, "__newindex");
-	lua_pushboolean(l, 0);
-	lua_setfield(l, -2, "__metatable");
-	lua_setmetatable(l, -2);
-	lua_setfield(l, -2, "__metatable");
-	lua_setmetatable(l, -2);
-	lua_getfield(l, LUA_REGISTRYINDEX, REG_PROXIES);
-	lua_pushvalue(l, -2);
-	lua_pushvalue(l, -4);
-	lua_rawset(l, -3);
-	lua_pop(l, 1);
-	if (strict) { /* the real table errs on what it lacks */
-		lua_newtable(l);
-		lua_pushcfunction(l, global_missing);
-		lua_setfield(l, -2, "__index");
-		lua_setmetatable(l, -3);
-	}
-	lua_remove(l, -2);
-}
-
-static bool is_proxy(lua_State *l, int idx)
-{
-	bool yes;
-
-	lua_getfield(l, LUA_REGISTRYINDEX, REG_PROXIES);
-	lua_pushvalue(l, idx);
-	lua_rawget(l, -2);
-	yes = !lua_isnil(l, -1);
-	lua_pop(l, 2);
-	return yes;
-}
-
-/* Raised by the C API in Redis's Lua: no position. */
-static int readonly_error(lua_State *l)
-{
-	lua_pushliteral(l, "Attempt to modify a readonly table");
-	return lua_error(l);
-}
-
-/* setmetatable and rawset refuse the read-only tables, as Redis's do. */
-static int lua_guarded_setmetatable(lua_State *l)
-{
-	luaL_checktype(l, 1, LUA_TTABLE);
-	if (is_proxy(l, 1))
-		return readonly_error(l);
-	lua_pushvalue(l, lua_upvalueindex(1));
-	lua_insert(l, 1);
-	lua_call(l, lua_gettop(l) - 1, LUA_MULTRET);
-	return lua_gettop(l);
-}
-
-static int lua_guarded_rawset(lua_State *l)
-{
-	luaL_checktype(l, 1, LUA_TTABLE);
-	if (is_proxy(l, 1))
-		return readonly_error(l);
-	luaL_checkany(l, 2);
-	luaL_checkany(l, 3);
-	lua_settop(l, 3);
-	lua_rawset(l, 1);
-	return 1;
-}
-
-/* loadstring refuses precompiled chunks, as Redis's Lua does (bytecode
- * can escape the sandbox); the caller gets nil and the reason. */
-static int lua_guarded_loadstring(lua_State *l)
-{
-	size_t len;
-	const char *s = luaL_checklstring(l, 1, &len);
-	const char *name = luaL_optstring(l, 2, s);
-
-	if (len && s[0] == LUA_SIGNATURE[0]) {
-		lua_pushnil(l);
-		lua_pushliteral(l, "binary chunks are not allowed");
-		return 2;
-	}
-	if (luaL_loadbuffer(l, s, len, name)) {
-		lua_pushnil(l);
-		lua_insert(l, -2);
-		return 2;
-	}
-	return 1;
-}
-
 static void open_lib(lua_State *l, const char *name, lua_CFunction fn)
 {
 	lua_pushcfunction(l, fn);
@@ -976,9 +825,8 @@ static const char err_handler[] =
 
 lua_State *script_state_new(void)
 {
-	static const char *const libs[] = {
-		"redis", "string", "math", "table", "cjson", "bit", "os"
-	};
+	static const char *const libs[] = { "redis", "string", "math",	   "table", "cjson",
+					    "bit",   "os",     "cmsgpack", "struct" };
 	static const char *const removed[] = { "dofile",  "loadfile", "print", "newproxy",
 					       "setfenv", "getfenv",  "debug" };
 	lua_State *l = luaL_newstate();
@@ -991,6 +839,8 @@ lua_State *script_state_new(void)
 	open_lib(l, LUA_OSLIBNAME, luaopen_os);
 	open_lib(l, "cjson", luaopen_cjson);
 	open_lib(l, "bit", luaopen_bit);
+	open_lib(l, "cmsgpack", script_msgpack_open);
+	open_lib(l, "struct", script_struct_open);
 	/* os keeps only clock, as in Redis 8. */
 	lua_getglobal(l, "os");
 	lua_getfield(l, -1, "clock");
@@ -999,26 +849,7 @@ lua_State *script_state_new(void)
 	lua_setfield(l, -2, "clock");
 	lua_setglobal(l, "os");
 	lua_pop(l, 2);
-	lua_pushcfunction(l, lua_safe_unpack);
-	lua_setglobal(l, "unpack");
-	lua_getglobal(l, "setmetatable");
-	lua_pushcclosure(l, lua_guarded_setmetatable, 1);
-	lua_setglobal(l, "setmetatable");
-	lua_pushcfunction(l, lua_guarded_rawset);
-	lua_setglobal(l, "rawset");
-	lua_pushcfunction(l, lua_guarded_loadstring);
-	lua_setglobal(l, "loadstring");
-	lua_pushcfunction(l, lua_proxy_next);
-	lua_setglobal(l, "next");
-	lua_pushcfunction(l, lua_proxy_pairs);
-	lua_setglobal(l, "pairs");
-	lua_pushcfunction(l, lua_proxy_ipairs);
-	lua_setglobal(l, "ipairs");
-	lua_getglobal(l, "bit");
-	set_fn(l, "tohex", lua_bit_tohex);
-	lua_pop(l, 1);
-	lua_newtable(l);
-	lua_setfield(l, LUA_REGISTRYINDEX, REG_PROXIES);
+	script_sandbox_install(l);
 	lua_getglobal(l, "math");
 	set_fn(l, "random", lua_math_random);
 	set_fn(l, "randomseed", lua_math_randomseed);
@@ -1033,6 +864,7 @@ lua_State *script_state_new(void)
 	set_num(l, "LOG_NOTICE", LOG_NOTICE);
 	set_num(l, "LOG_WARNING", LOG_WARNING);
 	set_fn(l, "sha1hex", lua_redis_sha1hex);
+	set_fn(l, "acl_check_cmd", lua_redis_acl_check_cmd);
 	set_fn(l, "error_reply", lua_redis_error_reply);
 	set_fn(l, "status_reply", lua_redis_status_reply);
 	set_fn(l, "setresp", lua_redis_setresp);
@@ -1060,14 +892,14 @@ lua_State *script_state_new(void)
 	/* Libraries read-only, then the globals themselves. */
 	for (size_t i = 0; i < sizeof(libs) / sizeof(*libs); i++) {
 		lua_getglobal(l, libs[i]);
-		make_readonly(l, false);
+		script_sandbox_readonly(l, false);
 		lua_setglobal(l, libs[i]);
 	}
 	/* Strings' metatable: getmetatable('') gives a read-only proxy. */
 	lua_pushliteral(l, "");
 	lua_getmetatable(l, -1);
 	lua_pushvalue(l, -1);
-	make_readonly(l, false);
+	script_sandbox_readonly(l, false);
 	lua_setfield(l, -2, "__metatable");
 	lua_pop(l, 2);
 	lua_newtable(l);
@@ -1075,7 +907,7 @@ lua_State *script_state_new(void)
 	lua_pushvalue(l, LUA_GLOBALSINDEX);
 	lua_setfield(l, LUA_REGISTRYINDEX, REG_GLOBALS);
 	lua_pushvalue(l, LUA_GLOBALSINDEX);
-	make_readonly(l, true);
+	script_sandbox_readonly(l, true);
 	lua_pushvalue(l, -1);
 	lua_setglobal(l, "_G"); /* in the real table */
 	lua_replace(l, LUA_GLOBALSINDEX);
@@ -1232,6 +1064,8 @@ bool script_run_check(struct client *c, struct script_run *run, unsigned flags, 
 	if (!(flags & SF_COMPAT)) {
 		if (ro && !(flags & SF_NO_WRITES))
 			e = "Can not execute a script with write flag using *_ro command.";
+		else if (!(flags & SF_NO_WRITES) && !repl_writes_allowed())
+			e = "-NOREPLICAS Not enough good replicas to write.";
 		else if (run->oom && !(flags & (SF_ALLOW_OOM | SF_NO_WRITES)))
 			e = "-OOM allow-oom flag is not set on the script, can not run it when "
 			    "used "
@@ -1254,6 +1088,7 @@ void script_run_function(lua_State *l, struct client *c, struct script_run *run,
 			 const char *name)
 {
 	running = run;
+	script_busy_begin(l, run, name);
 	if (lua_pcall(l, nargs, 1, -2 - nargs)) {
 		if (!lua_istable(l, -1)) {
 			const char *msg =
@@ -1281,6 +1116,7 @@ void script_run_function(lua_State *l, struct client *c, struct script_run *run,
 	} else {
 		reply_value(c, l, run->proxy.resp);
 	}
+	script_busy_end(l);
 	running = NULL;
 	/* The script's own calls count in its caller's tot-cmds, as in Redis. */
 	c->commands += run->proxy.commands;
@@ -1294,9 +1130,9 @@ void script_run_function(lua_State *l, struct client *c, struct script_run *run,
 	script_gc(l);
 }
 
-void script_lock_acquire(void)
+bool script_lock_acquire(void)
 {
-	pthread_mutex_lock(&script_lock);
+	return script_lock_wait(&script_lock);
 }
 
 void script_lock_release(void)
@@ -1339,7 +1175,10 @@ static void eval_generic(struct client *c, bool by_sha, bool ro)
 		reply_error(c, "Number of keys can't be negative");
 		return;
 	}
-	pthread_mutex_lock(&script_lock);
+	if (!script_lock_acquire()) {
+		script_reply_busy(c);
+		return;
+	}
 	l = state();
 	if (by_sha) {
 		size_t n = c->argv[1].len < 40 ? c->argv[1].len : 40;
@@ -1370,6 +1209,7 @@ static void eval_generic(struct client *c, bool by_sha, bool ro)
 		pthread_mutex_unlock(&script_lock);
 		return;
 	}
+	run.eval = true;
 	set_array(l, "KEYS", c->argv + 3, (int)numkeys);
 	set_array(l, "ARGV", c->argv + 3 + numkeys, c->argc - 3 - (int)numkeys);
 	script_run_function(l, c, &run, 0, sha);
@@ -1435,7 +1275,10 @@ void cmd_script_load(struct client *c)
 	char sha[41];
 	bool ok;
 
-	pthread_mutex_lock(&script_lock);
+	if (!script_lock_acquire()) {
+		script_reply_busy(c);
+		return;
+	}
 	ok = script_create(c, c->argv[2].p, c->argv[2].len, sha);
 	pthread_mutex_unlock(&script_lock);
 	if (ok)
@@ -1446,7 +1289,10 @@ void cmd_script_exists(struct client *c)
 {
 	lua_State *l;
 
-	pthread_mutex_lock(&script_lock);
+	if (!script_lock_acquire()) {
+		script_reply_busy(c);
+		return;
+	}
 	l = state();
 	reply_array(c, c->argc - 2);
 	for (int i = 2; i < c->argc; i++) {
@@ -1486,7 +1332,10 @@ void cmd_script_flush(struct client *c)
 		return;
 	}
 	lazy = c->argc == 3 ? arg_is(c, 2, "async") : config.lazyfree_lazy_user_flush;
-	pthread_mutex_lock(&script_lock);
+	if (!script_lock_acquire()) {
+		script_reply_busy(c);
+		return;
+	}
 	old = lua;
 	n = nscripts;
 	lua = NULL;
@@ -1532,7 +1381,11 @@ void cmd_script_help(struct client *c)
 
 void script_memory(long long *vm, long long *scripts, unsigned long *n)
 {
-	pthread_mutex_lock(&script_lock);
+	if (!script_lock_acquire()) {
+		*vm = *scripts = 0;
+		*n = 0;
+		return;
+	}
 	*vm = (long long)lua_gc(state(), LUA_GCCOUNT, 0) * 1024;
 	*n = nscripts;
 	*scripts = (long long)scripts_bytes;

@@ -19,6 +19,7 @@
 #include "commands.h"
 #include "multi.h"
 #include "config.h"
+#include "exec_ctx.h"
 #include "errorstats.h"
 #include "lazyfree.h"
 #include "evict.h"
@@ -1091,7 +1092,8 @@ void cmd_info(struct client *c)
 
 void cmd_time(struct client *c)
 {
-	int64_t us = now_us();
+	/* A script's time stands still while it runs. */
+	int64_t us = exec_ctx_flags() & EXEC_SCRIPT ? script_time_us() : now_us();
 
 	reply_array(c, 2);
 	reply_bulk_ll(c, us / 1000000);
@@ -1261,6 +1263,18 @@ void cmd_shutdown(struct client *c)
 	}
 	if (abort_) {
 		reply_error(c, "No shutdown in progress.");
+		return;
+	}
+	/* A busy script holds every shard lock: only NOSAVE, which ends it
+	 * (nothing can be saved meanwhile). */
+	if (script_busy()) {
+		if (!(flags & PERSIST_SHUTDOWN_NOSAVE)) {
+			script_reply_busy(c);
+			return;
+		}
+		log_notice("User requested shutdown...");
+		c->flags |= CLIENT_CLOSE_ASAP;
+		server_request_shutdown();
 		return;
 	}
 	log_notice("User requested shutdown...");

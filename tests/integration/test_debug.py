@@ -144,6 +144,8 @@ def debug_as_redis_8(t):
         assert c.cmd('DEBUG', 'DICT-RESIZING', 1) == b'+OK\r\n'
         assert c.cmd('DEBUG', 'JMAP') == (b"-ERR unknown subcommand or wrong number of "
                                           b"arguments for 'JMAP'. Try DEBUG HELP.\r\n")
+        assert c.cmd('DEBUG', 'RELOAD') == b'+OK\r\n'
+        assert c.call('LRANGE', 'l', 0, -1) == [b'a']
         c.call('FLUSHALL')
 
 
