@@ -36,6 +36,7 @@ struct blocked_state {
 	int db, resp;
 	int argc;
 	struct arg *argv; /* copies */
+	uint64_t seq;	  /* order of blocking (under the lock): FIFO position */
 	int64_t deadline; /* mono ms, 0: none */
 	bool null_bulk;
 	enum blocked_phase phase; /* under the lock */
@@ -54,6 +55,7 @@ struct ready_key {
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct waiter *head, *tail;
+static uint64_t last_seq; /* under the lock */
 static _Atomic int nwaiters;
 
 static __thread struct ready_key *ready;
@@ -82,6 +84,7 @@ void blocking_block(struct client *c, const int *keys, int n, int64_t timeout_ms
 	st->null_bulk = null_bulk;
 	st->waiters = xcalloc((size_t)n, sizeof(*st->waiters));
 	pthread_mutex_lock(&lock);
+	st->seq = ++last_seq;
 	for (int i = 0; i < n; i++) {
 		const struct arg *k = &c->argv[keys[i]];
 		struct waiter *w = xcalloc(1, sizeof(*w) + k->len);
@@ -109,28 +112,18 @@ static bool waiter_is(const struct waiter *w, int db, const char *key, size_t le
 	return w->db == db && w->klen == len && !memcmp(w->key, key, len);
 }
 
-void blocking_on_change(const struct db_change *ch)
+static bool is_ready(int db, const char *key, size_t len)
 {
-	bool waited = false;
-	const char *key;
-	size_t len;
-	int db;
-
-	/* Only a key written can feed a waiter; removals and whole-database
-	 * changes serve nobody. */
-	if (!atomic_load_explicit(&nwaiters, memory_order_relaxed) || ch->reason != DB_CHANGE_WRITE)
-		return;
-	db = ch->db;
-	key = ch->e->key;
-	len = ch->e->klen;
 	for (int i = 0; i < nready; i++)
 		if (ready[i].db == db && ready[i].len == len && !memcmp(ready[i].key, key, len))
-			return;
-	pthread_mutex_lock(&lock);
-	for (struct waiter *w = head; w && !waited; w = w->next)
-		waited = waiter_is(w, db, key, len) && w->st->phase == BLOCKED_WAITING;
-	pthread_mutex_unlock(&lock);
-	if (!waited)
+			return true;
+	return false;
+}
+
+/* Notes key of db for serving at the end of the command (once). */
+static void add_ready(int db, const char *key, size_t len)
+{
+	if (is_ready(db, key, len))
 		return;
 	if (nready == ready_cap) {
 		ready_cap = ready_cap ? ready_cap * 2 : 8;
@@ -140,6 +133,66 @@ void blocking_on_change(const struct db_change *ch)
 	ready[nready].len = (uint32_t)len;
 	ready[nready].key = xstrndup(key, len);
 	nready++;
+}
+
+/* SWAPDB: every key waited on in either database may now hold something
+ * (key_fits decides at serving time, after the exchange), as Redis scans
+ * both for ready keys. The waiters are copied out first: add_ready
+ * allocates, and the FIFO's lock is a leaf. */
+static void swap_ready(int a, int b)
+{
+	struct ready_key *keys = NULL;
+	int n = 0, cap = 0;
+
+	pthread_mutex_lock(&lock);
+	for (struct waiter *w = head; w; w = w->next) {
+		if ((w->db != a && w->db != b) || w->st->phase != BLOCKED_WAITING)
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 8;
+			keys = xrealloc(keys, sizeof(*keys) * (size_t)cap);
+		}
+		keys[n].db = w->db;
+		keys[n].len = w->klen;
+		keys[n].key = xstrndup(w->key, w->klen);
+		n++;
+	}
+	pthread_mutex_unlock(&lock);
+	for (int i = 0; i < n; i++) {
+		add_ready(keys[i].db, keys[i].key, keys[i].len);
+		xfree(keys[i].key);
+	}
+	xfree(keys);
+}
+
+void blocking_on_change(const struct db_change *ch)
+{
+	bool waited = false;
+	const char *key;
+	size_t len;
+	int db;
+
+	if (!atomic_load_explicit(&nwaiters, memory_order_relaxed))
+		return;
+	if (ch->reason == DB_CHANGE_SWAP) {
+		swap_ready(ch->db, ch->other_db);
+		return;
+	}
+	/* Else only a key written can feed a waiter; removals and flushes
+	 * serve nobody. */
+	if (ch->reason != DB_CHANGE_WRITE)
+		return;
+	db = ch->db;
+	key = ch->e->key;
+	len = ch->e->klen;
+	if (is_ready(db, key, len))
+		return;
+	pthread_mutex_lock(&lock);
+	for (struct waiter *w = head; w && !waited; w = w->next)
+		waited = waiter_is(w, db, key, len) && w->st->phase == BLOCKED_WAITING;
+	pthread_mutex_unlock(&lock);
+	if (waited)
+		add_ready(db, key, len);
 }
 
 /* Takes st's waiters out of the FIFO (under the lock). */
@@ -172,21 +225,50 @@ static void free_state(struct blocked_state *st)
 	xfree(st);
 }
 
-/* The oldest waiter on key still waiting, now claimed; NULL if none. */
-static struct blocked_state *claim(int db, const char *key, size_t len)
+/* The oldest waiter on key still waiting that blocked after *after, now
+ * claimed (and *after its order); NULL if none. */
+static struct blocked_state *claim(int db, const char *key, size_t len, uint64_t *after)
 {
 	struct blocked_state *st = NULL;
 
 	pthread_mutex_lock(&lock);
 	for (struct waiter *w = head; w; w = w->next) {
-		if (waiter_is(w, db, key, len) && w->st->phase == BLOCKED_WAITING) {
+		if (waiter_is(w, db, key, len) && w->st->phase == BLOCKED_WAITING &&
+		    w->st->seq > *after) {
 			st = w->st;
 			st->phase = BLOCKED_SERVING;
+			*after = st->seq;
 			break;
 		}
 	}
 	pthread_mutex_unlock(&lock);
 	return st;
+}
+
+/*
+ * Does the ready key now hold what cmd waits for? As in Redis, a key that
+ * became another type (or went) wakes nobody: BLPOP keeps waiting on a key
+ * turned into a string instead of answering WRONGTYPE. XREADGROUP is woken
+ * by any change (its group may be gone). The caller holds the key's shard.
+ */
+static bool key_fits(const struct command *cmd, const struct ready_key *r)
+{
+	struct entry *e;
+	int want;
+
+	if (!strcmp(cmd->group, "list"))
+		want = OBJ_LIST;
+	else if (!strcmp(cmd->group, "sorted-set"))
+		want = OBJ_ZSET;
+	else if (!strcmp(cmd->name, "xread"))
+		want = OBJ_STREAM;
+	else
+		return true;
+	/* The clock, not the command's snapshot: a key that expired during
+	 * the EXEC that fed it (DEBUG SLEEP) feeds nobody, as in Redis, where
+	 * the served command runs as a new unit with a fresh time. */
+	e = db_peek(r->db, r->key, r->len);
+	return e && !entry_expired(e, now_ms()) && e->val.type == want;
 }
 
 /* Its command found nothing to serve it with: it waits on. */
@@ -262,12 +344,13 @@ static void serve(const struct lockset *held)
 	while (i < nready) {
 		struct ready_key r = ready[i];
 		struct blocked_state *st;
+		uint64_t after = 0;
 		bool later = false;
 
-		while ((st = claim(r.db, r.key, r.len))) {
+		while ((st = claim(r.db, r.key, r.len, &after))) {
 			struct command *cmd = command_lookup(st->argv[0].p, st->argv[0].len);
 			struct lockset ls;
-			bool ok;
+			bool ok, fits;
 
 			lockset_init(&ls);
 			command_add_locks(cmd, NULL, st->db, st->argc, st->argv, &ls);
@@ -278,9 +361,15 @@ static void serve(const struct lockset *held)
 			}
 			if (!held)
 				lockset_acquire(&ls);
-			ok = run_for(st, cmd);
+			fits = key_fits(cmd, &r);
+			ok = fits && run_for(st, cmd);
 			if (!held)
 				lockset_release(&ls);
+			if (!fits) {
+				/* Not for this one: the next waiter may want it. */
+				unclaim(st);
+				continue;
+			}
 			if (!ok) {
 				unclaim(st);
 				break;

@@ -26,13 +26,21 @@ static bool arg_timeout(struct client *c, int i, int64_t *ms)
 		reply_error(c, "timeout is not a float or out of range");
 		return false;
 	}
-	/* Redis 7.0 converts to integer milliseconds unchecked: what overflows
-	 * comes out negative, and is refused as such. */
-	if (secs < 0 || isinf(secs) || secs * 1000 > (long double)INT64_MAX) {
+	/* Redis 8.8's checks, in its order: milliseconds past the 64-bit range,
+	 * below zero, or a deadline (now + timeout) past it. */
+	if (secs * 1000 > (long double)INT64_MAX) {
+		reply_error(c, "timeout is out of range");
+		return false;
+	}
+	if (secs < 0) {
 		reply_error(c, "timeout is negative");
 		return false;
 	}
 	*ms = (int64_t)ceill(secs * 1000);
+	if (*ms > INT64_MAX - (exec_ctx_top ? exec_ctx_top->time_ms : now_ms())) {
+		reply_error(c, "timeout is out of range");
+		return false;
+	}
 	return true;
 }
 
