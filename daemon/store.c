@@ -212,6 +212,14 @@ static void expire_entry(int db, struct shard *s, struct entry *e)
 	db_remove(db, e, DB_CHANGE_EXPIRE);
 }
 
+void db_count_expired(int db, const char *key, size_t len)
+{
+	struct shard *s = shard_of(db, key, len);
+
+	/* Under the key's shard lock; INFO reads it without. */
+	__atomic_store_n(&s->expired, s->expired + 1, __ATOMIC_RELAXED);
+}
+
 uint32_t store_clock(void)
 {
 	int64_t now = exec_ctx_top ? exec_ctx_top->mono_ms : mono_ms();

@@ -209,6 +209,10 @@ void db_delete(int db, struct entry *e);
 void db_remove(int db, struct entry *e, enum db_change_reason why);
 /* Sets e's deadline (absolute ms) or removes it with -1. */
 void db_set_expire(int db, struct entry *e, int64_t when_ms);
+/* Counts key as expired (INFO expired_keys) with no change to the store:
+ * SET with a deadline already past, which Redis counts as a key added and
+ * expired at once. The caller holds the key's shard lock. */
+void db_count_expired(int db, const char *key, size_t len);
 /* A key's value was edited in place (APPEND, SETRANGE, a push): signals a
  * DB_CHANGE_WRITE. db_add, db_set_value, db_set, db_set_string, db_delete,
  * db_remove and db_set_expire signal their own changes. */
