@@ -16,6 +16,8 @@
 #include "crc64.h"
 #include "evict.h"
 #include "mem.h"
+#include "notify.h"
+#include "propagate.h"
 #include "rdb.h"
 #include "t_hash.h"
 #include "util.h"
@@ -88,6 +90,7 @@ void cmd_restore(struct client *c)
 	struct rdb_reader r;
 	struct entry *e;
 	struct obj val;
+	int old_type = -1;
 	uint8_t t;
 
 	for (int i = 4; i < c->argc; i++) {
@@ -138,10 +141,21 @@ void cmd_restore(struct client *c)
 	}
 	if (ttl && !absttl)
 		ttl += store_now();
-	if (e)
+	if (e) {
+		old_type = e->val.type;
 		db_delete(c->db, e);
-	/* A deadline already past: the old key goes, no new one is made. */
+	}
+	/* A deadline already past: the old key goes (a "del", propagated as
+	 * DEL), no new one is made, and it counts as expired, as in Redis 8.8. */
 	if (ttl && ttl <= store_now()) {
+		if (old_type >= 0) {
+			struct arg del[2] = { PROP_STR("DEL"), *key };
+
+			notify_arg(c, NOTIFY_GENERIC, "del", 1);
+			if (propagate_enabled())
+				propagate_rewrite(2, del);
+		}
+		db_count_expired(c->db, key->p, key->len);
 		obj_free(&val);
 		reply_ok(c);
 		return;
@@ -150,5 +164,13 @@ void cmd_restore(struct client *c)
 	if (ttl)
 		db_set_expire(c->db, e, ttl);
 	dump_set_access(e, idle, freq);
+	/* Redis's events, in its order: restore, then for a REPLACE that
+	 * replaced a key, overwritten and (another type) type_changed. */
+	notify_arg(c, NOTIFY_GENERIC, "restore", 1);
+	if (old_type >= 0) {
+		notify_arg(c, NOTIFY_OVERWRITTEN, "overwritten", 1);
+		if (old_type != e->val.type)
+			notify_arg(c, NOTIFY_TYPE_CHANGED, "type_changed", 1);
+	}
 	reply_ok(c);
 }

@@ -43,6 +43,39 @@
 static bool lookup(struct client *c, bool read, struct entry **out)
 {
 	struct entry *e = read ? key_find_read(c, 1) : key_find(c, 1);
+	uint64_t gone;
+
+	*out = NULL;
+	if (!e)
+		return true;
+	if (!entry_is(c, e, OBJ_HASH))
+		return false;
+	gone = hash_expire_due(&e->val, store_now());
+	if (gone) {
+		/* As Redis's lazy field expiry, field by field: "hexpired" while
+		 * fields remain, "del" for the one whose expiry empties the hash
+		 * (so a lone last field gives only "del"). */
+		if (gone > 1 || hash_len(&e->val))
+			notify_arg(c, NOTIFY_HASH, "hexpired", 1);
+		if (!hash_len(&e->val)) {
+			db_delete(c->db, e);
+			notify_arg(c, NOTIFY_GENERIC, "del", 1);
+			return true;
+		}
+		db_changed(c->db, e);
+	}
+	*out = e;
+	return true;
+}
+
+/*
+ * lookup() for HSETEX, which may set fields next: as Redis's HSETEX, a hash
+ * emptied by the expiry of its fields reports them "hexpired", not "del";
+ * the key goes (quietly) and HSETEX makes a new one if it sets anything.
+ */
+static bool lookup_for_set(struct client *c, struct entry **out)
+{
+	struct entry *e = key_find(c, 1);
 
 	*out = NULL;
 	if (!e)
@@ -50,15 +83,12 @@ static bool lookup(struct client *c, bool read, struct entry **out)
 	if (!entry_is(c, e, OBJ_HASH))
 		return false;
 	if (hash_expire_due(&e->val, store_now())) {
-		/* As Redis's lazy field expiry: a hash left empty is reported
-		 * deleted, otherwise its fields expired. */
+		notify_arg(c, NOTIFY_HASH, "hexpired", 1);
 		if (!hash_len(&e->val)) {
 			db_delete(c->db, e);
-			notify_arg(c, NOTIFY_GENERIC, "del", 1);
 			return true;
 		}
 		db_changed(c->db, e);
-		notify_arg(c, NOTIFY_HASH, "hexpired", 1);
 	}
 	*out = e;
 	return true;
@@ -769,6 +799,8 @@ static void hexpire_generic(struct client *c, bool relative, bool seconds, const
 	    !parse_deadline(c, 2, seconds, relative ? now : 0, cmd, &when) ||
 	    !hexpire_args(c, &cond, &first, &n))
 		return;
+	if (e)
+		hash_mark_ex(&e->val);
 
 	reply_array(c, n);
 	for (int i = first; i < first + n; i++) {
@@ -1058,6 +1090,8 @@ void cmd_hgetex(struct client *c)
 
 	if (!lookup(c, false, &e) || !hfe_options(c, false, &opt, &when, &first, &n, &when_at))
 		return;
+	if (e && opt)
+		hash_mark_ex(&e->val);
 
 	reply_array(c, n);
 	for (int i = first; i < first + n; i++) {
@@ -1095,7 +1129,7 @@ void cmd_hsetex(struct client *c)
 	struct entry *e;
 	int first, n, when_at = 0, end;
 
-	if (!hfe_options(c, true, &opts, &when, &first, &n, &when_at) || !lookup(c, false, &e))
+	if (!hfe_options(c, true, &opts, &when, &first, &n, &when_at) || !lookup_for_set(c, &e))
 		return;
 	end = first + 2 * n;
 	if (!e && (opts & OPT_FXX)) {
@@ -1115,6 +1149,8 @@ void cmd_hsetex(struct client *c)
 	}
 	if (!e)
 		e = create(c);
+	if (opts & OPT_DEADLINE)
+		hash_mark_ex(&e->val);
 	for (int i = first; i < end; i += 2) {
 		const struct arg *f = &c->argv[i], *v = &c->argv[i + 1];
 

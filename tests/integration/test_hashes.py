@@ -691,3 +691,25 @@ def field_expiry_arguments_in_any_order_as_redis_88(t):
         ]:
             got = c.call(*cmd)
             assert got == want, (cmd, got, want)
+
+
+@test
+@xkv_only
+def listpackex_encoding_as_redis_88(t):
+    """A listpack hash that field expiry touched is "listpackex" for good."""
+    with t.sut.client() as c:
+        for cmd, want in [
+            (('HSET', 'h', 'a', 1), 1), (('OBJECT', 'ENCODING', 'h'), b'listpack'),
+            (('HEXPIRE', 'h', 100, 'FIELDS', 1, 'nosuch'), [-2]),
+            (('OBJECT', 'ENCODING', 'h'), b'listpackex'),
+            (('HSET', 'h2', 'a', 1), 1), (('HGETEX', 'h2', 'PERSIST', 'FIELDS', 1, 'a'), [b'1']),
+            (('OBJECT', 'ENCODING', 'h2'), b'listpackex'),
+            (('HSET', 'h3', 'a', 1), 1), (('HGETEX', 'h3', 'FIELDS', 1, 'a'), [b'1']),
+            (('OBJECT', 'ENCODING', 'h3'), b'listpack'),
+            (('HSETEX', 'h4', 'EX', 100, 'FIELDS', 1, 'a', 1), 1),
+            (('HPERSIST', 'h4', 'FIELDS', 1, 'a'), [1]), (('OBJECT', 'ENCODING', 'h4'), b'listpackex'),
+            (('COPY', 'h4', 'h5'), 1), (('OBJECT', 'ENCODING', 'h5'), b'listpackex'),
+            (('DEL', 'h', 'h2', 'h3', 'h4', 'h5'), 5),
+        ]:
+            got = c.call(*cmd)
+            assert got == want, (cmd, got, want)
