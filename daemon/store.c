@@ -563,6 +563,7 @@ static void expire_visit(void *arg, struct dict_node *node)
 		ctx->sampled++;
 		if (entry_expired(e, ctx->now)) {
 			ctx->shard->expired++;
+			ctx->shard->expired_active++;
 			ctx->expired++;
 			expire_unlink(ctx, e, 0);
 			return;

@@ -60,7 +60,8 @@ struct shard {
 	uint32_t field_ttls_seen; /* such hashes met since the scan last wrapped */
 	/* Summed by INFO; written under the lock. */
 	uint64_t expired;
-	uint64_t avg_ttl; /* ms, a running estimate from active expiry samples */
+	uint64_t expired_active; /* of those, by the active cycle (expired_keys_active) */
+	uint64_t avg_ttl;	 /* ms, a running estimate from active expiry samples */
 	uint64_t changes; /* keys changed, one per change (INFO's rdb_changes_since_last_save) */
 } __attribute__((aligned(64)));
 

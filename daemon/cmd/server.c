@@ -747,11 +747,16 @@ static void info_persistence(struct text *t)
 
 static void info_stats(struct text *t)
 {
-	uint64_t expired = 0;
+	uint64_t expired = 0, expired_active = 0;
 
-	for (int db = 0; db < store.ndbs; db++)
-		for (unsigned i = 0; i < STORE_SHARDS; i++)
-			expired += __atomic_load_n(&store_shard(db, i)->expired, __ATOMIC_RELAXED);
+	for (int db = 0; db < store.ndbs; db++) {
+		for (unsigned i = 0; i < STORE_SHARDS; i++) {
+			struct shard *sh = store_shard(db, i);
+
+			expired += __atomic_load_n(&sh->expired, __ATOMIC_RELAXED);
+			expired_active += __atomic_load_n(&sh->expired_active, __ATOMIC_RELAXED);
+		}
+	}
 	text_printf(t,
 		    "# Stats\r\n"
 		    "total_connections_received:%llu\r\n"
@@ -766,6 +771,7 @@ static void info_stats(struct text *t)
 		    "sync_partial_ok:0\r\n"
 		    "sync_partial_err:0\r\n"
 		    "expired_keys:%llu\r\n"
+		    "expired_keys_active:%llu\r\n"
 		    "evicted_keys:%llu\r\n"
 		    "evicted_clients:0\r\n"
 		    "evicted_scripts:0\r\n"
@@ -797,11 +803,11 @@ static void info_stats(struct text *t)
 		    (unsigned long long)STAT(connections), (unsigned long long)STAT(commands),
 		    (unsigned long long)server_ops_per_sec(), (unsigned long long)STAT(net_in),
 		    (unsigned long long)STAT(net_out), (unsigned long long)STAT(rejected),
-		    (unsigned long long)expired, (unsigned long long)evict_count(),
-		    (unsigned long long)STAT(reads.hits), (unsigned long long)STAT(reads.misses),
-		    pubsub_active(PUBSUB_CHANNEL), pubsub_numpat(), pubsub_active(PUBSUB_SHARD),
-		    (unsigned long long)STAT(errors), (unsigned long long)STAT(read_calls),
-		    (unsigned long long)STAT(write_calls),
+		    (unsigned long long)expired, (unsigned long long)expired_active,
+		    (unsigned long long)evict_count(), (unsigned long long)STAT(reads.hits),
+		    (unsigned long long)STAT(reads.misses), pubsub_active(PUBSUB_CHANNEL),
+		    pubsub_numpat(), pubsub_active(PUBSUB_SHARD), (unsigned long long)STAT(errors),
+		    (unsigned long long)STAT(read_calls), (unsigned long long)STAT(write_calls),
 		    (unsigned long long)STAT(qbuf_limit_closes),
 		    (unsigned long long)STAT(obuf_limit_closes));
 }
@@ -1088,8 +1094,10 @@ void cmd_config_resetstat(struct client *c)
 {
 	server_reset_stats();
 	for (int db = 0; db < store.ndbs; db++)
-		for (unsigned i = 0; i < STORE_SHARDS; i++)
+		for (unsigned i = 0; i < STORE_SHARDS; i++) {
 			__atomic_store_n(&store_shard(db, i)->expired, 0, __ATOMIC_RELAXED);
+			__atomic_store_n(&store_shard(db, i)->expired_active, 0, __ATOMIC_RELAXED);
+		}
 	command_stats_reset();
 	errorstats_reset();
 	latency_reset_histograms();
