@@ -411,13 +411,15 @@ static void walk_node(void *ctx, struct dict_node *node)
 	struct entry *e = entry_of(node);
 
 	w->seen++;
+	/* Redis 8.8's order: the pattern first (a key it filters out is left
+	 * alone, expired or not), then expiry, then the type. */
+	if (w->pat && !glob_match(w->pat, w->plen, e->key, e->klen, false))
+		return;
 	if (entry_expired(e, w->now)) {
 		if (w->dead)
 			keyvec_push(w->dead, e->key, e->klen);
 		return;
 	}
-	if (w->pat && !glob_match(w->pat, w->plen, e->key, e->klen, false))
-		return;
 	if (w->type && !str_eq_nocase(w->type, w->tlen, obj_type_name(&e->val)))
 		return;
 	keyvec_push(&w->keys, e->key, e->klen);
