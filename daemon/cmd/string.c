@@ -315,7 +315,7 @@ static void set_generic(struct client *c, unsigned flags, int val_arg, int expir
 		pass = !e;
 	else if (flags & SET_XX)
 		pass = e != NULL;
-	else if ((flags & SET_GET) && (flags & (SET_IFDEQ | SET_IFDNE)) &&
+	else if (e && (flags & SET_GET) && (flags & (SET_IFDEQ | SET_IFDNE)) &&
 		 c->argv[cmp_arg].len != DIGEST_LEN)
 		pass = false;
 	else if (flags & SET_COMPARE)

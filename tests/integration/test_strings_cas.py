@@ -452,3 +452,15 @@ def msetex_numkeys_bounds(t):
             (('MSETEX', '2147483647', 'k', 'v', 'EX', 10), b'-ERR wrong number of key-value pairs\r\n'),
             (('MSETEX', '1073741824', 'k', 'v', 'EX', 10), b'-ERR wrong number of key-value pairs\r\n'),
         ])
+
+
+@test
+@xkv_only
+def set_ifdne_get_on_a_missing_key_sets_it(t):
+    """A digest of any length is not checked when there is no value."""
+    with t.sut.client() as c:
+        expect(c, [
+            (('DEL', 'mykey'), b':0\r\n'),
+            (('SET', 'mykey', 'world', 'IFDNE', '1234567890', 'GET'), b'$-1\r\n'),
+            (('GET', 'mykey'), bulk(b'world')), (('DEL', 'mykey'), b':1\r\n'),
+        ])
