@@ -182,9 +182,11 @@ static void mark_ready(int db, const char *key, size_t len)
 	nready++;
 }
 
-/* A database emptied or swapped: the waiters that hear of removals, on
- * keys of db or other (-1: none), are run again (XREADGROUP fails). */
-static void wake_nokey_waiters(int db, int other)
+/* A database emptied or swapped: the waiters on keys of db or other (-1:
+ * none) are run again; after a flush only those that hear of removals
+ * (XREADGROUP fails), after SWAPDB all (any key may now hold something, as
+ * Redis scans both databases; wants() decides). */
+static void wake_nokey_waiters(int db, int other, bool all)
 {
 	struct {
 		int db;
@@ -195,7 +197,7 @@ static void wake_nokey_waiters(int db, int other)
 
 	pthread_mutex_lock(&lock);
 	for (struct waiter *w = head; w; w = w->next) {
-		if (!w->st->on_nokey || w->st->phase != BLOCKED_WAITING ||
+		if ((!all && !w->st->on_nokey) || w->st->phase != BLOCKED_WAITING ||
 		    (w->db != db && w->db != other))
 			continue;
 		v = xrealloc(v, sizeof(*v) * (n + 1));
@@ -225,7 +227,8 @@ void blocking_on_change(const struct db_change *ch)
 	if (!atomic_load_explicit(&nwaiters, memory_order_relaxed))
 		return;
 	if (ch->reason == DB_CHANGE_FLUSH || ch->reason == DB_CHANGE_SWAP) {
-		wake_nokey_waiters(ch->db, ch->reason == DB_CHANGE_SWAP ? ch->other_db : -1);
+		wake_nokey_waiters(ch->db, ch->reason == DB_CHANGE_SWAP ? ch->other_db : -1,
+				   ch->reason == DB_CHANGE_SWAP);
 		return;
 	}
 	if (!ch->e)
@@ -369,8 +372,11 @@ static bool wants(const struct blocked_state *st, const struct ready_key *r)
 
 	if (st->on_nokey || st->type < 0)
 		return true;
+	/* The clock, not the command's snapshot: a key that expired during
+	 * the EXEC that fed it (DEBUG SLEEP) feeds nobody, as in Redis, where
+	 * the served command runs as a new unit with a fresh time. */
 	e = db_peek(r->db, r->key, r->len);
-	return e && (int)e->val.type == st->type;
+	return e && !entry_expired(e, now_ms()) && (int)e->val.type == st->type;
 }
 
 /*

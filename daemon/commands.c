@@ -733,9 +733,10 @@ void command_call_as(struct client *c, struct command *cmd, int argc, struct arg
 	int64_t start = 0;
 	uint64_t errors = 0;
 
+	/* c->last_cmd stays the outer command's (CLIENT LIST shows cmd=exec
+	 * for a client whose EXEC ran, as Redis does). */
 	errors = __atomic_load_n(&c->worker->stats.errors, __ATOMIC_RELAXED);
 	if (!(flags & EXEC_RETRY)) {
-		__atomic_store_n(&c->last_cmd, cmd->name, __ATOMIC_RELAXED);
 		start = mono_us();
 	}
 	c->argv = argv;

@@ -3,6 +3,7 @@
 
 #include "mem.h"
 #include "object.h"
+#include "t_hash.h"
 #include "util.h"
 
 static const struct obj_ops *type_ops[OBJ_TYPES];
@@ -145,6 +146,8 @@ const char *obj_encoding_name(const struct obj *o)
 		[ENC_SLICED_ARRAY] = "sliced-array",
 	};
 
+	if (o->type == OBJ_HASH && hash_is_listpackex(o))
+		return "listpackex";
 	return names[o->enc];
 }
 

@@ -288,7 +288,10 @@ static void expire_entry(int db, struct shard *s, struct entry *e)
 
 void db_count_expired(int db, const char *key, size_t len)
 {
-	store_shard(db, key_shard(key, len))->expired++;
+	struct shard *s = shard_of(db, key, len);
+
+	/* Under the key's shard lock; INFO reads it without. */
+	__atomic_store_n(&s->expired, s->expired + 1, __ATOMIC_RELAXED);
 }
 
 uint32_t store_clock(void)

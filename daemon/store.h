@@ -231,8 +231,9 @@ void db_delete_lazy(int db, struct entry *e, bool lazy);
 void db_remove(int db, struct entry *e, enum db_change_reason why);
 /* Sets e's deadline (absolute ms) or removes it with -1. */
 void db_set_expire(int db, struct entry *e, int64_t when_ms);
-/* A write whose deadline was already past counts as a key that expired
- * (INFO expired_keys), in the key's shard (whose lock the caller holds). */
+/* Counts key as expired (INFO expired_keys) with no change to the store:
+ * SET with a deadline already past, which Redis counts as a key added and
+ * expired at once. The caller holds the key's shard lock. */
 void db_count_expired(int db, const char *key, size_t len);
 /* A key's value was edited in place (APPEND, SETRANGE, a push): signals a
  * DB_CHANGE_WRITE. db_add, db_set_value, db_set, db_set_string, db_delete,

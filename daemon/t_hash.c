@@ -33,7 +33,10 @@
 
 struct lp {
 	uint32_t count;
-	uint32_t nttl;	    /* entries with a deadline */
+	uint32_t nttl : 31; /* entries with a deadline */
+	/* Redis 8.8's "listpackex": once field expiry touched it (a deadline
+	 * set, or HEXPIRE/HGETEX with an option), for OBJECT ENCODING. */
+	uint32_t ex : 1;
 	size_t used;	    /* bytes of data[] in use */
 	int64_t min_expire; /* no deadline is earlier; INT64_MAX when nttl is 0 */
 	unsigned char data[];
@@ -158,7 +161,9 @@ static struct lp *lp_new(void)
 {
 	struct lp *lp = xmalloc(sizeof(*lp));
 
-	lp->count = lp->nttl = 0;
+	lp->count = 0;
+	lp->nttl = 0;
+	lp->ex = 0;
 	lp->used = 0;
 	lp->min_expire = INT64_MAX;
 	return lp;
@@ -167,6 +172,7 @@ static struct lp *lp_new(void)
 static void lp_ttl_added(struct lp *lp, int64_t when)
 {
 	lp->nttl++;
+	lp->ex = 1;
 	if (when < lp->min_expire)
 		lp->min_expire = when;
 }
@@ -608,6 +614,17 @@ uint64_t hash_expire_due(struct obj *o, int64_t now)
 	if (o->enc == ENC_LISTPACK)
 		return lp_expire_due(o, now);
 	return ht_expire_due(o->ptr, now);
+}
+
+void hash_mark_ex(struct obj *o)
+{
+	if (o->enc == ENC_LISTPACK)
+		((struct lp *)o->ptr)->ex = 1;
+}
+
+bool hash_is_listpackex(const struct obj *o)
+{
+	return o->enc == ENC_LISTPACK && ((const struct lp *)o->ptr)->ex;
 }
 
 bool hash_has_expire(const struct obj *o)

@@ -78,6 +78,11 @@ uint64_t hash_expire_due(struct obj *o, int64_t now);
 int64_t hash_next_expire(const struct obj *o);
 /* True if some field has a deadline (cheap: no walk). */
 bool hash_has_expire(const struct obj *o);
+/* Redis 8.8 turns a listpack hash into "listpackex" for good when field
+ * expiry first touches it (HEXPIRE, HGETEX or HSETEX with an option, on an
+ * existing key): the commands mark it, and OBJECT ENCODING says so. */
+void hash_mark_ex(struct obj *o);
+bool hash_is_listpackex(const struct obj *o);
 
 /* Walks every field once, in listpack order or bucket order. The hash must
  * not change during the walk. */

@@ -441,7 +441,8 @@ static size_t limit_bytes(long long fill)
 
 static long long list_fill(void)
 {
-	return config.list_max_listpack_size;
+	/* 0 counts as 1, as in Redis's quicklistNodeLimit. */
+	return config.list_max_listpack_size ? config.list_max_listpack_size : 1;
 }
 
 /* The bound covers the whole allocation, header included, so that a full
@@ -452,13 +453,12 @@ static size_t pk_alloc_size(const struct list_pack *pk)
 }
 
 /* Does pk stay within the bound with add_bytes more bytes in add_count more
- * entries? An empty pack takes any single element, however large. */
+ * entries? This is the listpack encoding's test: as in Redis, even a new
+ * list whose first element alone exceeds the bound becomes a quicklist. */
 static bool pk_fits(const struct list_pack *pk, size_t add_bytes, size_t add_count)
 {
 	long long fill = list_fill();
 
-	if (pk->count == 0)
-		return true;
 	if (pk_alloc_size(pk) + add_bytes > limit_bytes(fill))
 		return false;
 	return fill < 0 || pk->count + add_count <= (unsigned long long)fill;
@@ -471,8 +471,10 @@ static bool node_fits(const struct list_pack *pk, size_t add_bytes, size_t add_c
 {
 	size_t large = __atomic_load_n(&list_packed_threshold, __ATOMIC_RELAXED);
 
-	if (pk->count &&
-	    ((add_count == 1 && add_bytes >= large) || (pk->count == 1 && pk->bytes >= large)))
+	/* An empty node takes any single element, however large. */
+	if (pk->count == 0)
+		return true;
+	if ((add_count == 1 && add_bytes >= large) || (pk->count == 1 && pk->bytes >= large))
 		return false;
 	return pk_fits(pk, add_bytes, add_count);
 }
@@ -925,24 +927,29 @@ void list_set(struct obj *o, size_t index, const char *p, size_t len)
 	struct enc e;
 	size_t off, old;
 
-	pk = seek(o, index, &n, &off);
 	enc_prepare(&e, p, len);
+	/* As Redis's LSET: a listpack that could not take the new element as one
+	 * more entry becomes a quicklist first, whatever the old element's size. */
+	if (o->enc == ENC_LISTPACK && !pk_fits(o->ptr, e.size, 1))
+		to_quicklist(o);
+	pk = seek(o, index, &n, &off);
 	old = ent_size(pk->data + off);
-	if (pk->count == 1 || e.size <= old || pk_fits(pk, e.size - old, 0)) {
+	if (pk->count == 1 || e.size <= old || (n ? node_fits : pk_fits)(pk, e.size - old, 0)) {
 		pk = pk_replace(pk, off, &e);
 		if (n)
 			n->pk = pk;
 		else
 			o->ptr = pk;
-		return;
+	} else {
+		/* The node would outgrow its bound: take the old element out and
+		 * insert the new one in its place, which may split the node. */
+		n->pk = pk_cut(n->pk, off, off + old, 1);
+		((struct qlist *)o->ptr)->count--;
+		ql_insert(o->ptr, n, off, &e);
 	}
-	/* The node would outgrow its bound: take the old element out and insert
-	 * the new one in its place, which may split the node. */
-	if (!n)
-		n = to_quicklist(o);
-	n->pk = pk_cut(n->pk, off, off + old, 1);
-	((struct qlist *)o->ptr)->count--;
-	ql_insert(o->ptr, n, off, &e);
+	/* A smaller element may have made a one-node quicklist small enough. */
+	if (o->enc == ENC_QUICKLIST)
+		maybe_to_listpack(o);
 }
 
 bool list_insert(struct obj *o, const char *pivot, size_t plen, bool after, const char *p,

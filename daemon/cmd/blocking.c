@@ -26,10 +26,9 @@ static bool arg_timeout(struct client *c, int i, int64_t *ms)
 		reply_error(c, "timeout is not a float or out of range");
 		return false;
 	}
-	/* Redis 8's checks: past a 64-bit deadline is out of range, below 0
-	 * negative (-inf too). */
-	if (secs * 1000 > (long double)INT64_MAX ||
-	    (secs > 0 && ceill(secs * 1000) > (long double)(INT64_MAX - now_ms()))) {
+	/* Redis 8.8's checks, in its order: milliseconds past the 64-bit range,
+	 * below zero, or a deadline (now + timeout) past it. */
+	if (secs * 1000 > (long double)INT64_MAX) {
 		reply_error(c, "timeout is out of range");
 		return false;
 	}
@@ -38,6 +37,10 @@ static bool arg_timeout(struct client *c, int i, int64_t *ms)
 		return false;
 	}
 	*ms = (int64_t)ceill(secs * 1000);
+	if (*ms > INT64_MAX - (exec_ctx_top ? exec_ctx_top->time_ms : now_ms())) {
+		reply_error(c, "timeout is out of range");
+		return false;
+	}
 	return true;
 }
 

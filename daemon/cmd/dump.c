@@ -68,6 +68,7 @@ void cmd_restore(struct client *c)
 	struct rdb_reader r;
 	struct entry *e;
 	struct obj val;
+	int old_type = -1;
 	uint8_t t;
 
 	for (int i = 4; i < c->argc; i++) {
@@ -118,16 +119,18 @@ void cmd_restore(struct client *c)
 	}
 	if (ttl && !absttl)
 		ttl += store_now();
-	if (e)
+	if (e) {
+		old_type = e->val.type;
 		db_delete(c->db, e);
-	/* A deadline already past: the old key goes (propagated as DEL, or
-	 * UNLINK under lazyfree-lazy-server-del), no new one is made, and it
-	 * counts as a key that expired, as in Redis 8.8. */
+	}
+	/* A deadline already past: the old key goes (a "del", propagated as
+	 * DEL, or UNLINK under lazyfree-lazy-server-del), no new one is made,
+	 * and it counts as expired, as in Redis 8.8. */
 	if (ttl && ttl <= store_now()) {
-		if (e) {
+		if (old_type >= 0) {
+			notify_arg(c, NOTIFY_GENERIC, "del", 1);
 			propagate_renamed(2, c->argv,
 					  config.lazyfree_lazy_server_del ? "UNLINK" : "DEL", -1);
-			notify_arg(c, NOTIFY_GENERIC, "del", 1);
 		}
 		db_count_expired(c->db, key->p, key->len);
 		obj_free(&val);
@@ -149,5 +152,13 @@ void cmd_restore(struct client *c)
 		xfree(v);
 	}
 	dump_set_access(e, idle, freq);
+	/* Redis's events, in its order: restore, then for a REPLACE that
+	 * replaced a key, overwritten and (another type) type_changed. */
+	notify_arg(c, NOTIFY_GENERIC, "restore", 1);
+	if (old_type >= 0) {
+		notify_arg(c, NOTIFY_OVERWRITTEN, "overwritten", 1);
+		if (old_type != e->val.type)
+			notify_arg(c, NOTIFY_TYPE_CHANGED, "type_changed", 1);
+	}
 	reply_ok(c);
 }

@@ -43,25 +43,56 @@
 static bool lookup(struct client *c, bool read, struct entry **out)
 {
 	struct entry *e = read ? key_find_read(c, 1) : key_find(c, 1);
-	uint64_t expired;
+	uint64_t gone;
 
 	*out = NULL;
 	if (!e)
 		return true;
 	if (!entry_is(c, e, OBJ_HASH))
 		return false;
-	expired = hash_expire_due(&e->val, store_now());
-	if (expired) {
-		db_count_expired_fields(c->db, e, expired);
-		/* As Redis's lazy field expiry: a hash left empty is reported
-		 * deleted, otherwise its fields expired. */
+	gone = hash_expire_due(&e->val, store_now());
+	if (gone) {
+		db_count_expired_fields(c->db, e, gone);
+		/* As Redis's lazy field expiry, field by field: "hexpired" while
+		 * fields remain, "del" for the one whose expiry empties the hash
+		 * (so a lone last field gives only "del"). */
+		if (gone > 1 || hash_len(&e->val))
+			notify_arg(c, NOTIFY_HASH, "hexpired", 1);
 		if (!hash_len(&e->val)) {
 			db_delete(c->db, e);
 			notify_arg(c, NOTIFY_GENERIC, "del", 1);
 			return true;
 		}
 		db_changed(c->db, e);
+	}
+	*out = e;
+	return true;
+}
+
+/*
+ * lookup() for HSETEX, which may set fields next: as Redis's HSETEX, a hash
+ * emptied by the expiry of its fields reports them "hexpired", not "del";
+ * the key goes (quietly) and HSETEX makes a new one if it sets anything.
+ */
+static bool lookup_for_set(struct client *c, struct entry **out)
+{
+	struct entry *e = key_find(c, 1);
+	uint64_t gone;
+
+	*out = NULL;
+	if (!e)
+		return true;
+	if (!entry_is(c, e, OBJ_HASH))
+		return false;
+	gone = hash_expire_due(&e->val, store_now());
+	if (gone) {
+		db_count_expired_fields(c->db, e, gone);
 		notify_arg(c, NOTIFY_HASH, "hexpired", 1);
+		if (!hash_len(&e->val)) {
+			db_delete(c->db, e);
+			return true;
+		}
+		db_changed(c->db, e);
 	}
 	*out = e;
 	return true;
@@ -696,7 +727,12 @@ static bool cond_met(enum hfe_cond cond, int64_t cur, int64_t when)
 	}
 }
 
-static void hexpire_generic(struct client *c, bool relative, bool seconds, const char *cmd)
+/*
+ * HEXPIRE's arguments after the deadline, as Redis 8.8 reads them: FIELDS
+ * numfields field... and at most one of NX XX GT LT, in any order. On
+ * success *first and *n give the fields.
+ */
+static bool hexpire_args(struct client *c, enum hfe_cond *cond, int *first, int *n)
 {
 	static const char *const conds[] = {
 		[COND_NX] = "nx",
@@ -704,25 +740,74 @@ static void hexpire_generic(struct client *c, bool relative, bool seconds, const
 		[COND_GT] = "gt",
 		[COND_LT] = "lt",
 	};
+	int nconds = 0;
+	long long v;
+
+	*first = -1;
+	for (int i = 3; i < c->argc; i++) {
+		int k;
+
+		if (arg_is(c, i, "fields")) {
+			if (*first != -1) {
+				reply_error(c, "FIELDS keyword specified multiple times");
+				return false;
+			}
+			if (i >= c->argc - 2) {
+				reply_error(c, "FIELDS requires at least numfields and one field "
+					       "argument");
+				return false;
+			}
+			if (!str_to_ll(c->argv[i + 1].p, c->argv[i + 1].len, &v) || v < 1 ||
+			    v > INT_MAX) {
+				reply_error(c, "Parameter `numFields` should be greater than 0");
+				return false;
+			}
+			if (v > c->argc - i - 2) {
+				reply_error(c, "wrong number of arguments");
+				return false;
+			}
+			*first = i + 2;
+			*n = (int)v;
+			i = *first + *n - 1;
+			continue;
+		}
+		for (k = COND_NX; k <= COND_LT && !arg_is(c, i, conds[k]); k++)
+			;
+		if (k > COND_LT) {
+			reply_errorf(c, "unknown argument: %s", c->argv[i].p);
+			return false;
+		}
+		*cond = (enum hfe_cond)k;
+		nconds++;
+	}
+	if (*first == -1) {
+		reply_error(c, "missing FIELDS argument");
+		return false;
+	}
+	if (nconds > 1) {
+		reply_error(c, "Multiple condition flags specified");
+		return false;
+	}
+	return true;
+}
+
+static void hexpire_generic(struct client *c, bool relative, bool seconds, const char *cmd)
+{
 	enum hfe_cond cond = COND_NONE;
 	int64_t now = store_now(), when;
 	bool dirty = false;
 	struct entry *e;
-	int at = 3;
+	int first, n;
 
-	if (!lookup(c, false, &e) || !parse_deadline(c, 2, seconds, relative ? now : 0, cmd, &when))
+	if (!lookup(c, false, &e) ||
+	    !parse_deadline(c, 2, seconds, relative ? now : 0, cmd, &when) ||
+	    !hexpire_args(c, &cond, &first, &n))
 		return;
-	for (int k = COND_NX; k <= COND_LT; k++) {
-		if (arg_is(c, 3, conds[k])) {
-			cond = (enum hfe_cond)k;
-			at = 4;
-		}
-	}
-	if (!parse_fields(c, at, "Parameter `numFields` should be greater than 0"))
-		return;
+	if (e)
+		hash_mark_ex(&e->val);
 
-	reply_array(c, c->argc - at - 2);
-	for (int i = at + 2; i < c->argc; i++) {
+	reply_array(c, n);
+	for (int i = first; i < first + n; i++) {
 		const struct arg *f = &c->argv[i];
 		struct hash_field hf;
 
@@ -920,29 +1005,103 @@ static void field_deadline(struct entry *e, const struct arg *f, int64_t when)
 		hash_set_expire(&e->val, f->p, f->len, when);
 }
 
+/*
+ * HGETEX's and HSETEX's options and FIELDS block, in any order, as Redis 8.8
+ * parses them: each option is checked (and its deadline read) as it comes.
+ * On success *first and *n give the fields (pairs for HSETEX) and *when_at
+ * the deadline's index (0: none).
+ */
+static bool hfe_options(struct client *c, bool setex, unsigned *opts, int64_t *when, int *first,
+			int *n, int *when_at)
+{
+	const char *cmd = setex ? "hsetex" : "hgetex";
+	int per_field = setex ? 2 : 1;
+	long long v;
+
+	*opts = 0;
+	*first = -1;
+	for (int i = 2; i < c->argc; i++) {
+		unsigned opt = expire_word(c, i);
+
+		if (arg_is(c, i, "fields")) {
+			if (*first != -1) {
+				reply_error(c, "FIELDS keyword specified multiple times");
+				return false;
+			}
+			if (i + 1 >= c->argc) {
+				reply_errorf(c, "wrong number of arguments for '%s' command", cmd);
+				return false;
+			}
+			if (!str_to_ll(c->argv[i + 1].p, c->argv[i + 1].len, &v) || v < 1 ||
+			    v > INT_MAX) {
+				reply_error(c, "invalid number of fields");
+				return false;
+			}
+			if (i + 2 + v * per_field > c->argc) {
+				reply_error(c, "wrong number of arguments");
+				return false;
+			}
+			*first = i + 2;
+			*n = (int)v;
+			i = *first + *n * per_field - 1;
+		} else if (opt) {
+			if (*opts & (OPT_DEADLINE | OPT_KEEPTTL | OPT_PERSIST))
+				goto one_expiry;
+			if (i >= c->argc - 1) {
+				reply_error(c, "missing expire time");
+				return false;
+			}
+			if (!option_deadline(c, ++i, opt, cmd, when))
+				return false;
+			*when_at = i;
+			*opts |= opt;
+		} else if (!setex && arg_is(c, i, "persist")) {
+			if (*opts & (OPT_DEADLINE | OPT_PERSIST))
+				goto one_expiry;
+			*opts |= OPT_PERSIST;
+		} else if (setex && arg_is(c, i, "keepttl")) {
+			if (*opts & (OPT_DEADLINE | OPT_KEEPTTL))
+				goto one_expiry;
+			*opts |= OPT_KEEPTTL;
+		} else if (setex && (arg_is(c, i, "fnx") || arg_is(c, i, "fxx"))) {
+			if (*opts & (OPT_FNX | OPT_FXX)) {
+				reply_error(c, "Only one of FXX or FNX arguments can be specified");
+				return false;
+			}
+			*opts |= arg_is(c, i, "fnx") ? OPT_FNX : OPT_FXX;
+		} else {
+			reply_errorf(c, "unknown argument: %s", c->argv[i].p);
+			return false;
+		}
+	}
+	if (*first == -1) {
+		reply_error(c, "missing FIELDS argument");
+		return false;
+	}
+	return true;
+
+one_expiry:
+	reply_error(c,
+		    setex ? ERR_ONE_EXPIRY
+			  : "Only one of EX, PX, EXAT, PXAT or PERSIST arguments can be specified");
+	return false;
+}
+
 void cmd_hgetex(struct client *c)
 {
-	unsigned opt = expire_word(c, 2);
 	bool dirty = false;
 	int64_t when = 0;
 	struct entry *e;
-	int at = 2;
+	int first, n, when_at = 0;
+	unsigned opt;
 
-	if (!lookup(c, false, &e))
+	if (!lookup(c, false, &e) || !hfe_options(c, false, &opt, &when, &first, &n, &when_at))
 		return;
-	if (opt) {
-		if (!option_deadline(c, 3, opt, "hgetex", &when))
-			return;
-		at = 4;
-	} else if (arg_is(c, 2, "persist")) {
-		opt = OPT_PERSIST;
-		at = 3;
-	}
-	if (!parse_fields(c, at, ERR_NUMFIELDS))
-		return;
+	if (e && opt)
+		hash_mark_ex(&e->val);
 
-	reply_array(c, c->argc - at - 2);
-	for (int i = at + 2; i < c->argc; i++) {
+	reply_array(c, n);
+	for (int i = first; i < first + n; i++) {
 		const struct arg *f = &c->argv[i];
 		struct hash_field hf;
 
@@ -966,68 +1125,8 @@ void cmd_hgetex(struct client *c)
 					      : "hexpire",
 			NULL);
 		if (opt & OPT_DEADLINE)
-			propagate_deadline(c->argc, c->argv, NULL, 3, true, when);
+			propagate_deadline(c->argc, c->argv, NULL, when_at, true, when);
 	}
-}
-
-/*
- * HSETEX's options, in any order before FIELDS, as Redis 8.0 parses them:
- * each option is checked (and its deadline read) as it comes. On success
- * *first is the index of the first field.
- */
-static bool hsetex_options(struct client *c, unsigned *opts, int64_t *when, int *first,
-			   int *when_at)
-{
-	*opts = 0;
-	for (int i = 2; i < c->argc; i++) {
-		unsigned opt = expire_word(c, i);
-		long long n;
-
-		if (arg_is(c, i, "fields")) {
-			if (i >= c->argc - 3)
-				goto arity;
-			if (!str_to_ll(c->argv[i + 1].p, c->argv[i + 1].len, &n) || n < 1 ||
-			    n > INT_MAX) {
-				reply_error(c, "invalid number of fields");
-				return false;
-			}
-			if ((c->argc - i - 2) % 2 || n != (c->argc - i - 2) / 2)
-				goto arity;
-			*first = i + 2;
-			return true;
-		}
-		if (opt || arg_is(c, i, "keepttl")) {
-			if (*opts & (OPT_DEADLINE | OPT_KEEPTTL)) {
-				reply_error(c, ERR_ONE_EXPIRY);
-				return false;
-			}
-			if (!opt) {
-				*opts |= OPT_KEEPTTL;
-				continue;
-			}
-			if (i >= c->argc - 1) {
-				reply_error(c, "missing expire time");
-				return false;
-			}
-			if (!option_deadline(c, ++i, opt, "hsetex", when))
-				return false;
-			*when_at = i;
-			*opts |= opt;
-		} else if (arg_is(c, i, "fnx") || arg_is(c, i, "fxx")) {
-			if (*opts & (OPT_FNX | OPT_FXX)) {
-				reply_error(c, "Only one of FXX or FNX arguments can be specified");
-				return false;
-			}
-			*opts |= arg_is(c, i, "fnx") ? OPT_FNX : OPT_FXX;
-		} else {
-			reply_errorf(c, "unknown argument: %s", c->argv[i].p);
-			return false;
-		}
-	}
-	/* Every argument was an option: FIELDS never came. */
-arity:
-	reply_error(c, "wrong number of arguments for 'hsetex' command");
-	return false;
 }
 
 void cmd_hsetex(struct client *c)
@@ -1035,17 +1134,18 @@ void cmd_hsetex(struct client *c)
 	unsigned opts;
 	int64_t when = 0;
 	struct entry *e;
-	int first, when_at = 0;
+	int first, n, when_at = 0, end;
 
-	if (!hsetex_options(c, &opts, &when, &first, &when_at) || !lookup(c, false, &e))
+	if (!hfe_options(c, true, &opts, &when, &first, &n, &when_at) || !lookup_for_set(c, &e))
 		return;
+	end = first + 2 * n;
 	if (!e && (opts & OPT_FXX)) {
 		reply_int(c, 0);
 		return;
 	}
 	/* FNX: none of the fields may exist; FXX: all of them must. */
 	if (e && (opts & (OPT_FNX | OPT_FXX))) {
-		for (int i = first; i < c->argc; i += 2) {
+		for (int i = first; i < end; i += 2) {
 			bool exists = hash_exists(&e->val, c->argv[i].p, c->argv[i].len);
 
 			if (exists != !!(opts & OPT_FXX)) {
@@ -1056,7 +1156,9 @@ void cmd_hsetex(struct client *c)
 	}
 	if (!e)
 		e = create(c);
-	for (int i = first; i < c->argc; i += 2) {
+	if (opts & OPT_DEADLINE)
+		hash_mark_ex(&e->val);
+	for (int i = first; i < end; i += 2) {
 		const struct arg *f = &c->argv[i], *v = &c->argv[i + 1];
 
 		hash_set(&e->val, f->p, f->len, v->p, v->len,

@@ -413,8 +413,8 @@ static void walk_node(void *ctx, struct dict_node *node)
 	struct entry *e = entry_of(node);
 
 	w->seen++;
-	/* Redis 8's order: the pattern, then expiry (a key the pattern skips
-	 * is not expired by SCAN), then the type. */
+	/* Redis 8.8's order: the pattern first (a key it filters out is left
+	 * alone, expired or not), then expiry, then the type. */
 	if (w->pat && !glob_match(w->pat, w->plen, e->key, e->klen, false))
 		return;
 	if (entry_expired(e, w->now)) {

@@ -278,6 +278,14 @@ void cmd_lpos(struct client *c)
 		if (arg_is(c, j, "rank") && more) {
 			if (!arg_ll(c, ++j, &rank))
 				return;
+			/* -LLONG_MAX..LLONG_MAX: LLONG_MIN has no positive twin. */
+			if (rank == LLONG_MIN) {
+				reply_errorf(
+					c,
+					"value is out of range, value must between %lld and %lld",
+					-LLONG_MAX, LLONG_MAX);
+				return;
+			}
 			if (rank == 0) {
 				reply_error(c, ERR_RANK_ZERO);
 				return;

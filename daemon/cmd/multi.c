@@ -63,11 +63,24 @@ static void mark_dirty(struct watcher *w)
 	__atomic_store_n(&w->client->watch_dirty, true, __ATOMIC_RELEASE);
 }
 
-/* Marks the watchers of db's shard whose key exists in db or (if >= 0) odb. */
+static bool live(int db, const char *key, size_t len)
+{
+	struct entry *e = db_peek(db, key, len);
+
+	return e && !entry_expired(e, store_now());
+}
+
+/*
+ * Marks the watchers of db's shard whose key lives in db or (if >= 0) odb.
+ * A key past its deadline counts as none, as in Redis 8.8: SWAPDB that
+ * brings a stale key where there was none (or another stale one) changes
+ * nothing logically. A watched key that lived at WATCH and is stale now is
+ * caught by EXEC's own check (watch_broken).
+ */
 static void touch_existing(int db, unsigned shard, int odb)
 {
 	for (struct watcher *w = *list_of(db, shard); w; w = w->next)
-		if (db_peek(db, w->key, w->klen) || (odb >= 0 && db_peek(odb, w->key, w->klen)))
+		if (live(db, w->key, w->klen) || (odb >= 0 && live(odb, w->key, w->klen)))
 			mark_dirty(w);
 }
 

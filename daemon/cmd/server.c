@@ -23,6 +23,7 @@
 #include "errorstats.h"
 #include "lazyfree.h"
 #include "evict.h"
+#include "exec_ctx.h"
 #include "fastpath.h"
 #include "latency.h"
 #include "log.h"
@@ -1170,10 +1171,17 @@ void cmd_config_set(struct client *c)
 		pairs[i] = c->argv[2 + i].p;
 		lens[i] = c->argv[2 + i].len;
 	}
-	if (config_set_pairs(pairs, lens, n, client_is_local(c), err, sizeof(err)) < 0)
+	if (config_set_pairs(pairs, lens, n, client_is_local(c), err, sizeof(err)) < 0) {
 		reply_error(c, err);
-	else
+	} else {
+		/* As Redis: a maxmemory now exceeded evicts at once (keyspace
+		 * "evicted" events included), not at the next write. Not from
+		 * EXEC or a script, which may hold shard locks: there the next
+		 * command evicts. */
+		if (config.maxmemory && !(exec_ctx_flags() & (EXEC_IN_EXEC | EXEC_SCRIPT)))
+			evict_until_fits();
 		reply_ok(c);
+	}
 	xfree(pairs);
 	xfree(lens);
 }

@@ -5,9 +5,10 @@
  * keys' values (GET pattern), sliced (LIMIT) and stored as a list (STORE).
  *
  * What clients can observe follows Redis 7.0:
- *  - numbers are read with a bare strtod up to the first NUL: leading blanks,
- *    "", hex and "inf" are numbers; trailing bytes, NaN and overflow or
- *    underflow (ERANGE) are not;
+ *  - numbers are read as Redis 8.8's string2d does: strtod of the whole
+ *    string, hex and "inf" are numbers; "", a leading blank, trailing bytes
+ *    (a NUL too), NaN, overflow and underflow to zero are not (subnormals
+ *    are);
  *  - numeric ties are broken by comparing the elements' bytes, so the output
  *    is deterministic. ALPHA compares bytes, as strcmp does (up to the first
  *    NUL) for a reply and as memcmp does (whole strings) with STORE, since
@@ -34,6 +35,7 @@
  * specs find them), or every shard of the client's database when a BY or GET
  * pattern with a '*' names other keys (command_meta_keys_from_values).
  */
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -204,16 +206,22 @@ static bool pattern_lookup(struct client *c, const struct pattern *pt, const cha
 /* A score as Redis's SORT reads one with strtod (see the top of the file). */
 static bool parse_score(const char *p, size_t len, double *out)
 {
-	char stack[128], *buf = len < sizeof(stack) ? stack : xmalloc(len + 1);
+	char stack[128], *buf;
 	char *end;
 	bool ok;
 
-	if (len)
-		memcpy(buf, p, len);
+	/* Redis 8.8's string2d: no empty string, no leading blank, and of the
+	 * range errors only an overflow or an underflow to zero (subnormals
+	 * are numbers). */
+	if (!len || isspace((unsigned char)p[0]))
+		return false;
+	buf = len < sizeof(stack) ? stack : xmalloc(len + 1);
+	memcpy(buf, p, len);
 	buf[len] = '\0';
 	errno = 0;
 	*out = strtod(buf, &end);
-	ok = *end == '\0' && errno != ERANGE && !isnan(*out);
+	ok = end == buf + len && !isnan(*out) &&
+	     !(errno == ERANGE && (isinf(*out) || fpclassify(*out) == FP_ZERO));
 	if (buf != stack)
 		xfree(buf);
 	return ok;

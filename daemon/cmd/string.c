@@ -223,30 +223,33 @@ static uint64_t value_digest(const struct obj *o)
  * digits in either case (redis#14502) and answers anything else with this
  * error; the check here runs before the key is looked up.
  */
-static bool digest_arg(struct client *c, int i, uint64_t *digest)
+static bool digest_arg(struct client *c, int i, uint64_t *digest, bool *hex)
 {
 	const struct arg *a = &c->argv[i];
 	uint64_t v = 0;
 
-	if (a->len != DIGEST_LEN)
-		goto err;
+	/* As Redis 8.8, only the length is checked: 16 other characters are a
+	 * digest no value has. */
+	if (a->len != DIGEST_LEN) {
+		reply_error(c, "must be exactly 16 hexadecimal characters");
+		return false;
+	}
+	*hex = true;
 	for (size_t k = 0; k < DIGEST_LEN; k++) {
 		unsigned ch = (unsigned char)a->p[k], d;
 
-		if (ch >= '0' && ch <= '9')
+		if (ch >= '0' && ch <= '9') {
 			d = ch - '0';
-		else if ((ch | 0x20) >= 'a' && (ch | 0x20) <= 'f')
+		} else if ((ch | 0x20) >= 'a' && (ch | 0x20) <= 'f') {
 			d = (ch | 0x20) - 'a' + 10;
-		else
-			goto err;
+		} else {
+			*hex = false;
+			return true;
+		}
 		v = v << 4 | d;
 	}
 	*digest = v;
 	return true;
-
-err:
-	reply_error(c, "must be exactly 16 hexadecimal characters");
-	return false;
 }
 
 /*
@@ -254,10 +257,10 @@ err:
  * if the key is missing) pass the test in flags against argv[cmp_arg], or
  * against digest for IFDEQ/IFDNE? A missing key equals nothing.
  */
-static bool compare_passes(struct client *c, const struct entry *e, unsigned flags, int cmp_arg,
-			   uint64_t digest)
+static bool compare_passes(struct client *c, const struct entry *e, unsigned flags, int cmp_arg)
 {
-	bool equal = false;
+	bool equal = false, hex;
+	uint64_t digest = 0;
 
 	if (e && (flags & (SET_IFEQ | SET_IFNE))) {
 		const struct arg *want = &c->argv[cmp_arg];
@@ -267,7 +270,9 @@ static bool compare_passes(struct client *c, const struct entry *e, unsigned fla
 
 		equal = len == want->len && memcmp(p, want->p, len) == 0;
 	} else if (e) {
-		equal = value_digest(&e->val) == digest;
+		/* The caller checked the digest argument (digest_arg). */
+		digest_arg(c, cmp_arg, &digest, &hex);
+		equal = hex && value_digest(&e->val) == digest;
 	}
 	return flags & (SET_IFEQ | SET_IFDEQ) ? equal : !equal;
 }
@@ -282,14 +287,12 @@ static void set_generic(struct client *c, unsigned flags, int val_arg, int expir
 			const char *cmd, enum set_reply rtype)
 {
 	const struct arg *key = &c->argv[1], *val = &c->argv[val_arg];
-	uint64_t digest = 0;
+	uint64_t digest;
 	int64_t when = -1;
 	struct entry *e;
-	bool pass;
+	bool pass, hex;
 
 	if (expire_arg && !expire_deadline(c, expire_arg, flags, cmd, &when))
-		return;
-	if ((flags & (SET_IFDEQ | SET_IFDNE)) && !digest_arg(c, cmp_arg, &digest))
 		return;
 	/* With GET the old value is the reply, whether or not the condition
 	 * lets the write through. */
@@ -302,12 +305,21 @@ static void set_generic(struct client *c, unsigned flags, int val_arg, int expir
 		if (e && (flags & SET_COMPARE) && !entry_is(c, e, OBJ_STRING))
 			return;
 	}
+	/* Redis 8.8 checks a digest only against a value it has (and, with
+	 * GET, after the old value was answered: then the error is left out
+	 * here, the condition simply failing, so one reply is sent). */
+	if (e && (flags & (SET_IFDEQ | SET_IFDNE)) && !(flags & SET_GET) &&
+	    !digest_arg(c, cmp_arg, &digest, &hex))
+		return;
 	if (flags & SET_NX)
 		pass = !e;
 	else if (flags & SET_XX)
 		pass = e != NULL;
+	else if (e && (flags & SET_GET) && (flags & (SET_IFDEQ | SET_IFDNE)) &&
+		 c->argv[cmp_arg].len != DIGEST_LEN)
+		pass = false;
 	else if (flags & SET_COMPARE)
-		pass = compare_passes(c, e, flags, cmp_arg, digest);
+		pass = compare_passes(c, e, flags, cmp_arg);
 	else
 		pass = true;
 	if (!pass) {
@@ -331,7 +343,13 @@ static void set_generic(struct client *c, unsigned flags, int val_arg, int expir
 			notify_arg(c, NOTIFY_GENERIC, "del", 1);
 		}
 		db_count_expired(c->db, key->p, key->len);
-		goto done;
+		if (!(flags & SET_GET)) {
+			if (rtype == REPLY_ONE_ZERO)
+				reply_int(c, 1);
+			else
+				reply_ok(c);
+		}
+		return;
 	}
 	/* e is the key's entry or NULL: found above, under the same lock. */
 	e = db_set_string(c->db, e, key->p, key->len, val->p, val->len, flags & SET_KEEPTTL);
@@ -362,7 +380,6 @@ static void set_generic(struct client *c, unsigned flags, int val_arg, int expir
 		propagate_rewrite(n, v);
 		xfree(v);
 	}
-done:
 	if (flags & SET_GET)
 		return;
 	if (rtype == REPLY_ONE_ZERO)
@@ -532,7 +549,7 @@ void cmd_msetex(struct client *c)
 	bool pass = true;
 
 	if (!str_to_ll(c->argv[1].p, c->argv[1].len, &numkeys) || numkeys < 1 ||
-	    numkeys > INT_MAX / 2) {
+	    numkeys > INT_MAX) {
 		reply_error(c, "invalid numkeys value");
 		return;
 	}
@@ -597,9 +614,10 @@ void cmd_delex(struct client *c)
 		{ "ifdeq", SET_IFDEQ },
 		{ "ifdne", SET_IFDNE },
 	};
-	uint64_t digest = 0;
+	uint64_t digest;
 	unsigned flags = 0;
 	struct entry *e;
+	bool hex;
 
 	if (c->argc == 2) {
 		e = key_find(c, 1);
@@ -614,25 +632,26 @@ void cmd_delex(struct client *c)
 		reply_error(c, "wrong number of arguments for 'delex' command");
 		return;
 	}
-	for (size_t k = 0; k < sizeof(conds) / sizeof(conds[0]); k++)
-		if (arg_is(c, 2, conds[k].word))
-			flags = conds[k].flag;
-	if (!flags) {
-		reply_error(c, "Invalid condition. Use IFEQ, IFNE, IFDEQ or IFDNE");
-		return;
-	}
-	if ((flags & (SET_IFDEQ | SET_IFDNE)) && !digest_arg(c, 3, &digest))
-		return;
+	/* Redis 8.8's order: the key, its type, then the condition. */
 	e = key_find(c, 1);
 	if (!e) {
 		reply_int(c, 0);
 		return;
 	}
 	if (e->val.type != OBJ_STRING) {
-		reply_error(c, "DELEX with a condition requires a string value");
+		reply_error(c, "Key should be of string type if conditions are specified");
 		return;
 	}
-	if (!compare_passes(c, e, flags, 3, digest)) {
+	for (size_t k = 0; k < sizeof(conds) / sizeof(conds[0]); k++)
+		if (arg_is(c, 2, conds[k].word))
+			flags = conds[k].flag;
+	if (!flags) {
+		reply_error(c, "Invalid condition. Use IFEQ, IFNE, IFDEQ, or IFDNE");
+		return;
+	}
+	if ((flags & (SET_IFDEQ | SET_IFDNE)) && !digest_arg(c, 3, &digest, &hex))
+		return;
+	if (!compare_passes(c, e, flags, 3)) {
 		reply_int(c, 0);
 		return;
 	}

@@ -815,7 +815,8 @@ void cmd_zmpop(struct client *c)
 /* ---- ZUNION, ZINTER, ZDIFF, their STORE forms, ZINTERCARD ------------------------------------- */
 
 enum setop { OP_UNION, OP_INTER, OP_DIFF };
-enum aggregate { AGG_SUM, AGG_MIN, AGG_MAX };
+/* AGG_COUNT (Redis 8.8): each input holding the member adds its weight. */
+enum aggregate { AGG_SUM, AGG_MIN, AGG_MAX, AGG_COUNT };
 
 /* An input of a set operation: a sorted set, or a plain set whose members
  * all score 1 (as in Redis); o is NULL for a missing key. */
@@ -942,6 +943,7 @@ static double aggregate(double acc, double v, enum aggregate agg)
 {
 	switch (agg) {
 	case AGG_SUM:
+	case AGG_COUNT:
 		acc += v;
 		/* inf + -inf: Redis's convention is 0. */
 		return isnan(acc) ? 0 : acc;
@@ -952,10 +954,11 @@ static double aggregate(double acc, double v, enum aggregate agg)
 	}
 }
 
-/* weight * score, where inf * 0 counts as 0 (Redis's convention). */
-static double weighted(double score, double weight)
+/* weight * score, where inf * 0 counts as 0 (Redis's convention); for
+ * AGG_COUNT the weight alone (one occurrence worth it). */
+static double weighted(double score, double weight, enum aggregate agg)
 {
-	double v = score * weight;
+	double v = agg == AGG_COUNT ? weight : score * weight;
 
 	return isnan(v) ? 0 : v;
 }
@@ -997,7 +1000,7 @@ static size_t zunion(const struct zsrc *src, int n, enum aggregate agg, struct z
 		while (src_iter_next(&it, &el)) {
 			uint64_t h = XXH3_64bits(el.m, el.len);
 			struct dict_node *found = dict_find(&acc, el.m, el.len, h);
-			double v = weighted(el.score, src[i].weight);
+			double v = weighted(el.score, src[i].weight, agg);
 
 			if (found) {
 				struct zres *r = (struct zres *)found;
@@ -1033,7 +1036,7 @@ static size_t zinter(const struct zsrc *src, int n, enum aggregate agg, struct z
 		return 0;
 	src_iter_init(&it, &src[0]);
 	while (src_iter_next(&it, &el)) {
-		double score = weighted(el.score, src[0].weight), v;
+		double score = weighted(el.score, src[0].weight, agg), v;
 		int j;
 
 		for (j = 1; j < n; j++) {
@@ -1043,7 +1046,8 @@ static size_t zinter(const struct zsrc *src, int n, enum aggregate agg, struct z
 				v = el.score;
 			else if (!src_score(&src[j], el.m, el.len, &v))
 				break;
-			score = aggregate(score, v * src[j].weight, agg);
+			score = aggregate(
+				score, agg == AGG_COUNT ? src[j].weight : v * src[j].weight, agg);
 		}
 		if (j < n)
 			continue;
@@ -1103,6 +1107,8 @@ static bool setop_options(struct client *c, int j, struct zsrc *src, int n, enum
 				*agg = AGG_MIN;
 			} else if (arg_is(c, j + 1, "max")) {
 				*agg = AGG_MAX;
+			} else if (arg_is(c, j + 1, "count")) {
+				*agg = AGG_COUNT;
 			} else {
 				reply_error(c, ERR_SYNTAX);
 				return false;

@@ -3,7 +3,7 @@
 BZMPOP. Blocked clients sit on their own connections (xkvd spreads them over
 its workers); each scenario runs on both servers and must give the same bytes."""
 
-from harness import Redis8, encode, info_fields, test, wait_until
+from harness import Redis8, RespError, encode, info_fields, test, wait_until, xkv_only
 
 
 def block(srv, c, cmd, already):
@@ -27,13 +27,7 @@ def immediate_pops_and_errors(t):
             ('EXISTS', 'z'),
             ('SET', 's', 'x'), ('BLPOP', 's', '0'), ('BZPOPMIN', 's', '0'),
             ('BLPOP', 'l', '-1'), ('BLPOP', 'l', 'abc'), ('BLPOP', 'l'),
-            # Redis 8 calls a timeout past 64-bit milliseconds out of range.
-            Redis8(b'-ERR timeout is out of range\r\n', 'BLPOP', 'l', 'inf'),
-            ('BLPOP', 'l', '-inf'),
-            Redis8(b'-ERR timeout is out of range\r\n', 'BLPOP', 'l', '1e300'),
-            ('BLPOP', 'l', 'nan'),
-            Redis8(b'-ERR timeout is out of range\r\n', 'BLPOP', 'l', '9223372036854776'),
-            Redis8(b'-ERR timeout is out of range\r\n', 'BZPOPMIN', 'l', '+inf'),
+            ('BLPOP', 'l', '-inf'), ('BLPOP', 'l', 'nan'),
             ('BLMPOP', '0', '0', 'l', 'LEFT'), ('BLMPOP', '0', '1', 'l', 'UP'),
             ('BLMPOP', '0', '1', 'l', 'LEFT', 'COUNT', '0'), ('BLMOVE', 'l', 'x', 'UP', 'LEFT', '0'),
             ('BZMPOP', '0', '1', 'z', 'MID'), ('FLUSHALL',),
@@ -182,3 +176,92 @@ def pipelined_commands_wait_behind_a_blocked_one(t):
             p.cmd('FLUSHALL')
             return out
     t.same(run, 'PING after BLPOP')
+
+
+@test
+@xkv_only
+def timeouts_out_of_range_as_redis_88(t):
+    """Redis 8.8 refuses a timeout whose milliseconds, or whose deadline,
+    pass the 64-bit range as out of range (7.0 said negative)."""
+    out_of_range = RespError('ERR timeout is out of range')
+    with t.sut.client() as c:
+        for cmd in (('BLPOP', 'l', 'inf'), ('BLPOP', 'l', '1e300'), ('BLPOP', 'l', '0x7FFFFFFFFFFFFF'),
+                    ('BLPOP', 'l', '9223372036854776'), ('BZPOPMIN', 'l', '+inf'),
+                    ('BRPOPLPUSH', 'l', 'd', '9223372036854775'),
+                    ('BLMPOP', '9223372036854775', '1', 'l', 'LEFT')):
+            assert c.call(*cmd) == out_of_range, cmd
+        assert c.call('BLPOP', 'l', '-1') == RespError('ERR timeout is negative')
+
+
+def blocked_count(srv):
+    return int(info_fields(srv.call('INFO', 'clients'))['clients']['blocked_clients'])
+
+
+@test
+def a_key_turned_into_another_type_wakes_nobody(t):
+    """A waiter is served only when its key holds its type: a list pushed,
+    deleted and set to a string in one EXEC leaves BLPOP (and BZPOPMIN)
+    waiting, with no WRONGTYPE, until a list comes."""
+    def run(srv):
+        out = []
+        for blocked, push in ((('BLPOP', 'k', '0'), ('LPUSH', 'k', 'b')),
+                              (('BLMPOP', '0', '1', 'k', 'LEFT'), ('LPUSH', 'k', 'b')),
+                              (('BZPOPMIN', 'k', '0'), ('ZADD', 'k', '1', 'b'))):
+            with srv.client(timeout=10) as b, srv.client() as p:
+                block(srv, b, blocked, 0)
+                out += [p.cmd('MULTI'), p.cmd(*push), p.cmd('DEL', 'k'), p.cmd('SET', 'k', 'foo'),
+                        p.cmd('EXEC')]
+                out.append(blocked_count(srv))
+                out += [p.cmd('DEL', 'k'), p.cmd(*push), b.read_reply()]
+                p.cmd('FLUSHALL')
+        return out
+    t.same(run, 'waiters across a type change')
+
+
+@test
+def swapdb_wakes_a_waiter(t):
+    def run(srv):
+        with srv.client(timeout=10) as b, srv.client() as p:
+            p.cmd('SELECT', '1')
+            p.cmd('RPUSH', 'k', 'hello')
+            b.cmd('SELECT', '9')
+            block(srv, b, ('BRPOP', 'k', '5'), 0)
+            out = [p.cmd('SWAPDB', '1', '9'), b.read_reply()]
+            p.cmd('FLUSHALL')
+            return out
+    t.same(run, 'BRPOP in a database SWAPDB fills')
+
+
+@test
+@xkv_only
+def a_key_expired_during_exec_wakes_nobody(t):
+    """Redis 7.4+: the EXEC that pushed also let the key expire (DEBUG
+    SLEEP past its PEXPIRE), so the waiter keeps waiting until its timeout."""
+    srv = t.sut
+    with srv.client(timeout=10) as b, srv.client() as p:
+        p.cmd('DEBUG', 'SET-ACTIVE-EXPIRE', '0')
+        try:
+            block(srv, b, ('BLPOP', 'k', '1'), 0)
+            for cmd in (('MULTI',), ('RPUSH', 'k', 'a'), ('PEXPIRE', 'k', '100'),
+                        ('DEBUG', 'SLEEP', '0.2'), ('EXEC',)):
+                p.cmd(*cmd)
+            assert b.read_reply() == b'*-1\r\n'
+        finally:
+            p.cmd('DEBUG', 'SET-ACTIVE-EXPIRE', '1')
+            p.cmd('FLUSHALL')
+
+
+@test
+def client_list_shows_exec_after_a_transaction(t):
+    """The commands EXEC runs do not become the client's last command."""
+    def run(srv):
+        with srv.client() as w, srv.client() as p:
+            for cmd in (('WATCH', 'x'), ('MULTI',), ('GET', 'x'), ('EXEC',)):
+                w.cmd(*cmd)
+            w.cmd('CLIENT', 'SETNAME', 'watcher')
+            w.cmd('MULTI')
+            w.cmd('GET', 'x')
+            w.cmd('EXEC')
+            line = [ln for ln in p.call('CLIENT', 'LIST').split(b'\n') if b'name=watcher' in ln]
+            return [f for f in line[0].split() if f.startswith(b'cmd=')]
+    assert t.same(run, 'cmd= of a client after EXEC') == [b'cmd=exec']

@@ -6,7 +6,7 @@ from Redis 8.0, asserted against their documented replies."""
 
 import time
 
-from harness import Unordered, decode, test, wait_until, xkv_only
+from harness import RespError, Unordered, decode, test, wait_until, xkv_only
 
 FUTURE_S = 4102444800            # 2100-01-01
 FUTURE_MS = FUTURE_S * 1000 + 321
@@ -385,15 +385,15 @@ def field_expire_errors(t):
             "ERR invalid expire time in 'hpexpireat' command"
         assert call(c, 'HPEXPIREAT', 'h', 70368744177663, 'FIELDS', 1, 'f') == [1]
         assert err(c, 'HEXPIRE', 'h', 10, 'BAD', 'FIELDS', 1, 'f') == \
-            'ERR Mandatory argument FIELDS is missing or not at the right position'
+            'ERR unknown argument: BAD'
         assert err(c, 'HEXPIRE', 'h', 10, 'FIELDS', 0, 'f') == \
             'ERR Parameter `numFields` should be greater than 0'
         assert err(c, 'HEXPIRE', 'h', 10, 'NX', 'FIELDS', 'x', 'f') == \
             'ERR Parameter `numFields` should be greater than 0'
         assert err(c, 'HEXPIRE', 'h', 10, 'FIELDS', 2, 'f') == \
-            'ERR The `numfields` parameter must match the number of arguments'
+            'ERR wrong number of arguments'
         assert err(c, 'HEXPIRE', 'h', 10, 'FIELDS', 1, 'f', 'g') == \
-            'ERR The `numfields` parameter must match the number of arguments'
+            'ERR unknown argument: g'
         assert err(c, 'HEXPIRE', 'h', 10, 'FIELDS', 1) == \
             "ERR wrong number of arguments for 'hexpire' command"
         assert err(c, 'HTTL', 'h', 'FIELD', 1, 'f') == \
@@ -578,13 +578,13 @@ def hgetex(t):
         assert err(c, 'HGETEX', 'h', 'EX', 70368744178, 'FIELDS', 1, 'a') == \
             "ERR invalid expire time in 'hgetex' command"
         assert err(c, 'HGETEX', 'h', 'KEEPTTL', 'FIELDS', 1, 'a') == \
-            'ERR Mandatory argument FIELDS is missing or not at the right position'
+            'ERR unknown argument: KEEPTTL'
         assert err(c, 'HGETEX', 'h', 'EX', 10, 'PERSIST', 'FIELDS', 1, 'a') == \
-            'ERR Mandatory argument FIELDS is missing or not at the right position'
+            'ERR Only one of EX, PX, EXAT, PXAT or PERSIST arguments can be specified'
         assert err(c, 'HGETEX', 'h', 'FIELDS', 0, 'a') == \
-            'ERR Number of fields must be a positive integer'
+            'ERR invalid number of fields'
         assert err(c, 'HGETEX', 'h', 'PERSIST', 'FIELDS', 2, 'a') == \
-            'ERR The `numfields` parameter must match the number of arguments'
+            'ERR wrong number of arguments'
         call(c, 'SET', 's', 'v')
         assert err(c, 'HGETEX', 's', 'EX', 'x', 'FIELDS', 1, 'a').startswith('WRONGTYPE')
     with t.sut.client(3) as c:
@@ -641,16 +641,75 @@ def hsetex(t):
         assert err(c, 'HSETEX', 'h', 'FIELDS', 0, 'a', 1) == 'ERR invalid number of fields'
         assert err(c, 'HSETEX', 'h', 'FIELDS', 'x', 'a', 1) == 'ERR invalid number of fields'
         assert err(c, 'HSETEX', 'h', 'FIELDS', 2, 'a', 1) == \
-            "ERR wrong number of arguments for 'hsetex' command"
+            'ERR wrong number of arguments'
         assert err(c, 'HSETEX', 'h', 'FIELDS', 1, 'a', 1, 'b') == \
-            "ERR wrong number of arguments for 'hsetex' command"
+            'ERR unknown argument: b'
         assert err(c, 'HSETEX', 'h', 'EX', 10, 'FIELDS', 1) == \
-            "ERR wrong number of arguments for 'hsetex' command"
+            'ERR wrong number of arguments'
         assert err(c, 'HSETEX', 'h', 'FNX', 'EX', 10, 'KEEPTTL') == \
             'ERR Only one of EX, PX, EXAT, PXAT or KEEPTTL arguments can be specified'
         assert err(c, 'HSETEX', 'h', 'FNX', 'FIELDS', 1, 'a') == \
-            "ERR wrong number of arguments for 'hsetex' command"
+            'ERR wrong number of arguments'
         call(c, 'SET', 's', 'v')
         assert err(c, 'HSETEX', 's', 'FIELDS', 1, 'a', 1).startswith('WRONGTYPE')
         # Argument errors come before the type check, as in Redis.
         assert err(c, 'HSETEX', 's', 'BAD', 'FIELDS', 1, 'a', 1) == 'ERR unknown argument: BAD'
+
+
+@test
+@xkv_only
+def field_expiry_arguments_in_any_order_as_redis_88(t):
+    """HSETEX, HGETEX and HEXPIRE take their FIELDS block anywhere among the
+    options, with Redis 8.8's errors."""
+    err = RespError
+    with t.sut.client() as c:
+        for cmd, want in [
+            (('HSETEX', 'h', 'FIELDS', 1, 'a', 1, 'EX', 100), 1),
+            (('HSETEX', 'h', 'FIELDS', 1, 'a', 2, 'KEEPTTL', 'FXX'), 1),
+            (('HGETEX', 'h', 'FIELDS', 1, 'a', 'PERSIST'), [b'2']),
+            (('HEXPIRE', 'h', 100, 'FIELDS', 1, 'a', 'NX'), [1]),
+            (('HEXPIRE', 'h', 100, 'FIELDS', 1, 'a', 'NX', 'XX'),
+             err('ERR Multiple condition flags specified')),
+            (('HSETEX', 'h', 'FIELDS', 1, 'a', 1, 'FIELDS', 1, 'b', 2),
+             err('ERR FIELDS keyword specified multiple times')),
+            (('HSETEX', 'h', 'FIELDS', 2, 'a', 1), err('ERR wrong number of arguments')),
+            (('HSETEX', 'h', 'FIELDS', 1, 'a', 1, 'b'), err('ERR unknown argument: b')),
+            (('HSETEX', 'h', 'EX', 10, 'FNX', 'FXX'),
+             err('ERR Only one of FXX or FNX arguments can be specified')),
+            (('HSETEX', 'h', 'KEEPTTL', 'FNX', 'x', 'y'), err('ERR unknown argument: x')),
+            (('HGETEX', 'h', 'PERSIST', 'PERSIST', 'x'),
+             err('ERR Only one of EX, PX, EXAT, PXAT or PERSIST arguments can be specified')),
+            (('HGETEX', 'h', 'FIELDS', 2, 'a'), err('ERR wrong number of arguments')),
+            (('HGETEX', 'h', 'FIELDS', 0, 'a'), err('ERR invalid number of fields')),
+            (('HGETEX', 'h', 'PERSIST', 'EX', 10, 'FIELDS', 1, 'a'),
+             err('ERR Only one of EX, PX, EXAT, PXAT or PERSIST arguments can be specified')),
+            (('HEXPIRE', 'h', 100, 'NX', 'FIELDS', 1),
+             err('ERR FIELDS requires at least numfields and one field argument')),
+            (('HEXPIRE', 'h', 100, 'NX', 'XX', 'GT'), err('ERR missing FIELDS argument')),
+            (('HGETEX', 'h', 'FIELDS', 1, 'a', 'PXAT', 1), [b'2']),
+            (('EXISTS', 'h'), 0),
+        ]:
+            got = c.call(*cmd)
+            assert got == want, (cmd, got, want)
+
+
+@test
+@xkv_only
+def listpackex_encoding_as_redis_88(t):
+    """A listpack hash that field expiry touched is "listpackex" for good."""
+    with t.sut.client() as c:
+        for cmd, want in [
+            (('HSET', 'h', 'a', 1), 1), (('OBJECT', 'ENCODING', 'h'), b'listpack'),
+            (('HEXPIRE', 'h', 100, 'FIELDS', 1, 'nosuch'), [-2]),
+            (('OBJECT', 'ENCODING', 'h'), b'listpackex'),
+            (('HSET', 'h2', 'a', 1), 1), (('HGETEX', 'h2', 'PERSIST', 'FIELDS', 1, 'a'), [b'1']),
+            (('OBJECT', 'ENCODING', 'h2'), b'listpackex'),
+            (('HSET', 'h3', 'a', 1), 1), (('HGETEX', 'h3', 'FIELDS', 1, 'a'), [b'1']),
+            (('OBJECT', 'ENCODING', 'h3'), b'listpack'),
+            (('HSETEX', 'h4', 'EX', 100, 'FIELDS', 1, 'a', 1), 1),
+            (('HPERSIST', 'h4', 'FIELDS', 1, 'a'), [1]), (('OBJECT', 'ENCODING', 'h4'), b'listpackex'),
+            (('COPY', 'h4', 'h5'), 1), (('OBJECT', 'ENCODING', 'h5'), b'listpackex'),
+            (('DEL', 'h', 'h2', 'h3', 'h4', 'h5'), 5),
+        ]:
+            got = c.call(*cmd)
+            assert got == want, (cmd, got, want)

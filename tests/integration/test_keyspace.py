@@ -251,3 +251,26 @@ def active_expiry(t):
         assert c.call('DBSIZE') == 21
         assert wait_until(lambda: c.call('DBSIZE') == 1, timeout=3.0), \
             'DBSIZE still %r after 3 s' % c.call('DBSIZE')
+
+
+@test
+def scan_matches_the_pattern_before_expiring(t):
+    """SCAN filters by MATCH first (a key it filters out stays, expired or
+    not), then expires, then filters by TYPE, as Redis does."""
+    def run(srv):
+        with srv.client() as c:
+            c.call('FLUSHALL')
+            c.call('DEBUG', 'SET-ACTIVE-EXPIRE', '0')
+            try:
+                c.call('SET', 'key:a', '1')
+                c.call('SET', 'key:foo', 'bar', 'PX', 1)
+                c.call('HSET', 'key:hash', 'f', 'v')
+                c.call('PEXPIRE', 'key:hash', 1)
+                c.call('SET', 'boo', 'far', 'PX', 1)
+                time.sleep(0.01)
+                found = c.call('SCAN', 0, 'TYPE', 'string', 'MATCH', 'key*', 'COUNT', 100)
+                return found, c.call('DBSIZE')
+            finally:
+                c.call('DEBUG', 'SET-ACTIVE-EXPIRE', '1')
+                c.call('FLUSHALL')
+    assert t.same(run, 'SCAN over expired keys') == ([b'0', [b'key:a']], 2)

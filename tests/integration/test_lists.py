@@ -5,7 +5,7 @@ that node splits, merges and encoding changes happen in xkvd."""
 
 import random
 
-from harness import Ignore, info_fields, test
+from harness import Ignore, RespError, info_fields, test, xkv_only
 
 WRONGTYPE_STEPS = [
     ('SET', 's', 'str'),
@@ -127,7 +127,6 @@ def lpos(t):
             ('RANK', -1, 'MAXLEN', 3), ('RANK', -1, 'COUNT', 0, 'MAXLEN', 5),
             ('RANK', 2, 'RANK', 1), ('COUNT', 1, 'COUNT', 0), ('maxlen', 2, 'rank', -1, 'count', 0),
             ('RANK', 9223372036854775807), ('RANK', -9223372036854775807),
-            ('RANK', -9223372036854775808), ('RANK', -9223372036854775808, 'COUNT', 1),
             ('RANK', -9223372036854775807, 'COUNT', 1), ('COUNT', 9223372036854775807)]
     errors = [('RANK', 0), ('RANK', 'x'), ('RANK', 9223372036854775808), ('COUNT', -1),
               ('COUNT', 'x'), ('MAXLEN', -1), ('MAXLEN', 'x'), ('RANK',), ('COUNT',),
@@ -367,3 +366,57 @@ def random_bytes_bound(t):
 @test
 def random_resp3(t):
     _differential(t, {'list-max-listpack-size': 3}, seed=4, batches=10, batch=100, proto=3)
+
+
+def expect(srv, steps):
+    """Each (command, reply) in order on one connection (Redis 8.8's replies,
+    where 7.0's differ, e.g. its lists are all quicklists)."""
+    with srv.client() as c:
+        for cmd, want in steps:
+            got = c.call(*cmd)
+            assert got == want, (cmd, got, want)
+
+
+@test
+@xkv_only
+def encodings_convert_at_redis_88_thresholds(t):
+    big = 'x' * 8192
+    try:
+        expect(t.sut, [
+            # A first element past the bound makes a quicklist at once.
+            (('RPUSH', 'l', big), 1), (('OBJECT', 'ENCODING', 'l'), b'quicklist'),
+            (('DEL', 'l'), 1),
+            # LSET grows a full listpack as one more entry would, then a
+            # small element makes a lone node a listpack again.
+            (('CONFIG', 'SET', 'list-max-listpack-size', '3'), b'OK'),
+            (('RPUSH', 'l', 'a', 'b', 'c'), 3), (('OBJECT', 'ENCODING', 'l'), b'listpack'),
+            (('LSET', 'l', '0', 'hello'), b'OK'), (('OBJECT', 'ENCODING', 'l'), b'quicklist'),
+            (('DEL', 'l'), 1),
+            (('CONFIG', 'SET', 'list-max-listpack-size', '-1'), b'OK'),
+            (('RPUSH', 'l', big, 'a', 'b'), 3), (('RPOP', 'l', '2'), [b'b', b'a']),
+            (('OBJECT', 'ENCODING', 'l'), b'quicklist'), (('LSET', 'l', '-1', 'c'), b'OK'),
+            (('OBJECT', 'ENCODING', 'l'), b'listpack'), (('DEL', 'l'), 1),
+            # 0 counts as 1 entry per node.
+            (('CONFIG', 'SET', 'list-max-listpack-size', '0'), b'OK'),
+            (('RPUSH', 'l', 'a'), 1), (('OBJECT', 'ENCODING', 'l'), b'listpack'),
+            (('RPUSH', 'l', 'b'), 2), (('OBJECT', 'ENCODING', 'l'), b'quicklist'),
+            (('DEL', 'l'), 1),
+        ])
+    finally:
+        t.sut.call('CONFIG', 'SET', 'list-max-listpack-size', '-2')
+
+
+@test
+@xkv_only
+def lpos_rank_refuses_llong_min(t):
+    expect(t.sut, [
+        (('RPUSH', 'l', 'a', 'c'), 2),
+        (('LPOS', 'l', 'c', 'RANK', '-9223372036854775808'),
+         RespError('ERR value is out of range, value must between -9223372036854775807 and '
+                   '9223372036854775807')),
+        (('LPOS', 'l', 'c', 'RANK', '-9223372036854775808', 'COUNT', '1'),
+         RespError('ERR value is out of range, value must between -9223372036854775807 and '
+                   '9223372036854775807')),
+        (('LPOS', 'l', 'c', 'RANK', '-9223372036854775807'), None),
+        (('LPOS', 'l', 'c', 'RANK', '-1'), 1), (('DEL', 'l'), 1),
+    ])

@@ -2,8 +2,9 @@
 """Transactions: MULTI EXEC DISCARD WATCH UNWATCH."""
 
 import threading
+import time
 
-from harness import test
+from harness import test, xkv_only
 
 
 @test
@@ -113,3 +114,39 @@ def exec_is_isolated(t):
         th.join(120)
     assert not bad, bad[:5]
     assert srv.call('MGET', 'a', 'b') == [b'-1000', b'2000'], srv.call('MGET', 'a', 'b')
+
+
+@test
+@xkv_only
+def swapdb_bringing_stale_keys_touches_nothing(t):
+    """Redis 8.8: SWAPDB that puts a key past its deadline where the watched
+    key was missing (or stale too) is no logical change; a live one is."""
+    with t.sut.client() as c:
+        c.call('DEBUG', 'SET-ACTIVE-EXPIRE', '0')
+        try:
+            for stale_in_watched_db in (False, True):
+                c.call('FLUSHALL')
+                c.call('SELECT', 0)
+                c.call('SET', 'x', 'foo', 'PX', 1)
+                c.call('SELECT', 1)
+                if stale_in_watched_db:
+                    c.call('SET', 'x', 'bar', 'PX', 1)
+                time.sleep(0.01)
+                c.call('WATCH', 'x')
+                c.call('SWAPDB', 0, 1)
+                c.call('MULTI')
+                c.call('PING')
+                assert c.call('EXEC') == [b'PONG'], stale_in_watched_db
+            c.call('FLUSHALL')
+            c.call('SELECT', 0)
+            c.call('SET', 'x', 'live')
+            c.call('SELECT', 1)
+            c.call('WATCH', 'x')
+            c.call('SWAPDB', 0, 1)
+            c.call('MULTI')
+            c.call('PING')
+            assert c.call('EXEC') is None
+        finally:
+            c.call('DEBUG', 'SET-ACTIVE-EXPIRE', '1')
+            c.call('FLUSHALL')
+            c.call('SELECT', 0)

@@ -497,3 +497,57 @@ def per_key_order_across_workers(t):
         sub.close()
         with srv.client() as c:
             c.call('CONFIG', 'SET', 'notify-keyspace-events', '')
+
+
+@xkv_only
+@test
+def lazy_field_expiry_events_as_redis_88(t):
+    """Redis 8.8 reports lazy field expiry field by field: "hexpired" while
+    fields remain, "del" for the one that empties the hash (a lone last
+    field gives only "del"), and HSETEX, which sets fields next, reports an
+    emptied hash's fields "hexpired" with no "del"."""
+    c = t.sut
+    with c.client() as a:
+        a.call('DEBUG', 'SET-ACTIVE-EXPIRE', '0')
+    try:
+        two = stream(c, 'Kh', [('HSET', 'h', 'f1', 1, 'f2', 2),
+                               ('HPEXPIRE', 'h', 10, 'FIELDS', 2, 'f1', 'f2'), 0.03,
+                               ('HMGET', 'h', 'f1', 'f2')])
+        assert [m for _, m in two] == ['hset', 'hexpire', 'hexpired'], two
+        one = stream(c, 'Kgh', [('HSET', 'h', 'f', 1), ('HPEXPIRE', 'h', 10, 'FIELDS', 1, 'f'),
+                                0.03, ('HGET', 'h', 'f')])
+        assert [m for _, m in one] == ['hset', 'hexpire', 'del'], one
+        fnx = stream(c, 'Kgh', [('HSET', 'h', 'f', 1), ('HPEXPIRE', 'h', 10, 'FIELDS', 1, 'f'),
+                                0.03, ('HSETEX', 'h', 'FNX', 'PX', 100000, 'FIELDS', 1, 'f', 'v')])
+        assert [m for _, m in fnx] == ['hset', 'hexpire', 'hexpired', 'hset', 'hexpire'], fnx
+    finally:
+        with c.client() as a:
+            a.call('DEBUG', 'SET-ACTIVE-EXPIRE', '1')
+
+
+@xkv_only
+@test
+def restore_events_as_redis_88(t):
+    c = t.sut
+    with c.client() as a:
+        a.call('SET', 'tmp', 'string_value')
+        payload = a.call('DUMP', 'tmp')
+    got = stream(c, 'Egoc', [('HSET', 'k', 'f', 'v'), ('RESTORE', 'k', 0, payload, 'REPLACE'),
+                             ('RESTORE', 'n', 0, payload),
+                             ('RESTORE', 'k', 1, payload, 'REPLACE', 'ABSTTL')])
+    assert got == [('__keyevent@0__:restore', 'k'), ('__keyevent@0__:overwritten', 'k'),
+                   ('__keyevent@0__:type_changed', 'k'), ('__keyevent@0__:restore', 'n'),
+                   ('__keyevent@0__:del', 'k')], got
+
+
+@xkv_only
+@test
+def config_set_maxmemory_evicts_at_once(t):
+    srv = t.spawn('sut', **{'maxmemory-policy': 'allkeys-random'})
+    with srv.client() as c:
+        for i in range(20):
+            c.call('SET', 'ev%d' % i, 'x' * 1000)
+        assert c.call('CONFIG', 'SET', 'maxmemory', '1') == b'OK'
+        # No write in between: CONFIG SET itself evicted, as in Redis.
+        assert c.call('DBSIZE') == 0
+        c.call('CONFIG', 'SET', 'maxmemory', '0')

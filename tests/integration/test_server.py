@@ -6,7 +6,7 @@ import fnmatch
 import re
 import time
 
-from harness import Redis8, decode, encode, info_fields, pairs, test
+from harness import Redis8, decode, encode, info_fields, pairs, test, wait_until, xkv_only
 
 REQUIRED_INFO = {
     'server': ['redis_version', 'tcp_port', 'process_id', 'uptime_in_seconds'],
@@ -257,3 +257,28 @@ def arity_errors(t):
         ('CONFIG', 'GET'), ('ECHO', 'a', 'b'), ('INCR',), ('GETEX',), ('SUBSTR', 'k', 1),
         ('SWAPDB', 0), ('MOVE', 'k'), ('COPY', 'k'), ('RENAMENX', 'k'), ('HELLO', 3, 'AUTH', 'x'),
     ])
+
+
+@test
+@xkv_only
+def expired_keys_active_counts_the_cycle_only(t):
+    """INFO stats expired_keys_active (Redis 8.8): keys the active cycle
+    expired; a lazy expiry counts in expired_keys alone."""
+    def stats(c):
+        return info_fields(c.call('INFO', 'stats'))['stats']
+    with t.sut.client() as c:
+        c.call('FLUSHALL')
+        c.call('CONFIG', 'RESETSTAT')
+        for k in ('a', 'b', 'c'):
+            c.call('SET', k, 'v', 'PX', 1)
+        assert wait_until(lambda: stats(c)['expired_keys'] == '3', timeout=10)
+        assert stats(c)['expired_keys_active'] == '3'
+        c.call('DEBUG', 'SET-ACTIVE-EXPIRE', '0')
+        try:
+            c.call('SET', 'x', 'v', 'PX', 1)
+            time.sleep(0.01)
+            assert c.call('GET', 'x') is None
+            s = stats(c)
+            assert (s['expired_keys'], s['expired_keys_active']) == ('4', '3'), s
+        finally:
+            c.call('DEBUG', 'SET-ACTIVE-EXPIRE', '1')

@@ -13,7 +13,7 @@ import random
 import threading
 import time
 
-from harness import Client, RespError, test, xkv_only
+from harness import Client, RespError, info_fields, test, xkv_only
 
 NON_STRING_MAKERS = (('RPUSH', 'x'), ('SADD', 'x'), ('HSET', 'f', 'v'), ('ZADD', 1, 'x'))
 FUTURE_S = 4102444800            # 2100-01-01
@@ -145,8 +145,11 @@ def set_ifdeq_ifdne(t):
             # Anything but 16 hex digits is an error, even on a missing key.
             (('SET', 'k', 'v', 'IFDEQ', '1234567890'), DIGEST_ERR),
             (('SET', 'k', 'v', 'IFDNE', d[:15]), DIGEST_ERR), (('SET', 'k', 'v', 'IFDEQ', d + b'0'), DIGEST_ERR),
-            (('SET', 'k', 'v', 'IFDEQ', b'g' + d[1:]), DIGEST_ERR), (('SET', 'k', 'v', 'IFDEQ', b'0x' + d[2:]), DIGEST_ERR),
-            (('SET', 'k', 'v', 'IFDEQ', ''), DIGEST_ERR), (('SET', 'nokey2', 'v', 'IFDNE', 'zz'), DIGEST_ERR),
+            # Redis 8.8 checks only the length: other characters match nothing.
+            (('SET', 'k', 'v', 'IFDEQ', b'g' + d[1:]), b'$-1\r\n'), (('SET', 'k', 'v', 'IFDEQ', b'0x' + d[2:]), b'$-1\r\n'),
+            (('SET', 'k', 'v', 'IFDEQ', ''), DIGEST_ERR),
+            # ... and only against a value it has: a missing key is set.
+            (('SET', 'nokey2', 'v', 'IFDNE', 'zz'), b'+OK\r\n'), (('DEL', 'nokey2'), b':1\r\n'),
             (('EXISTS', 'nokey2'), b':0\r\n'), (('GET', 'k'), bulk(b'up')),
             # A syntax error wins over a bad digest; an invalid expire time,
             # read first as in SET's other options, too.
@@ -246,9 +249,11 @@ def delex(t):
             (('DELEX', 'k', 'IFEQ'), b"-ERR wrong number of arguments for 'delex' command\r\n"),
             (('DELEX', 'k', 'IFEQ', 'x', 'extra'), b"-ERR wrong number of arguments for 'delex' command\r\n"),
             (('DELEX',), b"-ERR wrong number of arguments for 'delex' command\r\n"),
-            (('DELEX', 'k', 'INVALID', 'x'), b'-ERR Invalid condition. Use IFEQ, IFNE, IFDEQ or IFDNE\r\n'),
-            (('DELEX', 'k', 'EQ', 'x'), b'-ERR Invalid condition. Use IFEQ, IFNE, IFDEQ or IFDNE\r\n'),
-            (('DELEX', 'k', 'IFDEQ', '1234567890'), DIGEST_ERR), (('DELEX', 'nokey', 'IFDNE', 'x'), DIGEST_ERR),
+            (('DELEX', 'k', 'INVALID', 'x'), b'-ERR Invalid condition. Use IFEQ, IFNE, IFDEQ, or IFDNE\r\n'),
+            (('DELEX', 'k', 'EQ', 'x'), b'-ERR Invalid condition. Use IFEQ, IFNE, IFDEQ, or IFDNE\r\n'),
+            (('DELEX', 'k', 'IFDEQ', '1234567890'), DIGEST_ERR),
+            # Redis 8.8 looks at the key first: missing, nothing else is checked.
+            (('DELEX', 'nokey', 'IFDNE', 'x'), b':0\r\n'), (('DELEX', 'nokey', 'BAD', 'x'), b':0\r\n'),
             (('GET', 'k'), bulk(b'x')),
         ])
         # An expired key is a missing key.
@@ -260,10 +265,11 @@ def delex(t):
     if maker:
         with t.sut.client() as c:
             c.call(maker[0], 'w', *maker[1:])
-            # The docs: a simple error (xkv's wording; Redis's tests expect
-            # -ERR, not WRONGTYPE); without a condition any type goes.
-            got = c.cmd('DELEX', 'w', 'IFEQ', 'x')
-            assert got == b'-ERR DELEX with a condition requires a string value\r\n', got
+            # Redis 8.8's simple error, not WRONGTYPE, before the condition
+            # is read; without a condition any type goes.
+            for cond in ('IFEQ', 'BAD'):
+                got = c.cmd('DELEX', 'w', cond, 'x')
+                assert got == b'-ERR Key should be of string type if conditions are specified\r\n', got
             assert c.call('EXISTS', 'w') == 1
             assert c.call('DELEX', 'w') == 1
 
@@ -411,3 +417,50 @@ def reference_has_no_cas(t):
         assert c.cmd('SET', 'k', 'v', 'IFEQ', 'x') == SYNTAX
         assert c.cmd('DIGEST', 'k').startswith(b"-ERR unknown command 'DIGEST'")
         assert isinstance(c.call('DELEX', 'k'), RespError)
+
+
+def expired_keys(c):
+    return int(info_fields(c.call('INFO', 'stats').decode())['stats']['expired_keys'])
+
+
+@test
+@xkv_only
+def set_with_a_past_deadline_adds_nothing(t):
+    """Redis 8.8: SET ... PXAT/EXAT in the past deletes an old value, adds
+    nothing, and counts the key as expired (also when none was there)."""
+    with t.sut.client() as c:
+        c.call('DEBUG', 'SET-ACTIVE-EXPIRE', '0')
+        try:
+            before = expired_keys(c)
+            expect(c, [
+                (('SET', 'foo', 'bar', 'PXAT', 1000), b'+OK\r\n'), (('EXISTS', 'foo'), b':0\r\n'),
+                (('SET', 'foo', 'bar'), b'+OK\r\n'),
+                (('SET', 'foo', 'baz', 'GET', 'EXAT', 1), bulk(b'bar')), (('EXISTS', 'foo'), b':0\r\n'),
+                (('DBSIZE',), b':0\r\n'),
+            ])
+            assert expired_keys(c) == before + 2
+        finally:
+            c.call('DEBUG', 'SET-ACTIVE-EXPIRE', '1')
+
+
+@test
+@xkv_only
+def msetex_numkeys_bounds(t):
+    with t.sut.client() as c:
+        expect(c, [
+            (('MSETEX', '2147483648', 'k', 'v', 'EX', 10), b'-ERR invalid numkeys value\r\n'),
+            (('MSETEX', '2147483647', 'k', 'v', 'EX', 10), b'-ERR wrong number of key-value pairs\r\n'),
+            (('MSETEX', '1073741824', 'k', 'v', 'EX', 10), b'-ERR wrong number of key-value pairs\r\n'),
+        ])
+
+
+@test
+@xkv_only
+def set_ifdne_get_on_a_missing_key_sets_it(t):
+    """A digest of any length is not checked when there is no value."""
+    with t.sut.client() as c:
+        expect(c, [
+            (('DEL', 'mykey'), b':0\r\n'),
+            (('SET', 'mykey', 'world', 'IFDNE', '1234567890', 'GET'), b'$-1\r\n'),
+            (('GET', 'mykey'), bulk(b'world')), (('DEL', 'mykey'), b':1\r\n'),
+        ])

@@ -748,3 +748,25 @@ def randomized_large(t):
     steps += random_steps(rng, 400, 4000)
     t.compare(steps[:2500])
     t.compare(steps[2500:], proto=3)
+
+
+@test
+@xkv_only
+def aggregate_count_as_redis_88(t):
+    """AGGREGATE COUNT: each input holding a member adds its weight (Redis
+    8.8's replies)."""
+    with t.sut.client() as c:
+        c.call('ZADD', 'za{t}', 1, 'a', 2, 'b', 3, 'c', 'inf', 'd')
+        c.call('ZADD', 'zb{t}', 1, 'b', 2, 'c', 3, 'd', '-inf', 'e')
+        c.call('ZADD', 'zc{t}', 5, 'c', 6, 'x')
+        assert c.call('ZUNION', 3, 'za{t}', 'zb{t}', 'zc{t}', 'WEIGHTS', 2, 3, 'inf',
+                      'AGGREGATE', 'COUNT', 'WITHSCORES') == [
+            b'a', b'2', b'e', b'3', b'b', b'5', b'd', b'5', b'c', b'inf', b'x', b'inf']
+        assert c.call('ZINTER', 2, 'za{t}', 'zb{t}', 'WEIGHTS', 2, 3, 'AGGREGATE', 'count',
+                      'WITHSCORES') == [b'b', b'5', b'c', b'5', b'd', b'5']
+        assert c.call('ZUNIONSTORE', 'zd{t}', 2, 'za{t}', 'zb{t}', 'AGGREGATE', 'COUNT') == 5
+        assert c.call('ZRANGE', 'zd{t}', 0, -1, 'WITHSCORES') == [
+            b'a', b'1', b'e', b'1', b'b', b'2', b'c', b'2', b'd', b'2']
+        assert c.call('ZDIFF', 2, 'za{t}', 'zb{t}', 'AGGREGATE', 'COUNT').args[0] == \
+            'ERR syntax error'
+        c.call('DEL', 'za{t}', 'zb{t}', 'zc{t}', 'zd{t}')

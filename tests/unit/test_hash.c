@@ -538,7 +538,7 @@ TEST(dup_is_deep)
 		ASSERT_EQ(777, expire_of(&copy, "b"));
 		ASSERT_EQ(777, hash_next_expire(&copy));
 		ASSERT_LT(0, obj_mem(&copy));
-		ASSERT_STREQ(large ? "hashtable" : "listpack", obj_encoding_name(&copy));
+		ASSERT_STREQ(large ? "hashtable" : "listpackex", obj_encoding_name(&copy));
 		ASSERT_STREQ("hash", obj_type_name(&copy));
 		obj_free(&o);
 		obj_free(&copy);
