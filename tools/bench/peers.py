@@ -21,7 +21,9 @@ each at pipeline 1 and 16 over 50 connections, on 100k keys.
 
 Usage: tools/bench/peers.py [-o OUTPUT] [-T SECONDS] [-r ROUNDS] [-m percore,machine]
                             [--rows get256,set256,...] [--md FILE]
-PEERS comes from the environment (make bench-peers PEERS="..."). The table
+PEERS comes from the environment (make bench-peers PEERS="..."); a peer whose
+file is named xkvd is another xkvd build, run with xkvd's options (an A/B of
+two builds). The table
 is printed as markdown; --md appends it to FILE with the command line."""
 
 import argparse
@@ -104,6 +106,10 @@ def servers_for(mode, xkvd, peers):
     if debian:
         out.append(('redis7', [debian, '--save', '', '--appendonly', 'no'], 'redis'))
     for name, path in peers:
+        if os.path.basename(path) == 'xkvd':
+            # Another xkvd build (an A/B of two builds), configured as ours.
+            out.append((name, [path] + out[0][1][1:], 'xkvd'))
+            continue
         argv = [path, '--save', '', '--appendonly', 'no']
         out.append((name, argv, 'peer'))
         if not percore and 'valkey' in os.path.basename(path):
