@@ -596,9 +596,19 @@ void command_dispatch(struct client *c)
 			c->multi_error = true;
 		return;
 	}
-	/* min-replicas-to-write: too few replicas with a recent ACK. */
-	if ((cmd->flags & CMD_WRITE) && !(c->flags & CLIENT_MASTER) && !repl_is_replica() &&
-	    !repl_writes_allowed()) {
+	/* min-replicas-to-write: too few replicas with a recent ACK. An EXEC
+	 * whose queue writes is refused whole (Redis's execCommandAbort). */
+	if (((cmd->flags & CMD_WRITE) || (cmd->fn == cmd_exec && multi_queue_writes(c))) &&
+	    !(c->flags & CLIENT_MASTER) && !repl_is_replica() && !repl_writes_allowed()) {
+		if (cmd->fn == cmd_exec) {
+			multi_reset(c);
+			multi_unwatch(c);
+			reply_error(c,
+				    "-EXECABORT Transaction discarded because of: NOREPLICAS Not "
+				    "enough good replicas to write.");
+			stat_add(&own_stats(c, cmd)->rejected, 1);
+			return;
+		}
 		reply_error(c, "-NOREPLICAS Not enough good replicas to write.");
 		stat_add(&own_stats(c, cmd)->rejected, 1);
 		if (c->in_multi)

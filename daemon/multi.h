@@ -48,6 +48,8 @@ void multi_queue(struct client *c, struct command *cmd);
 void multi_add_locks(struct client *c, struct lockset *ls, bool queue);
 /* Forgets the queue (DISCARD, EXEC, RESET, close). */
 void multi_reset(struct client *c);
+/* Does c's MULTI queue hold a write command? (EXEC is then a write.) */
+bool multi_queue_writes(const struct client *c);
 /* Forgets every watched key: do_ with their shards held (a command locked by
  * multi_add_locks), the other takes them (a client closing). */
 void do_multi_unwatch(struct client *c);

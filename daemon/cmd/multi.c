@@ -293,6 +293,16 @@ static bool watch_broken(struct client *c)
 
 /* The dispatcher holds every shard the queue and the watched keys need
  * (multi_add_locks): the whole transaction is one critical section. */
+bool multi_queue_writes(const struct client *c)
+{
+	if (!c->in_multi)
+		return false;
+	for (int i = 0; i < c->nqueued; i++)
+		if (c->queue[i].cmd->flags & CMD_WRITE)
+			return true;
+	return false;
+}
+
 void cmd_exec(struct client *c)
 {
 	if (!c->in_multi) {

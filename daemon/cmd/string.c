@@ -1083,6 +1083,34 @@ static bool increx_int(struct client *c, const struct entry *e, const struct inc
  * Replies [new value, applied increment] before the change, as Redis does;
  * an out-of-bounds result without SATURATE changes nothing.
  */
+/* Redis replicates INCREX as a SET of its result, so replicas and the AOF
+ * never redo float arithmetic: SET key result, with PXAT when it set a
+ * deadline, KEEPTTL otherwise, nothing more after PERSIST. */
+static void increx_propagate(struct client *c, const struct entry *e, const struct increx_args *a,
+			     bool set_deadline)
+{
+	char vbuf[LL_STR_SIZE + 1], tbuf[LL_STR_SIZE + 1];
+	struct arg v[5] = { PROP_STR("SET"), c->argv[1] };
+	int n = 3;
+	size_t len;
+
+	if (!propagate_enabled())
+		return;
+	v[2].p = (char *)obj_str(&e->val, vbuf, &len);
+	v[2].len = len;
+	if (a->flags & INCREX_PERSIST) {
+		n = 3;
+	} else if (set_deadline) {
+		v[3] = PROP_STR("PXAT");
+		v[4] = prop_ll(tbuf, a->when);
+		n = 5;
+	} else {
+		v[3] = PROP_STR("KEEPTTL");
+		n = 4;
+	}
+	propagate_rewrite(n, v);
+}
+
 void cmd_increx(struct client *c)
 {
 	struct increx_args a;
@@ -1099,13 +1127,17 @@ void cmd_increx(struct client *c)
 					 : increx_int(c, e, &a, &val)))
 		return;
 	set_deadline = a.when && (!(a.flags & INCREX_ENX) || !e || e->expire == -1);
-	/* A deadline already past deletes the key (Redis propagates a DEL). */
+	/* A deadline already past deletes the key, propagated as DEL (UNLINK
+	 * under lazyfree-lazy-expire), and counts as a key that expired. */
 	if (set_deadline && a.when <= store_now()) {
 		obj_free(&val);
 		if (e) {
 			db_delete(c->db, e);
+			propagate_renamed(2, c->argv,
+					  config.lazyfree_lazy_expire ? "UNLINK" : "DEL", -1);
 			notify_arg(c, NOTIFY_GENERIC, "del", 1);
 		}
+		db_count_expired(c->db, c->argv[1].p, c->argv[1].len);
 		return;
 	}
 	if (e)
@@ -1120,6 +1152,7 @@ void cmd_increx(struct client *c)
 	} else if (set_deadline) {
 		db_set_expire(c->db, e, a.when);
 	}
+	increx_propagate(c, e, &a, set_deadline);
 	/* As Redis: the increment's event, then the deadline's. */
 	notify_arg(c, NOTIFY_STRING, (a.flags & INCREX_BYFLOAT) ? "incrbyfloat" : "incrby", 1);
 	if (persisted)

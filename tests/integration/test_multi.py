@@ -150,3 +150,21 @@ def swapdb_bringing_stale_keys_touches_nothing(t):
             c.call('DEBUG', 'SET-ACTIVE-EXPIRE', '1')
             c.call('FLUSHALL')
             c.call('SELECT', 0)
+
+
+@test
+def exec_refused_whole_without_enough_replicas(t):
+    """min-replicas-to-write set after the queue was built: EXEC of a queue
+    that writes is discarded whole with NOREPLICAS as its reason, and the
+    queued INCR never ran (Redis's execCommandAbort)."""
+    def run(srv):
+        with srv.client() as a, srv.client() as b:
+            out = [a.cmd('SET', 'xx', '1'), a.cmd('MULTI'), a.cmd('INCR', 'xx')]
+            b.cmd('CONFIG', 'SET', 'min-replicas-to-write', '2')
+            try:
+                out += [a.cmd('EXEC'), a.cmd('GET', 'xx'), a.cmd('EXEC')]
+            finally:
+                b.cmd('CONFIG', 'SET', 'min-replicas-to-write', '0')
+            return out
+    out = t.same(run, 'EXEC under min-replicas-to-write')
+    assert out[3].startswith(b'-EXECABORT') and b'NOREPLICAS' in out[3], out
