@@ -554,8 +554,19 @@ void command_dispatch(struct client *c)
 		return;
 	}
 	/* maxmemory: make room first; refuse what would need more if none. */
-	if (config.maxmemory && !evict_until_fits() && (cmd->flags & CMD_DENYOOM) &&
+	if (config.maxmemory && !evict_until_fits() &&
+	    ((cmd->flags & CMD_DENYOOM) || (cmd->fn == cmd_exec && multi_queue_denyoom(c))) &&
 	    !(c->flags & CLIENT_MASTER)) {
+		if (cmd->fn == cmd_exec) {
+			/* The queue would grow memory: refused whole, as Redis. */
+			multi_reset(c);
+			multi_unwatch(c);
+			reply_error(c,
+				    "-EXECABORT Transaction discarded because of: OOM command not "
+				    "allowed when used memory > 'maxmemory'.");
+			stat_add(&own_stats(c, cmd)->rejected, 1);
+			return;
+		}
 		reply_error(c, "-OOM command not allowed when used memory > 'maxmemory'.");
 		if (c->in_multi)
 			c->multi_error = true;
@@ -613,6 +624,26 @@ void command_dispatch(struct client *c)
 		stat_add(&own_stats(c, cmd)->rejected, 1);
 		if (c->in_multi)
 			c->multi_error = true;
+		return;
+	}
+	/* A replica whose link is down, with replica-serve-stale-data no:
+	 * only the commands flagged stale, and an EXEC only if its queue is. */
+	if (!config.replica_serve_stale_data && !(c->flags & CLIENT_MASTER) && repl_link_down() &&
+	    (!(cmd->flags & CMD_STALE) || (cmd->fn == cmd_exec && multi_queue_stale(c)))) {
+		if (cmd->fn == cmd_exec) {
+			multi_reset(c);
+			multi_unwatch(c);
+			reply_error(c,
+				    "-EXECABORT Transaction discarded because of: MASTERDOWN Link "
+				    "with MASTER is down and replica-serve-stale-data is set to "
+				    "'no'.");
+		} else {
+			reply_error(c, "-MASTERDOWN Link with MASTER is down and "
+				       "replica-serve-stale-data is set to 'no'.");
+			if (c->in_multi)
+				c->multi_error = true;
+		}
+		stat_add(&own_stats(c, cmd)->rejected, 1);
 		return;
 	}
 	/* A monitor counts as a replica: it may not touch the keyspace. */

@@ -50,6 +50,11 @@ void multi_add_locks(struct client *c, struct lockset *ls, bool queue);
 void multi_reset(struct client *c);
 /* Does c's MULTI queue hold a write command? (EXEC is then a write.) */
 bool multi_queue_writes(const struct client *c);
+/* Does it hold a command not flagged stale (refused by a replica whose link
+ * is down, under replica-serve-stale-data no)? */
+bool multi_queue_stale(const struct client *c);
+/* Does it hold a command that may grow memory (denyoom)? */
+bool multi_queue_denyoom(const struct client *c);
 /* Forgets every watched key: do_ with their shards held (a command locked by
  * multi_add_locks), the other takes them (a client closing). */
 void do_multi_unwatch(struct client *c);

@@ -88,6 +88,8 @@ void repl_drop_replicas(void);
  */
 /* Is this server a replica (REPLICAOF host port in force)? */
 bool repl_is_replica(void);
+/* A replica whose link to its master is not up (master_link_status:down)? */
+bool repl_link_down(void);
 /* REPLICAOF host port (host NULL: NO ONE). 1 if already replicating from
  * there, else 0. */
 int repl_replica_set(const char *host, int port);

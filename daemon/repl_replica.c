@@ -77,6 +77,13 @@ bool repl_is_replica(void)
 	return __atomic_load_n(&st.state, __ATOMIC_RELAXED) != LINK_NONE;
 }
 
+bool repl_link_down(void)
+{
+	enum link_state s = __atomic_load_n(&st.state, __ATOMIC_RELAXED);
+
+	return s != LINK_NONE && s != LINK_CONNECTED;
+}
+
 /* ---- blocking I/O of the link thread ---------------------------------------------------------- */
 
 struct conn {

@@ -303,6 +303,26 @@ bool multi_queue_writes(const struct client *c)
 	return false;
 }
 
+bool multi_queue_denyoom(const struct client *c)
+{
+	if (!c->in_multi)
+		return false;
+	for (int i = 0; i < c->nqueued; i++)
+		if (c->queue[i].cmd->flags & CMD_DENYOOM)
+			return true;
+	return false;
+}
+
+bool multi_queue_stale(const struct client *c)
+{
+	if (!c->in_multi)
+		return false;
+	for (int i = 0; i < c->nqueued; i++)
+		if (!(c->queue[i].cmd->flags & CMD_STALE))
+			return true;
+	return false;
+}
+
 void cmd_exec(struct client *c)
 {
 	if (!c->in_multi) {

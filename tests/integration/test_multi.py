@@ -4,7 +4,7 @@
 import threading
 import time
 
-from harness import test, xkv_only
+from harness import free_port, test, xkv_only
 
 
 @test
@@ -168,3 +168,36 @@ def exec_refused_whole_without_enough_replicas(t):
             return out
     out = t.same(run, 'EXEC under min-replicas-to-write')
     assert out[3].startswith(b'-EXECABORT') and b'NOREPLICAS' in out[3], out
+
+
+@test
+def exec_refused_whole_on_oom_or_stale_replica(t):
+    """EXEC of a queue holding a denyoom command past maxmemory, and of a
+    queue with a non-stale command on a replica whose link is down under
+    replica-serve-stale-data no: discarded whole, the reason in the
+    EXECABORT (OOM, MASTERDOWN); plain commands get the bare errors."""
+    def run(srv):
+        out = []
+        with srv.client() as a, srv.client() as b:
+            out += [a.cmd('SET', 'k', 'v'), a.cmd('MULTI'), a.cmd('SET', 'x', 'y')]
+            b.cmd('CONFIG', 'SET', 'maxmemory', '1')
+            try:
+                out += [a.cmd('EXEC'), a.cmd('SET', 'x', 'y'), a.cmd('GET', 'k')]
+            finally:
+                b.cmd('CONFIG', 'SET', 'maxmemory', '0')
+            out.append(a.cmd('GET', 'x'))
+        with srv.client() as a, srv.client() as b:
+            dead = str(free_port())
+            out += [a.cmd('CONFIG', 'SET', 'replica-serve-stale-data', 'no'), a.cmd('MULTI'),
+                    a.cmd('GET', 'k')]
+            b.cmd('REPLICAOF', '127.0.0.1', dead)
+            try:
+                out += [a.cmd('EXEC'), a.cmd('GET', 'k'), a.cmd('PING')]
+            finally:
+                b.cmd('REPLICAOF', 'NO', 'ONE')
+                b.cmd('CONFIG', 'SET', 'replica-serve-stale-data', 'yes')
+            out.append(a.cmd('GET', 'k'))
+        return out
+    out = t.same(run, 'EXEC under OOM and a stale replica')
+    assert out[3].startswith(b'-EXECABORT') and b'OOM' in out[3], out
+    assert out[-4].startswith(b'-EXECABORT') and b'MASTERDOWN' in out[-4], out
