@@ -976,28 +976,6 @@ void lockset_acquire(struct lockset *ls)
 	ls->held = true;
 }
 
-/* Locks m, waiting in slices of 1 ms while give_up() is false; false if it
- * gave up. Uncontended, this is one trylock, as pthread_mutex_lock. */
-static bool lock_unless(pthread_mutex_t *m, bool (*give_up)(void))
-{
-	struct timespec ts;
-
-	if (!pthread_mutex_trylock(m))
-		return true;
-	for (;;) {
-		if (give_up())
-			return false;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += 1000000;
-		if (ts.tv_nsec >= 1000000000) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000;
-		}
-		if (!pthread_mutex_timedlock(m, &ts))
-			return true;
-	}
-}
-
 /* The shards of ls in acquisition order: calls fn(mutex) for each until it
  * returns false; the number it was called for with true. */
 static unsigned lockset_walk(struct lockset *ls, bool (*fn)(pthread_mutex_t *m, void *arg),
@@ -1024,7 +1002,7 @@ static bool walk_lock(pthread_mutex_t *m, void *arg)
 {
 	bool (**give_up)(void) = arg;
 
-	return lock_unless(m, *give_up);
+	return mutex_lock_unless(m, *give_up);
 }
 
 static bool walk_unlock(pthread_mutex_t *m, void *arg)

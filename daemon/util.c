@@ -505,3 +505,23 @@ bool rank_range(long long start, long long stop, size_t n, size_t *first, size_t
 	*last = (size_t)stop;
 	return true;
 }
+
+bool mutex_lock_unless(pthread_mutex_t *m, bool (*give_up)(void))
+{
+	struct timespec ts;
+
+	if (!pthread_mutex_trylock(m))
+		return true;
+	for (;;) {
+		if (give_up())
+			return false;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 1000000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		if (!pthread_mutex_timedlock(m, &ts))
+			return true;
+	}
+}

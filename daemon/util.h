@@ -10,6 +10,7 @@
 #ifndef XKV_UTIL_H
 #define XKV_UTIL_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -44,6 +45,10 @@ int d_to_str(char *buf, size_t size, double v);
  * others with the fewest digits that read back as v, in plain notation for
  * moderate exponents and as "2.5e-7" otherwise. size must be 32 or more. */
 int d_to_str_shortest(char *buf, size_t size, double v);
+
+/* Locks m, waiting in slices of 1 ms while give_up() is false; false if it
+ * gave up. Uncontended, this is one trylock, as pthread_mutex_lock. */
+bool mutex_lock_unless(pthread_mutex_t *m, bool (*give_up)(void));
 
 /* Milliseconds and microseconds since the Unix epoch (CLOCK_REALTIME). */
 int64_t now_ms(void);

@@ -161,26 +161,11 @@ void script_busy_wrote(void)
 	pthread_mutex_unlock(&run_lock);
 }
 
-/* Waits for the script lock in slices of 1 ms while no script is busy, as
- * lockset_acquire_unless does for the shards. */
+/* Waits for the script lock, giving up once a script turns busy (as
+ * lockset_acquire_unless does for the shards). */
 bool script_lock_wait(pthread_mutex_t *m)
 {
-	struct timespec ts;
-
-	if (!pthread_mutex_trylock(m))
-		return true;
-	for (;;) {
-		if (script_busy())
-			return false;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += 1000000;
-		if (ts.tv_nsec >= 1000000000) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000;
-		}
-		if (!pthread_mutex_timedlock(m, &ts))
-			return true;
-	}
+	return mutex_lock_unless(m, script_busy);
 }
 
 /* SCRIPT KILL (eval) and FUNCTION KILL: Redis's checks, in its order. */
