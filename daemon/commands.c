@@ -555,7 +555,8 @@ void command_dispatch(struct client *c)
 	}
 	/* maxmemory: make room first; refuse what would need more if none. */
 	if (config.maxmemory && !evict_until_fits() &&
-	    ((cmd->flags & CMD_DENYOOM) || (cmd->fn == cmd_exec && multi_queue_denyoom(c))) &&
+	    ((cmd->flags & CMD_DENYOOM) ||
+	     (cmd->fn == cmd_exec && multi_queue_any(c, CMD_DENYOOM, true))) &&
 	    !(c->flags & CLIENT_MASTER)) {
 		if (cmd->fn == cmd_exec) {
 			/* The queue would grow memory: refused whole, as Redis. */
@@ -609,7 +610,8 @@ void command_dispatch(struct client *c)
 	}
 	/* min-replicas-to-write: too few replicas with a recent ACK. An EXEC
 	 * whose queue writes is refused whole (Redis's execCommandAbort). */
-	if (((cmd->flags & CMD_WRITE) || (cmd->fn == cmd_exec && multi_queue_writes(c))) &&
+	if (((cmd->flags & CMD_WRITE) ||
+	     (cmd->fn == cmd_exec && multi_queue_any(c, CMD_WRITE, true))) &&
 	    !(c->flags & CLIENT_MASTER) && !repl_is_replica() && !repl_writes_allowed()) {
 		if (cmd->fn == cmd_exec) {
 			multi_reset(c);
@@ -629,7 +631,8 @@ void command_dispatch(struct client *c)
 	/* A replica whose link is down, with replica-serve-stale-data no:
 	 * only the commands flagged stale, and an EXEC only if its queue is. */
 	if (!config.replica_serve_stale_data && !(c->flags & CLIENT_MASTER) && repl_link_down() &&
-	    (!(cmd->flags & CMD_STALE) || (cmd->fn == cmd_exec && multi_queue_stale(c)))) {
+	    (!(cmd->flags & CMD_STALE) ||
+	     (cmd->fn == cmd_exec && multi_queue_any(c, CMD_STALE, false)))) {
 		if (cmd->fn == cmd_exec) {
 			multi_reset(c);
 			multi_unwatch(c);

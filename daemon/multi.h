@@ -10,6 +10,7 @@
 #define XKV_MULTI_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "client.h"
 
@@ -48,13 +49,10 @@ void multi_queue(struct client *c, struct command *cmd);
 void multi_add_locks(struct client *c, struct lockset *ls, bool queue);
 /* Forgets the queue (DISCARD, EXEC, RESET, close). */
 void multi_reset(struct client *c);
-/* Does c's MULTI queue hold a write command? (EXEC is then a write.) */
-bool multi_queue_writes(const struct client *c);
-/* Does it hold a command not flagged stale (refused by a replica whose link
- * is down, under replica-serve-stale-data no)? */
-bool multi_queue_stale(const struct client *c);
-/* Does it hold a command that may grow memory (denyoom)? */
-bool multi_queue_denyoom(const struct client *c);
+/* Does c's MULTI queue hold a command with command flag `flag` (set) or
+ * without it (!set)? EXEC is then a write (CMD_WRITE), may grow memory
+ * (CMD_DENYOOM), or is refused by a stale replica (CMD_STALE, !set). */
+bool multi_queue_any(const struct client *c, uint32_t flag, bool set);
 /* Forgets every watched key: do_ with their shards held (a command locked by
  * multi_add_locks), the other takes them (a client closing). */
 void do_multi_unwatch(struct client *c);

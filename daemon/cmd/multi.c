@@ -293,32 +293,12 @@ static bool watch_broken(struct client *c)
 
 /* The dispatcher holds every shard the queue and the watched keys need
  * (multi_add_locks): the whole transaction is one critical section. */
-bool multi_queue_writes(const struct client *c)
+bool multi_queue_any(const struct client *c, uint32_t flag, bool set)
 {
 	if (!c->in_multi)
 		return false;
 	for (int i = 0; i < c->nqueued; i++)
-		if (c->queue[i].cmd->flags & CMD_WRITE)
-			return true;
-	return false;
-}
-
-bool multi_queue_denyoom(const struct client *c)
-{
-	if (!c->in_multi)
-		return false;
-	for (int i = 0; i < c->nqueued; i++)
-		if (c->queue[i].cmd->flags & CMD_DENYOOM)
-			return true;
-	return false;
-}
-
-bool multi_queue_stale(const struct client *c)
-{
-	if (!c->in_multi)
-		return false;
-	for (int i = 0; i < c->nqueued; i++)
-		if (!(c->queue[i].cmd->flags & CMD_STALE))
+		if (!(c->queue[i].cmd->flags & flag) != set)
 			return true;
 	return false;
 }
