@@ -13,6 +13,7 @@
 #include "aof.h"
 #include "blocking.h"
 #include "commands.h"
+#include "cluster.h"
 #include "config.h"
 #include "fastpath.h"
 #include "log.h"
@@ -120,7 +121,7 @@ int main(int argc, char **argv)
 	store_hook_set(STORE_HOOK_FASTPATH, fastpath_on_change);
 	store_hook_set(STORE_HOOK_NOTIFY, notify_on_change);
 	store_hook_set(STORE_HOOK_TRACKING, tracking_on_change);
-	if (proplog_start_from_env() < 0 || repl_init() < 0)
+	if (proplog_start_from_env() < 0 || repl_init() < 0 || cluster_init() < 0)
 		return 1;
 	/* What an empty server holds (INFO's used_memory_startup), before the
 	 * data is loaded. */
