@@ -72,8 +72,8 @@ bool cluster_owns_slot(uint16_t slot)
 {
 	struct cluster_node *me = cluster_myself();
 
-	return me && atomic_load_explicit(&slots[slot % CLUSTER_SLOTS].owner,
-					  memory_order_acquire) == me;
+	return me &&
+	       atomic_load_explicit(&slots[slot % CLUSTER_SLOTS].owner, memory_order_acquire) == me;
 }
 
 bool cluster_state_ok(void)

@@ -60,9 +60,9 @@ struct cluster_node {
 	/* Where clients and the bus reach it; under cluster_lock. */
 	char ip[CLUSTER_IPLEN];
 	char hostname[256];
-	uint16_t port;	/* clients (TCP) */
-	uint16_t pport; /* clients over TLS: always 0 here */
-	uint16_t cport; /* the cluster bus */
+	uint16_t port;			/* clients (TCP) */
+	uint16_t pport;			/* clients over TLS: always 0 here */
+	uint16_t cport;			/* the cluster bus */
 	struct cluster_node *replicaof; /* under cluster_lock; NULL for a primary */
 	struct cluster_node *next;	/* the list of known nodes, under cluster_lock */
 	void *bus;			/* the control plane's own per-node state */
@@ -71,7 +71,7 @@ struct cluster_node {
 /* One slot as the data plane reads it. NULL: nobody / not migrating. */
 struct cluster_slot {
 	struct cluster_node *_Atomic owner;
-	struct cluster_node *_Atomic migrating_to; /* SETSLOT MIGRATING, on the owner */
+	struct cluster_node *_Atomic migrating_to;   /* SETSLOT MIGRATING, on the owner */
 	struct cluster_node *_Atomic importing_from; /* SETSLOT IMPORTING, on the target */
 };
 

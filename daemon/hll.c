@@ -217,9 +217,9 @@ static int sparse_walk(const uint8_t *p, size_t len,
 			runlen = op_zero_len(p);
 			p++;
 		} else if (op_is_xzero(p)) {
-			if (p + 1 >= end)
-				return -1;
-			runlen = op_xzero_len(p);
+			/* A cut XZERO at the very end: Redis reads its second
+			 * byte from the string's NUL terminator, so do we. */
+			runlen = p + 1 < end ? op_xzero_len(p) : ((long)(p[0] & 0x3f) << 8) + 1;
 			p += 2;
 		} else {
 			runlen = op_val_len(p);
@@ -298,8 +298,8 @@ int hll_sparse_set(uint8_t *hll, size_t *hll_len, long index, uint8_t count, siz
 		} else if (op_is_val(p)) {
 			span = op_val_len(p);
 		} else {
-			if (p + 1 >= end)
-				return -1;
+			/* At the end, the second byte is the NUL past it (see
+			 * hll.h), as Redis reads it. */
 			span = op_xzero_len(p);
 			oplen = 2;
 		}
@@ -348,7 +348,7 @@ int hll_sparse_set(uint8_t *hll, size_t *hll_len, long index, uint8_t count, siz
 
 	if (delta > 0 && *hll_len + (size_t)delta > sparse_max)
 		return HLL_PROMOTE;
-	if (delta)
+	if (delta && p + oplen < end)
 		memmove(p + oplen + delta, p + oplen, (size_t)(end - p - oplen));
 	memcpy(p, seq, (size_t)(n - seq));
 	end += delta;

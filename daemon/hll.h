@@ -35,6 +35,10 @@
 #define HLL_SPARSE_EMPTY_SIZE (HLL_HDR_SIZE + 2)
 /* Bytes a sparse update may add (an XZERO split into XZERO VAL XZERO). */
 #define HLL_SPARSE_GROWTH 3
+/* The room hll_sparse_set needs past *len: the growth, the NUL byte that a
+ * cut XZERO at the end reads as its second byte (as Redis reads its sds
+ * terminator), and the one byte such an edit writes past the new end. */
+#define HLL_SPARSE_ROOM (HLL_SPARSE_GROWTH + 2)
 
 enum hll_encoding { HLL_DENSE = 0, HLL_SPARSE = 1 };
 
@@ -71,7 +75,7 @@ int hll_dense_set(uint8_t *regs, long index, uint8_t count);
 /*
  * Raises register index of the sparse value p[0..*len) to count, exactly as
  * Redis edits its opcodes (so the bytes match). p must have room for
- * *len + HLL_SPARSE_GROWTH bytes. Returns 1 if it changed (the cache is then
+ * *len + HLL_SPARSE_ROOM bytes and p[*len] must be NUL. Returns 1 if it changed (the cache is then
  * invalidated), 0 if not, -1 if the opcodes are corrupt, HLL_PROMOTE when the
  * value must turn dense first (nothing changed then).
  */

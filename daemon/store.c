@@ -279,6 +279,15 @@ void db_changed(int db, struct entry *e)
 	written(db, e, DB_CHANGE_WRITE, 0);
 }
 
+void db_changed_unsignalled(int db, struct entry *e)
+{
+	struct db_change ch = { .reason = DB_CHANGE_WRITE, .db = db, .other_db = -1, .e = e };
+
+	keysizes_update(store_shard(db, e->slot % STORE_SHARDS), e, false);
+	if (hooks[STORE_HOOK_FASTPATH])
+		hooks[STORE_HOOK_FASTPATH](&ch);
+}
+
 /* Deletes e because its deadline passed (lazily or actively). */
 static void expire_entry(int db, struct shard *s, struct entry *e)
 {

@@ -239,6 +239,12 @@ void db_count_expired(int db, const char *key, size_t len);
  * DB_CHANGE_WRITE. db_add, db_set_value, db_set, db_set_string, db_delete,
  * db_remove and db_set_expire signal their own changes. */
 void db_changed(int db, struct entry *e);
+/* A value edited in place by a command that then failed without telling
+ * Redis's keyspace (PFADD stopped by a corrupt HyperLogLog keeps the
+ * registers it raised, with no signalModifiedKey and no dirty++): only the
+ * copies of the value (the kernel cache) and INFO keysizes hear of it; WATCH,
+ * tracking, propagation and the change count do not. */
+void db_changed_unsignalled(int db, struct entry *e);
 /* Counts n changes to e (the RDB's "changes since the last save") without
  * signalling any: a stream's consumer groups edited (Redis's dirty++ with
  * no keyModified signal). Under e's shard lock. */

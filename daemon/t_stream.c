@@ -155,20 +155,29 @@ int stream_id_str(char *buf, const struct stream_id *id)
 	return n;
 }
 
-/* Redis's string2ull: digits only, no sign, no overflow. */
+/* Redis's string2ull: the canonical integer form, else whatever strtoull(3)
+ * takes whole (leading white space, a sign, leading zeros; a '-' wraps), so
+ * that " 1", "+1" and "007" are IDs as they are to Redis. */
 static bool parse_u64(const char *p, size_t len, uint64_t *v)
 {
-	uint64_t r = 0;
+	char buf[128], *end;
+	unsigned long long r;
+	long long ll;
 
-	if (!len || len > 20)
-		return false;
-	for (size_t i = 0; i < len; i++) {
-		if (p[i] < '0' || p[i] > '9')
+	if (str_to_ll(p, len, &ll)) {
+		if (ll < 0)
 			return false;
-		if (r > (UINT64_MAX - (uint64_t)(p[i] - '0')) / 10)
-			return false;
-		r = r * 10 + (uint64_t)(p[i] - '0');
+		*v = (uint64_t)ll;
+		return true;
 	}
+	if (!len || len >= sizeof(buf))
+		return false;
+	memcpy(buf, p, len);
+	buf[len] = '\0';
+	errno = 0;
+	r = strtoull(buf, &end, 10);
+	if (errno == EINVAL || errno == ERANGE || *end)
+		return false;
 	*v = r;
 	return true;
 }
@@ -178,8 +187,10 @@ int stream_id_parse(const char *p, size_t len, uint64_t missing_seq, bool strict
 {
 	const char *dash;
 
-	if (len > 127 || memchr(p, '\0', len))
+	if (len > 127)
 		return -EINVAL;
+	/* Redis reads the argument as a C string: a NUL ends it. */
+	len = strnlen(p, len);
 	if (seq_given)
 		*seq_given = true;
 	if (len == 1 && (p[0] == '-' || p[0] == '+')) {

@@ -67,9 +67,11 @@ static int hll_make_dense(struct obj *o)
 static int hll_set(struct obj *o, long index, uint8_t count)
 {
 	if (hll_encoding((const uint8_t *)o->bytes) == HLL_SPARSE) {
-		uint8_t *p = (uint8_t *)obj_string_make_raw(o, o->len + HLL_SPARSE_GROWTH);
-		int r = hll_sparse_set(p, &o->len, index, count,
-				       (size_t)config.hll_sparse_max_bytes);
+		uint8_t *p = (uint8_t *)obj_string_make_raw(o, o->len + HLL_SPARSE_ROOM);
+		int r;
+
+		p[o->len] = '\0';
+		r = hll_sparse_set(p, &o->len, index, count, (size_t)config.hll_sparse_max_bytes);
 
 		p[o->len] = '\0';
 		if (r != HLL_PROMOTE)
@@ -99,7 +101,9 @@ void cmd_pfadd(struct client *c)
 		int r = hll_set(&e->val, index, (uint8_t)count);
 
 		if (r < 0) {
-			db_changed(c->db, e);
+			/* What it raised before the corruption stays, unsignalled,
+			 * as in Redis. */
+			db_changed_unsignalled(c->db, e);
 			reply_error(c, ERR_INVALID_HLL);
 			return;
 		}

@@ -574,7 +574,11 @@ void cmd_xsetid(struct client *c)
 		maxdel = stream_max_deleted(&e->val);
 	stream_set_ids(&e->val, &id, added != -1 ? (uint64_t)added : stream_entries_added(&e->val),
 		       &maxdel);
-	db_changed(c->db, e);
+	/* Redis counts the change but signals no key modification: a WATCH of
+	 * the key survives XSETID (streams are never in the kernel cache). */
+	db_dirty(c->db, e, 1);
+	if (propagate_enabled())
+		propagate_rewrite(c->argc, c->argv);
 	notify_arg(c, NOTIFY_STREAM, "xsetid", 1);
 	reply_ok(c);
 }

@@ -30,9 +30,12 @@ OBJECT, MEMORY, DEBUG, TIME), HELLO's server details, and README's known
 differences (OBJECT ENCODING, ZRANK WITHSCORE, Redis 7.2+/8 commands).
 
 With --redis naming a Redis 8.8 build (a peer you built yourself; nothing in
-the tree builds one), the array family (AR*) joins in, and array keys are
-compared by ARSCAN, ARINFO FULL (the layout) and DUMP (byte-identical
-payloads). --only restricts the families (e.g. --only arrays,keyspace), for a
+the tree builds one), four families join in: arrays (AR*; array keys are
+compared by ARSCAN, ARINFO FULL (the layout) and DUMP, byte-identical
+payloads), streams with consumer groups (explicit and 'N-*' IDs only, XPENDING
+compared without idle times; stream keys by XRANGE, XINFO GROUPS and each
+group's PEL), HyperLogLogs (their bytes, by GET, in the dataset check) and geo
+(GEOSEARCH without an order compared as a multiset, with ANY by size). --only restricts the families (e.g. --only arrays,keyspace), for a
 reference whose other replies differ from the 7.0 ones xkvd gives.
 
 Usage: fuzz.py [--xkvd PATH] [--redis PATH] [--only F,F] [--seed N] [--seeds N]
@@ -66,7 +69,22 @@ BIG_INTS = ['9223372036854775807', '-9223372036854775808', '9223372036854775806'
 AR_BASES = [0, 4090, 4096 * 2048 - 5, 1 << 40, 2 ** 64 - 8]
 AR_VALUES = ELEMS + ['1.0', '-0.0', '2.5', '0.1', '2305843009213693952', 'abcdefg', 'abcdefgh',
                      '007', '1e5']
-FAMILIES = ('strings', 'keyspace', 'lists', 'hashes', 'sets', 'zsets', 'sort', 'arrays')
+# Stream IDs over a few milliseconds, so that ranges, trims and groups meet;
+# 'N-*' lets the server pick the sequence (deterministic, unlike '*').
+ST_MS = [0, 1, 2, 3, 5, 8, 13, 20]
+GROUPS = ['g1', 'g2']
+CONSUMERS = ['c1', 'c2', 'c3']
+# Points near Palermo and Catania (Redis's docs' example) and near the edges
+# of the geohash range; members named m0..m7.
+GEO_POINTS = [('13.361389', '38.115556'), ('15.087269', '37.502669'), ('13.5', '38.0'),
+              ('14.0', '37.8'), ('-179.9', '85.05'), ('179.9', '-85.05'), ('0', '0'),
+              ('13.4', '38.2')]
+GEO_UNITS = ['m', 'km', 'ft', 'mi']
+BASE_FAMILIES = ('strings', 'keyspace', 'lists', 'hashes', 'sets', 'zsets', 'sort')
+# Families compared only against a Redis 8.8 reference: arrays are new in 8.8,
+# and xkvd's streams, HyperLogLogs and geo commands answer as 8.8 does.
+R88_FAMILIES = ('arrays', 'streams', 'hll', 'geo')
+FAMILIES = BASE_FAMILIES + R88_FAMILIES
 
 
 DUMP = None                  # --dump: keep the whole command log and write it here
@@ -135,7 +153,7 @@ def elements(node):
 class Gen:
     """Random commands. Each returns (args, mode); mode says how to compare."""
 
-    def __init__(self, rnd, families=FAMILIES[:-1]):
+    def __init__(self, rnd, families=BASE_FAMILIES):
         self.r = rnd
         self.families = families
 
@@ -661,11 +679,191 @@ class Gen:
             return ['ARINFO', k] + self.maybe(0.5, 'FULL')
         return ['ARLEN', k]
 
+    # ---- streams (compared against 8.8 only)
+
+    def st_id(self, special=True):
+        r = self.r.random()
+        if special and r < 0.15:
+            return self.pick('-', '+', '0', '0-0', '$', '>', '(1-0', '(5', 'x', '1-x',
+                             '18446744073709551615-18446744073709551615')
+        ms = self.r.choice(ST_MS)
+        if r < 0.3:
+            return str(ms)
+        return '%d-%d' % (ms, self.r.randint(0, 3))
+
+    def st_fields(self):
+        return [x for _ in range(self.r.choice([1, 1, 2, 3]))
+                for x in (self.r.choice(FIELDS), self.elem())]
+
+    def st_trim(self):
+        return [self.pick('MAXLEN', 'MINID'), self.pick('=', '', '~'),
+                self.pick('0', '1', '2', '5', '3-0', '8', '-1')]
+
+    def st_mode(self):
+        return self.maybe(0.5, self.pick('KEEPREF', 'DELREF', 'ACKED'))
+
+    def streams(self):
+        k, r = self.key(), self.r
+        g, cons = r.choice(GROUPS), r.choice(CONSUMERS)
+        c = r.randrange(22)
+        if c < 5:
+            args = ['XADD', k] + self.maybe(0.1, 'NOMKSTREAM')
+            if r.random() < 0.2:
+                args += [a for a in self.st_trim() if a]
+                if args[-2] == '~':
+                    args += self.maybe(0.5, 'LIMIT', self.pick('1', '10', '0'))
+            ms = r.choice(ST_MS)
+            idv = self.pick('%d-*' % ms, '%d-%d' % (ms, r.randint(0, 3)), str(ms), '0-0', '0-*')
+            return args + [idv] + self.st_fields()
+        if c == 5:
+            return ['XLEN', k]
+        if c in (6, 7):
+            cmd = self.pick('XRANGE', 'XREVRANGE')
+            lo, hi = self.pick('-', self.st_id(False), '(0-1'), self.pick('+', self.st_id(False))
+            if cmd == 'XREVRANGE':
+                lo, hi = hi, lo
+            return [cmd, k, lo, hi] + self.maybe(0.4, 'COUNT', self.pick('0', '1', '2', '-1'))
+        if c == 8:
+            return ['XDEL', k] + [self.st_id(False) for _ in range(r.randint(1, 3))]
+        if c == 9:
+            return ['XTRIM', k] + [a for a in self.st_trim() if a]
+        if c == 10:
+            sub = r.randrange(5)
+            if sub == 0:
+                return ['XGROUP', 'CREATE', k, g, self.pick('$', '0', self.st_id(False))] + \
+                    self.maybe(0.5, 'MKSTREAM') + self.maybe(0.2, 'ENTRIESREAD',
+                                                             self.pick('0', '2', '-1', '100'))
+            if sub == 1:
+                return ['XGROUP', 'DESTROY', k, g]
+            if sub == 2:
+                return ['XGROUP', 'CREATECONSUMER', k, g, cons]
+            if sub == 3:
+                return ['XGROUP', 'DELCONSUMER', k, g, cons]
+            return ['XGROUP', 'SETID', k, g, self.pick('$', '0', self.st_id(False))] + \
+                self.maybe(0.3, 'ENTRIESREAD', self.pick('0', '1', '5'))
+        if c in (11, 12):
+            return ['XREADGROUP', 'GROUP', g, cons] + self.maybe(
+                0.5, 'COUNT', self.pick('1', '2', '10')) + self.maybe(0.1, 'NOACK') + [
+                'STREAMS', k, self.pick('>', '>', '0', self.st_id(False))]
+        if c == 13:
+            return ['XREAD'] + self.maybe(0.5, 'COUNT', self.pick('1', '3')) + [
+                'STREAMS', k, self.pick('0', '$', self.st_id(False))]
+        if c == 14:
+            return ['XACK', k, g] + [self.st_id(False) for _ in range(r.randint(1, 3))]
+        if c == 15:
+            if r.random() < 0.4:
+                return ['XPENDING', k, g]
+            return ['XPENDING', k, g] + self.maybe(0.2, 'IDLE', '0') + [
+                '-', '+', self.pick('1', '10', '0')] + self.maybe(0.4, cons)
+        if c == 16:
+            return ['XCLAIM', k, g, cons, '0'] + [self.st_id(False) for _ in range(
+                r.randint(1, 3))] + self.maybe(0.3, 'JUSTID') + self.maybe(0.2, 'FORCE') + \
+                self.maybe(0.2, 'RETRYCOUNT', self.pick('0', '5'))
+        if c == 17:
+            return ['XAUTOCLAIM', k, g, cons, '0', self.pick('0', '0-0', self.st_id(False))] + \
+                self.maybe(0.4, 'COUNT', self.pick('1', '2', '100')) + self.maybe(0.3, 'JUSTID')
+        if c == 18:
+            return ['XINFO', 'GROUPS', k]
+        if c == 19:
+            return ['XSETID', k, self.st_id(False)] + self.maybe(
+                0.3, 'ENTRIESADDED', self.pick('0', '5', '100')) + self.maybe(
+                0.3, 'MAXDELETEDID', self.st_id(False))
+        if c == 20:
+            ids = [self.st_id(False) for _ in range(r.randint(1, 3))]
+            return ['XDELEX', k] + self.st_mode() + ['IDS', str(len(ids))] + ids
+        ids = [self.st_id(False) for _ in range(r.randint(1, 3))]
+        return ['XACKDEL', k, g] + self.st_mode() + ['IDS', str(len(ids))] + ids
+
+    # ---- HyperLogLogs (8.8 only; the dataset check compares their bytes)
+
+    def hll(self):
+        k, r = self.key(), self.r
+        c = r.randrange(10)
+        if c < 4:
+            n = r.choice([0, 1, 3, 10, 200, 600])
+            return ['PFADD', k] + ['e%d' % r.randint(0, 5000) for _ in range(n)]
+        if c < 7:
+            return ['PFCOUNT'] + [self.key() for _ in range(r.choice([1, 1, 2, 3]))]
+        if c == 7:
+            return ['PFMERGE', k] + [self.key() for _ in range(r.randint(0, 3))]
+        if c == 8:
+            return ['SET', k, self.pick('x', 'HYLL', 'HYLL\x00\x00\x00\x00')]
+        # Corrupts a HyperLogLog with ZERO (0x01) or VAL (UTF-8 c3 bf) opcodes.
+        # Not with an XZERO's first byte ('x' is 0x78) at the end: Redis then
+        # reads the XZERO's second byte from past its string's end, which
+        # holds whatever its last edit left there.
+        return ['SETRANGE', k, self.pick('4', '16', '20', '100'), self.pick('\x01', '\xff')]
+
+    # ---- geo (8.8 only)
+
+    def geo_member(self):
+        return 'm%d' % self.r.randrange(9)       # m8 never added: a missing member
+
+    def geo_from(self):
+        if self.r.random() < 0.5:
+            return ['FROMMEMBER', self.geo_member()]
+        lon, lat = self.r.choice(GEO_POINTS)
+        return ['FROMLONLAT', lon, lat]
+
+    def geo_by(self):
+        if self.r.random() < 0.6:
+            return ['BYRADIUS', self.pick('0', '1', '50', '100', '200', '1000', '-1'),
+                    self.pick(*GEO_UNITS)]
+        return ['BYBOX', self.pick('10', '100', '400'), self.pick('10', '100', '400', '0'),
+                self.pick(*GEO_UNITS)]
+
+    def geo_radius(self):
+        return [self.pick('0', '1', '50', '200', '1000', '-1'), self.pick(*GEO_UNITS)]
+
+    def geo_opts(self, store=False):
+        args = self.maybe(0.5, self.pick('ASC', 'DESC'))
+        if self.r.random() < 0.4:
+            args += ['COUNT', self.pick('1', '2', '5', '0')]
+            if not store and self.r.random() < 0.2:
+                args.append('ANY')
+        if not store:
+            args += self.maybe(0.3, 'WITHCOORD') + self.maybe(0.3, 'WITHDIST') + \
+                self.maybe(0.3, 'WITHHASH')
+        return args
+
+    def geo(self):
+        k, r = self.key(), self.r
+        c = r.randrange(14)
+        if c < 4:
+            args = ['GEOADD', k] + self.maybe(0.2, self.pick('NX', 'XX')) + self.maybe(0.2, 'CH')
+            for _ in range(r.randint(1, 3)):
+                lon, lat = r.choice(GEO_POINTS + [('200', '0'), ('0', '86')])
+                args += [lon, lat, 'm%d' % r.randrange(8)]
+            return args
+        if c == 4:
+            return ['GEOPOS', k] + [self.geo_member() for _ in range(r.randint(1, 3))]
+        if c == 5:
+            return ['GEODIST', k, self.geo_member(), self.geo_member()] + self.maybe(
+                0.6, self.pick(*GEO_UNITS + ['yd']))
+        if c == 6:
+            return ['GEOHASH', k] + [self.geo_member() for _ in range(r.randint(0, 3))]
+        if c in (7, 8, 9):
+            return ['GEOSEARCH', k] + self.geo_from() + self.geo_by() + self.geo_opts()
+        if c == 10:
+            return ['GEOSEARCHSTORE', self.key(), k] + self.geo_from() + self.geo_by() + \
+                self.geo_opts(True) + self.maybe(0.4, 'STOREDIST')
+        if c == 11:
+            lon, lat = r.choice(GEO_POINTS)
+            return [self.pick('GEORADIUS', 'GEORADIUS_RO'), k, lon, lat] + self.geo_radius() + \
+                self.geo_opts()
+        if c == 12:
+            return [self.pick('GEORADIUSBYMEMBER', 'GEORADIUSBYMEMBER_RO'), k,
+                    self.geo_member()] + self.geo_radius() + self.geo_opts()
+        lon, lat = r.choice(GEO_POINTS)
+        return ['GEORADIUS', k, lon, lat, self.pick('100', '500'), 'km'] + self.maybe(
+            0.5, 'COUNT', '3') + [self.pick('STORE', 'STOREDIST'), self.key()]
+
     def command(self, in_multi):
         """A random command (args) for one session, from the enabled
         families (their usual shares, renormalized)."""
         weights = {'strings': 0.2, 'keyspace': 0.16, 'lists': 0.14, 'hashes': 0.13,
-                   'sets': 0.13, 'zsets': 0.17, 'sort': 0.07, 'arrays': 0.15}
+                   'sets': 0.13, 'zsets': 0.17, 'sort': 0.07, 'arrays': 0.15, 'streams': 0.2,
+                   'hll': 0.1, 'geo': 0.15}
         names = [f for f in FAMILIES if f in self.families]
         args = getattr(self, self.r.choices(names, [weights[n] for n in names])[0])()
         if self.r.random() < 0.1:
@@ -719,6 +917,14 @@ def mode_of(args):
         return 'scan'
     if name == 'SPOP':
         return 'spop'
+    if name == 'XPENDING' and len(args) > 3:
+        return 'pending'
+    if name.startswith('GEORADIUS') or name == 'GEOSEARCH':
+        up = [a.upper() for a in args]
+        if 'ANY' in up:
+            return 'random'
+        if 'ASC' not in up and 'DESC' not in up and 'COUNT' not in up:
+            return 'unordered'
     if name in ('SORT', 'SORT_RO'):
         up = [a.upper() for a in args]
         by = up.index('BY') if 'BY' in up[2:] else -1
@@ -757,6 +963,8 @@ def same_tree(mode, args, ta, tb):
             return False
         a, b = int(ta[1]), int(tb[1])
         return (a < 0 and a == b) or (a >= 0 and b >= 0 and abs(a - b) <= TIMES[args[0].upper()])
+    if mode == 'pending':
+        return idle_masked(ta) == idle_masked(tb)
     if mode in ('random', 'nosort-limit', 'spop'):
         # Same type and size; membership is checked by the caller.
         if ta[0] != tb[0]:
@@ -765,6 +973,16 @@ def same_tree(mode, args, ta, tb):
             return len(ta[1]) == len(tb[1])
         return (ta[1] is None) == (tb[1] is None)
     return False
+
+
+def idle_masked(node):
+    """XPENDING's extended reply without the idle times (each entry's third
+    element), which depend on when each server ran the command."""
+    kind, val = node
+    if kind != b'*' or not isinstance(val, list):
+        return node
+    return (kind, [(k, v[:2] + [(b':', b'')] + v[3:]) if k == b'*' and isinstance(v, list) and
+                   len(v) == 4 else (k, v) for k, v in val])
 
 
 def exec_modes(queued):
@@ -1064,7 +1282,22 @@ class Fuzzer:
         read = {'string': (['GET', k], 'exact'), 'list': (['LRANGE', k, '0', '-1'], 'exact'),
                 'hash': (['HGETALL', k], 'pairs'), 'set': (['SMEMBERS', k], 'unordered'),
                 'zset': (['ZRANGE', k, '0', '-1', 'WITHSCORES'], 'exact'),
-                'array': (['ARSCAN', k, '0', '18446744073709551614'], 'exact')}.get(kind)
+                'array': (['ARSCAN', k, '0', '18446744073709551614'], 'exact'),
+                'stream': (['XRANGE', k, '-', '+'], 'exact')}.get(kind)
+        if kind == 'stream':
+            extras = [['XINFO', 'GROUPS', k]]
+            groups = parse(self.send(a, self.ref, ['XINFO', 'GROUPS', k]))
+            for g in groups[1] if isinstance(groups[1], list) else []:
+                if g[0] in b'*%' and isinstance(g[1], list):
+                    flat = elements(g)
+                    if b'name' in flat:
+                        extras.append(['XPENDING', k, flat[flat.index(b'name') + 1].decode(),
+                                       '-', '+', '1000'])
+            for extra in extras:
+                ea, eb = self.send(a, self.ref, extra), self.send(b, self.sut, extra)
+                if not same(mode_of(extra), extra, ea, eb):
+                    self.fail('%s of %r in db %d differs' % (extra[0], k, db), None, extra,
+                              ea, eb)
         if kind == 'array':
             for extra in (['ARINFO', k, 'FULL'], ['ARNEXT', k], ['DUMP', k]):
                 ea, eb = self.send(a, self.ref, extra), self.send(b, self.sut, extra)
@@ -1096,13 +1329,15 @@ def run(xkvd, engine, seed, steps, seconds, history, check_every=500, quiet=Fals
     fz = None
     try:
         sut = harness.Server('xkvd', binary=xkvd, engine=engine, label='xkvd').start()
-        families = list(only or FAMILIES[:-1])
+        families = list(only or BASE_FAMILIES)
         with ref.client() as c:
             version = harness.info_fields(c.call('INFO', 'server'))['server']['redis_version']
-        if tuple(int(x) for x in version.split('.')[:2]) >= (8, 8) and not only:
-            families.append('arrays')
-        if 'arrays' in families and tuple(int(x) for x in version.split('.')[:2]) < (8, 8):
-            raise SystemExit('fuzz: arrays need a Redis 8.8 reference (--redis)')
+        r88 = tuple(int(x) for x in version.split('.')[:2]) >= (8, 8)
+        if r88 and not only:
+            families += R88_FAMILIES
+        if not r88 and set(families) & set(R88_FAMILIES):
+            raise SystemExit('fuzz: %s need a Redis 8.8 reference (--redis)' %
+                             ','.join(sorted(set(families) & set(R88_FAMILIES))))
         fz = Fuzzer(ref, sut, seed, history)
         fz.gen.families = families
         fz.engine = engine

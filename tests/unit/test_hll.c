@@ -147,6 +147,31 @@ TEST(promotion_when_too_big_or_too_high)
 	ASSERT_EQ(HLL_SPARSE_EMPTY_SIZE + 3, len);
 }
 
+/* A value cut inside its last XZERO (SETRANGE, APPEND): Redis reads the
+ * missing byte from its string's NUL terminator, and an edit there writes one
+ * byte past the new end, which that terminator then overwrites. */
+TEST(cut_xzero_at_the_end_reads_as_redis)
+{
+	uint8_t p[HLL_SPARSE_EMPTY_SIZE + 1 + HLL_SPARSE_ROOM], dense[HLL_DENSE_SIZE];
+	size_t len = HLL_HDR_SIZE + 3;
+
+	hll_init_sparse(p);
+	p[16] = 0x40; /* XZERO of 255 */
+	p[17] = 0xfe;
+	p[18] = 0x7f; /* XZERO of (0x3f << 8 | NUL) + 1 = 16129: 16384 in all */
+	p[19] = 0;
+	ASSERT_EQ(0, hll_sparse_to_dense(p, len, dense));
+	ASSERT_EQ(1, hll_sparse_set(p, &len, 300, 1, 3000));
+	p[len] = 0;
+	/* The cut run split into ZERO 45, VAL 1x1 and XZERO 16083 (0x7e 0xd2),
+	 * the last cut to its first byte again. */
+	ASSERT_EQ(HLL_HDR_SIZE + 5, len);
+	ASSERT_EQ(0xfe, p[17]);
+	ASSERT_EQ(0x2c, p[18]);
+	ASSERT_EQ(0x80, p[19]);
+	ASSERT_EQ(0x7e, p[20]);
+}
+
 TEST(corrupt_opcodes_are_reported)
 {
 	uint8_t p[HLL_SPARSE_EMPTY_SIZE + 1], dense[HLL_DENSE_SIZE], max[HLL_REGISTERS] = { 0 };
