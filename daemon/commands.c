@@ -18,6 +18,7 @@
 #include "config.h"
 #include "evict.h"
 #include "exec_ctx.h"
+#include "hotkeys.h"
 #include "latency.h"
 #include "log.h"
 #include "mem.h"
@@ -703,6 +704,16 @@ static void account(struct client *c, struct command *cmd, int64_t start, uint64
 	stat_add(&w->stats.commands, 1);
 }
 
+/* HOTKEYS: the call's time and its bytes, in (as RESP sent them) and out
+ * (the reply it queued), charged to its keys. */
+static void hotkeys_charge(struct client *c, struct command *cmd, int64_t start, size_t reply_mark)
+{
+	int64_t end = mono_us();
+
+	hotkeys_record(c, cmd, end > start ? (uint64_t)(end - start) : 0, hotkeys_request_bytes(c),
+		       c->reply_bytes > reply_mark ? c->reply_bytes - reply_mark : 0);
+}
+
 /* CLIENT NO-TOUCH: lookups leave LRU/LFU alone, except TOUCH's. */
 static unsigned touch_flags(const struct client *c, const struct command *cmd)
 {
@@ -716,6 +727,7 @@ void command_call(struct client *c, struct command *cmd)
 	struct lockset ls;
 	int64_t start;
 	uint64_t errors;
+	size_t reply_mark;
 
 	lockset_init(&ls);
 	command_add_locks(cmd, c, c->db, c->argc, c->argv, &ls);
@@ -741,6 +753,7 @@ void command_call(struct client *c, struct command *cmd)
 	/* Three clock reads per command: its monotonic start and end (duration,
 	 * idle time, the access clock) and the wall clock for deadlines. */
 	start = mono_us();
+	reply_mark = c->reply_bytes;
 	exec_ctx_push(&x, c, cmd, c->db, touch_flags(c, cmd), start);
 	cmd->fn(c);
 	tracking_call_done(c, cmd);
@@ -766,6 +779,8 @@ void command_call(struct client *c, struct command *cmd)
 	 * answer). */
 	tracking_command_end(c, cmd);
 	account(c, cmd, start, errors);
+	if (hotkeys_active())
+		hotkeys_charge(c, cmd, start, reply_mark);
 }
 
 void command_call_as(struct client *c, struct command *cmd, int argc, struct arg *argv,
@@ -776,6 +791,7 @@ void command_call_as(struct client *c, struct command *cmd, int argc, struct arg
 	struct exec_ctx x;
 	int64_t start = 0;
 	uint64_t errors = 0;
+	size_t reply_mark;
 
 	/* c->last_cmd stays the outer command's (CLIENT LIST shows cmd=exec
 	 * for a client whose EXEC ran, as Redis does). */
@@ -783,6 +799,7 @@ void command_call_as(struct client *c, struct command *cmd, int argc, struct arg
 	if (!(flags & EXEC_RETRY)) {
 		start = mono_us();
 	}
+	reply_mark = c->reply_bytes;
 	c->argv = argv;
 	c->argc = argc;
 	exec_ctx_push(&x, c, cmd, c->db, flags | touch_flags(c, cmd), start);
@@ -797,6 +814,10 @@ void command_call_as(struct client *c, struct command *cmd, int argc, struct arg
 	exec_ctx_pop(&x);
 	if (!(flags & EXEC_RETRY))
 		account(c, cmd, start, errors);
+	/* HOTKEYS charges each command of a transaction, not a script's calls
+	 * (their script is charged, as in Redis). */
+	if (hotkeys_active() && (flags & (EXEC_IN_EXEC | EXEC_SCRIPT | EXEC_RETRY)) == EXEC_IN_EXEC)
+		hotkeys_charge(c, cmd, start, reply_mark);
 	else if (__atomic_load_n(&c->worker->stats.errors, __ATOMIC_RELAXED) != errors)
 		/* A waiter answered with an error (XREADGROUP's NOGROUP) is a
 		 * failed call, as in Redis, though its call was counted when

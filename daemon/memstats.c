@@ -14,6 +14,7 @@
 
 #include "client.h"
 #include "fastpath.h"
+#include "hotkeys.h"
 #include "mem.h"
 #include "memstats.h"
 #include "script.h"
@@ -86,8 +87,9 @@ void memstats_get(struct memstats *m)
 	key_tables(m);
 	for (int i = 0; i < m->ndbs; i++)
 		main_bytes += m->dbs[i].main_bytes;
+	/* HOTKEYS's summaries count as overhead, as in Redis. */
 	m->overhead = m->startup + m->clients_normal + m->eval_caches + m->functions_caches +
-		      m->script_vms + main_bytes;
+		      m->script_vms + main_bytes + hotkeys_memory();
 	m->dataset = m->used > m->overhead ? m->used - m->overhead : 0;
 	/* Redis's dataset percentage: of what is not start-up memory. */
 	m->dataset_perc =

@@ -28,6 +28,7 @@
 #include "client.h"
 #include "commands.h"
 #include "config.h"
+#include "hotkeys.h"
 #include "debug.h"
 #include "latency.h"
 #include "log.h"
@@ -455,6 +456,7 @@ void worker_cron(struct worker *w)
 	sample_cpu(w);
 	if (w->id == 0) {
 		persist_cron();
+		hotkeys_cron(now_ms());
 		mem_sample_peak();
 		sample_rates(now);
 		fastpath_heartbeat();

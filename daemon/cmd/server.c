@@ -19,6 +19,7 @@
 #include "commands.h"
 #include "multi.h"
 #include "config.h"
+#include "hotkeys.h"
 #include "exec_ctx.h"
 #include "errorstats.h"
 #include "lazyfree.h"
@@ -909,12 +910,6 @@ static void info_cpu(struct text *t)
 		    seconds(children.ru_utime), (double)wsys / 1e6, (double)wuser / 1e6);
 }
 
-/* Redis prints the header alone while HOTKEYS tracking is off. */
-static void info_hotkeys(struct text *t)
-{
-	text_printf(t, "# Hotkeys\r\n");
-}
-
 /* No modules can be loaded. */
 static void info_modules(struct text *t)
 {
@@ -1046,7 +1041,7 @@ static const struct {
 	{ "stats", NULL, info_stats, false },
 	{ "replication", NULL, info_replication, false },
 	{ "cpu", NULL, info_cpu, false },
-	{ "hotkeys", NULL, info_hotkeys, false },
+	{ "hotkeys", NULL, hotkeys_info, false },
 	{ "module_list", "modules", info_modules, false },
 	{ "commandstats", NULL, info_commandstats, true },
 	{ "errorstats", NULL, info_errorstats, false },
