@@ -959,6 +959,19 @@ void store_shard_unlock(int db, unsigned shard)
 		pthread_mutex_unlock(&store_shard(db, shard)->lock);
 }
 
+/* Databases in ascending order (at most LOCKSET_DBS: an insertion sort);
+ * each one's shards are then taken from the lowest bit up. */
+static void lockset_sort(struct lockset *ls)
+{
+	for (unsigned i = 1; i < ls->ndbs; i++)
+		for (unsigned j = i; j > 0 && ls->dbs[j - 1].db > ls->dbs[j].db; j--) {
+			__typeof__(ls->dbs[0]) t = ls->dbs[j];
+
+			ls->dbs[j] = ls->dbs[j - 1];
+			ls->dbs[j - 1] = t;
+		}
+}
+
 void lockset_acquire(struct lockset *ls)
 {
 	ls->held = false;
@@ -969,15 +982,7 @@ void lockset_acquire(struct lockset *ls)
 		ls->held = true;
 		return;
 	}
-	/* Databases in ascending order (at most LOCKSET_DBS: an insertion sort),
-	 * then each one's shards from the lowest bit up. */
-	for (unsigned i = 1; i < ls->ndbs; i++)
-		for (unsigned j = i; j > 0 && ls->dbs[j - 1].db > ls->dbs[j].db; j--) {
-			__typeof__(ls->dbs[0]) t = ls->dbs[j];
-
-			ls->dbs[j] = ls->dbs[j - 1];
-			ls->dbs[j - 1] = t;
-		}
+	lockset_sort(ls);
 	for (unsigned i = 0; i < ls->ndbs; i++)
 		for (uint64_t m = ls->dbs[i].mask; m; m &= m - 1)
 			pthread_mutex_lock(
@@ -985,72 +990,57 @@ void lockset_acquire(struct lockset *ls)
 	ls->held = true;
 }
 
-/* The shards of ls in acquisition order: calls fn(mutex) for each until it
- * returns false; the number it was called for with true. */
-static unsigned lockset_walk(struct lockset *ls, bool (*fn)(pthread_mutex_t *m, void *arg),
-			     void *arg)
+/* Gives back the first n shards ls took, in acquisition order (any order
+ * is safe for unlocking). */
+static void lockset_unlock_first(struct lockset *ls, unsigned n)
 {
-	unsigned n = 0;
-
 	if (ls->all) {
 		for (int db = 0; db < store.ndbs; db++)
-			for (unsigned i = 0; i < STORE_SHARDS; i++, n++)
-				if (!fn(&store_shard(db, i)->lock, arg))
-					return n;
-		return n;
+			for (unsigned i = 0; i < STORE_SHARDS && n; i++, n--)
+				pthread_mutex_unlock(&store_shard(db, i)->lock);
+		return;
 	}
 	for (unsigned i = 0; i < ls->ndbs; i++)
-		for (uint64_t m = ls->dbs[i].mask; m; m &= m - 1, n++)
-			if (!fn(&store_shard(ls->dbs[i].db, (unsigned)__builtin_ctzll(m))->lock,
-				arg))
-				return n;
-	return n;
+		for (uint64_t m = ls->dbs[i].mask; m && n; m &= m - 1, n--)
+			pthread_mutex_unlock(
+				&store_shard(ls->dbs[i].db, (unsigned)__builtin_ctzll(m))->lock);
 }
 
-static bool walk_lock(pthread_mutex_t *m, void *arg)
+/* One shard for lockset_acquire_unless: an uncontended lock (nearly every
+ * command's) costs one trylock and no call. */
+static inline bool lock_unless(pthread_mutex_t *m, bool (*give_up)(void))
 {
-	bool (**give_up)(void) = arg;
-
-	return mutex_lock_unless(m, *give_up);
-}
-
-static bool walk_unlock(pthread_mutex_t *m, void *arg)
-{
-	unsigned *left = arg;
-
-	if (!*left)
-		return false;
-	(*left)--;
-	pthread_mutex_unlock(m);
-	return true;
+	return !pthread_mutex_trylock(m) || mutex_lock_unless(m, give_up);
 }
 
 int lockset_acquire_unless(struct lockset *ls, bool (*give_up)(void))
 {
-	unsigned got, total;
+	unsigned got = 0;
 
 	ls->held = false;
 	if (store_locks_held)
 		return 0;
-	/* Sorted as lockset_acquire sorts them. */
-	for (unsigned i = 1; i < ls->ndbs; i++)
-		for (unsigned j = i; j > 0 && ls->dbs[j - 1].db > ls->dbs[j].db; j--) {
-			__typeof__(ls->dbs[0]) t = ls->dbs[j];
-
-			ls->dbs[j] = ls->dbs[j - 1];
-			ls->dbs[j - 1] = t;
-		}
-	total = lockset_count(ls);
-	got = lockset_walk(ls, walk_lock, &give_up);
-	if (got < total) {
-		/* Unlocked in acquisition order: any order is safe for unlocking. */
-		lockset_walk(ls, walk_unlock, &got);
-		return -EBUSY;
-	}
-	if (ls->all)
+	if (ls->all) {
+		for (int db = 0; db < store.ndbs; db++)
+			for (unsigned i = 0; i < STORE_SHARDS; i++, got++)
+				if (!lock_unless(&store_shard(db, i)->lock, give_up))
+					goto give_up;
 		store_locks_held++;
+		ls->held = true;
+		return 0;
+	}
+	lockset_sort(ls);
+	for (unsigned i = 0; i < ls->ndbs; i++)
+		for (uint64_t m = ls->dbs[i].mask; m; m &= m - 1, got++)
+			if (!lock_unless(
+				    &store_shard(ls->dbs[i].db, (unsigned)__builtin_ctzll(m))->lock,
+				    give_up))
+				goto give_up;
 	ls->held = true;
 	return 0;
+give_up:
+	lockset_unlock_first(ls, got);
+	return -EBUSY;
 }
 
 void lockset_release(struct lockset *ls)

@@ -1,29 +1,34 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 #
-# instructions.sh: user-space instructions per GET of xkvd and of Debian's
-# redis-server, counted by valgrind's callgrind, which stays exact on a busy
+# instructions.sh: user-space instructions per request (GET by default, any
+# of xkv-bench's commands with -C) of xkvd and of peer servers (Debian's
+# redis-server by default, any by path with PEERS), counted by valgrind's callgrind, which stays exact on a busy
 # machine where throughput numbers do not (this VM has no hardware counters for
 # perf stat). Then the kernel-side view, which callgrind cannot see: system
 # calls per GET (and CPU time per GET, which is noisy) from perf stat on the
 # same servers run natively.
 #
-# Each server: xkvd --threads 1 --fastpath no (once per I/O engine), and
-# redis-server --save '' --appendonly no, on a free 127.0.0.1 port, prefilled
-# with KEYS keys of SIZE bytes by xkv-bench. For each pipeline depth the
-# counters are zeroed after the prefill (callgrind_control -z), xkv-bench sends
-# exactly REQUESTS GETs (uniform keys, all hits) over 50 connections, and the
-# counters are dumped (callgrind_control -d): instructions per GET is the dump's
-# total over REQUESTS, so start-up and prefill are not in it. Every thread of
-# the server is counted (valgrind runs them one at a time).
+# Each server: xkvd --threads 1 --fastpath no (once per I/O engine), and each
+# peer (redis-server or valkey-server) --save '' --appendonly no, on a free
+# 127.0.0.1 port, prefilled with KEYS keys of SIZE bytes by xkv-bench. For each
+# command and pipeline depth the counters are zeroed after the prefill
+# (callgrind_control -z), xkv-bench sends exactly REQUESTS of the command
+# (uniform keys; GETs all hit) over 50 connections, and the counters are dumped
+# (callgrind_control -d): instructions per request is the dump's total over
+# REQUESTS, so start-up and prefill are not in it. Every thread of the server
+# is counted (valgrind runs them one at a time).
 #
-# Usage: tools/bench/instructions.sh [-n REQUESTS] [-k KEYS] [-d SIZE]
-#                                    [-P "1 16"] [-e "io_uring epoll"] [-o OUTPUT]
-#                                    [-a ANNOTATE_DIR] [-K]
-#   -n  GETs per measurement (100000)      -k  keys (100000)
+# Usage: [PEERS="name=path ..."] tools/bench/instructions.sh [-n REQUESTS] [-k KEYS]
+#            [-d SIZE] [-C "get set"] [-P "1 16"] [-e "io_uring epoll"] [-o OUTPUT]
+#            [-a ANNOTATE_DIR] [-K]
+#   -n  requests per measurement (100000)  -k  keys (100000)
 #   -d  value size (256)                   -P  pipeline depths ("1 16")
-#   -e  xkvd I/O engines ("io_uring epoll")
+#   -C  xkv-bench commands ("get")         -e  xkvd I/O engines ("io_uring epoll")
 #   -o  build output directory (.output)
+#   PEERS: the servers compared, by path (default "redis=redis-server"), e.g.
+#   PEERS="redis70=/usr/bin/redis-server redis88=/path/redis-server
+#   valkey91=/path/valkey-server" for peers built outside the checkout
 #   -a  keep the callgrind dumps there, with callgrind_annotate --inclusive=yes
 #       per-function profiles next to them
 #   -K  skip the kernel-side (perf stat) part
@@ -31,10 +36,11 @@ set -eu -o pipefail
 cd "$(dirname "$0")/../.."
 
 requests=100000 keys=100000 size=256 pipelines="1 16" engines="io_uring epoll" output=.output
-annotate= kernel=1
-while getopts "n:k:d:P:e:o:a:K" opt; do
+annotate= kernel=1 commands=get
+while getopts "n:k:d:C:P:e:o:a:K" opt; do
 	case $opt in
 	n) requests=$OPTARG ;;
+	C) commands=$OPTARG ;;
 	k) keys=$OPTARG ;;
 	d) size=$OPTARG ;;
 	P) pipelines=$OPTARG ;;
@@ -53,7 +59,8 @@ xkvd=$output/xkvd bench=$output/xkv-bench
 for f in "$xkvd" "$bench"; do
 	[ -x "$f" ] || { echo "instructions.sh: no $f (make OUTPUT=$output all)" >&2; exit 1; }
 done
-for t in valgrind callgrind_control redis-server redis-cli "$python"; do
+peers=${PEERS:-redis=redis-server}
+for t in valgrind callgrind_control redis-cli "$python"; do
 	command -v "$t" >/dev/null || { echo "instructions.sh: $t is missing" >&2; exit 1; }
 done
 if [ "$kernel" = 1 ] && ! perf stat -e raw_syscalls:sys_enter -- true >/dev/null 2>&1; then
@@ -92,26 +99,33 @@ start() {
 	}
 }
 
-# gets P OUT: exactly $requests GETs at pipeline P; fails unless all were answered.
-gets() {
-	"$bench" -p "$port" -t 1 -c 50 -P "$1" -k "$keys" -d "$size" --command get \
-		-n "$requests" --json >"$2"
-	"$python" - "$2" "$requests" <<'EOF'
+# load CMD P OUT: exactly $requests CMDs at pipeline P; fails unless all were answered.
+load() {
+	"$bench" -p "$port" -t 1 -c 50 -P "$2" -k "$keys" -d "$size" --command "$1" \
+		-n "$requests" --json >"$3"
+	"$python" - "$3" "$requests" "$1" <<'EOF'
 import json, sys
 d = json.load(open(sys.argv[1]))
 s = d['steps'][0]
 if d['failures'] or s['requests'] != int(sys.argv[2]) or s['errors']:
-    sys.exit('instructions.sh: GET run incomplete: %s' % sys.argv[1])
+    sys.exit('instructions.sh: %s run incomplete: %s' % (sys.argv[3], sys.argv[1]))
 EOF
 }
 
 xkv_args=(--bind 127.0.0.1 --fastpath no --threads 1 --save '' --appendonly no)
 redis_args=(--bind 127.0.0.1 --save '' --appendonly no --daemonize no)
 servers=()
+declare -A peer_bin
 for e in $engines; do
 	servers+=("xkv-$e")
 done
-servers+=(redis)
+for p in $peers; do
+	name=${p%%=*} bin=${p#*=}
+	command -v "$bin" >/dev/null || { echo "instructions.sh: peer $name: no $bin" >&2; exit 1; }
+	[ "$name" = "${name#xkv-}" ] || { echo "instructions.sh: a peer's name may not start xkv-" >&2; exit 1; }
+	servers+=("$name")
+	peer_bin[$name]=$bin
+done
 
 # The argument arrays hold '' (--save ''): rebuild them as arrays, not words.
 run_server() {
@@ -122,68 +136,75 @@ run_server() {
 		start "$name" "$@" "$xkvd" "${xkv_args[@]}" --io-engine "${name#xkv-}" \
 			--dir "$tmp/$name" --logfile "$tmp/$name/log"
 		;;
-	redis)
-		start "$name" "$@" redis-server "${redis_args[@]}" --dir "$tmp/$name" \
+	*)
+		start "$name" "$@" "${peer_bin[$name]}" "${redis_args[@]}" --dir "$tmp/$name" \
 			--logfile "$tmp/$name/log"
 		;;
 	esac
 }
 
 load0=$(cut -d' ' -f1 /proc/loadavg)
-echo "instructions.sh: $requests GETs per measurement, pipelines $pipelines, $keys keys of $size B"
+echo "instructions.sh: $requests requests per measurement, commands $commands," \
+	"pipelines $pipelines, $keys keys of $size B"
 for s in "${servers[@]}"; do
 	run_server "$s" valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.$s"
 	vpid=$pid
 	# valgrind may need a moment after PING before vgdb answers.
-	for p in $pipelines; do
-		callgrind_control -z "$vpid" >/dev/null 2>&1
-		gets "$p" "$tmp/cg-run.$s.P$p.json"
-		callgrind_control -d "$vpid" >/dev/null 2>&1
-		dump=$(ls -t "$tmp/cg.$s".* | head -n 1)
-		mv "$dump" "$tmp/dump.$s.P$p"
-		total=$(sed -n 's/^totals: *\([0-9]*\).*/\1/p' "$tmp/dump.$s.P$p")
-		echo "$total" >"$tmp/ir.$s.P$p"
-		echo "  $s P$p: $total instructions, $((total / requests)) per GET"
-		if [ -n "$annotate" ]; then
-			mkdir -p "$annotate"
-			cp "$tmp/dump.$s.P$p" "$annotate/callgrind.$s.P$p"
-			callgrind_annotate --inclusive=yes "$tmp/dump.$s.P$p" \
-				>"$annotate/inclusive.$s.P$p.txt" 2>/dev/null || true
-			callgrind_annotate "$tmp/dump.$s.P$p" >"$annotate/self.$s.P$p.txt" \
-				2>/dev/null || true
-		fi
+	for c in $commands; do
+		for p in $pipelines; do
+			m=$s.$c.P$p
+			callgrind_control -z "$vpid" >/dev/null 2>&1
+			load "$c" "$p" "$tmp/cg-run.$m.json"
+			callgrind_control -d "$vpid" >/dev/null 2>&1
+			dump=$(ls -t "$tmp/cg.$s".* | head -n 1)
+			mv "$dump" "$tmp/dump.$m"
+			total=$(sed -n 's/^totals: *\([0-9]*\).*/\1/p' "$tmp/dump.$m")
+			echo "$total" >"$tmp/ir.$m"
+			echo "  $s $c P$p: $total instructions, $((total / requests)) per request"
+			if [ -n "$annotate" ]; then
+				mkdir -p "$annotate"
+				cp "$tmp/dump.$m" "$annotate/callgrind.$m"
+				callgrind_annotate --inclusive=yes "$tmp/dump.$m" \
+					>"$annotate/inclusive.$m.txt" 2>/dev/null || true
+				callgrind_annotate "$tmp/dump.$m" >"$annotate/self.$m.txt" \
+					2>/dev/null || true
+			fi
+		done
 	done
 	stop_pid "$vpid"
 	if [ "$kernel" = 1 ]; then
 		run_server "$s"
-		for p in $pipelines; do
-			perf stat -x, -e raw_syscalls:sys_enter -e task-clock -p "$pid" \
-				-o "$tmp/perf.$s.P$p" &
-			perfpid=$!
-			pids+=("$perfpid")
-			sleep 0.5 # let perf attach before the load starts
-			gets "$p" "$tmp/native.$s.P$p.json"
-			kill -INT "$perfpid"
-			wait "$perfpid" 2>/dev/null || true
+		for c in $commands; do
+			for p in $pipelines; do
+				perf stat -x, -e raw_syscalls:sys_enter -e task-clock -p "$pid" \
+					-o "$tmp/perf.$s.$c.P$p" &
+				perfpid=$!
+				pids+=("$perfpid")
+				sleep 0.5 # let perf attach before the load starts
+				load "$c" "$p" "$tmp/native.$s.$c.P$p.json"
+				kill -INT "$perfpid"
+				wait "$perfpid" 2>/dev/null || true
+			done
 		done
 		stop_pid "$pid"
 	fi
 done
 
-"$python" - "$tmp" "$requests" "$pipelines" "${servers[*]}" "$kernel" "$load0" <<'EOF'
+"$python" - "$tmp" "$requests" "$pipelines" "${servers[*]}" "$kernel" "$load0" "$commands" <<'EOF'
 import os, sys
-tmp, requests, pipelines, servers, kernel, load0 = sys.argv[1:]
+tmp, requests, pipelines, servers, kernel, load0, commands = sys.argv[1:]
 requests = int(requests)
 pipelines = pipelines.split()
 servers = servers.split()
-xkvs = [s for s in servers if s != 'redis']
+xkvs = [s for s in servers if s.startswith('xkv-')]
+peers = [s for s in servers if not s.startswith('xkv-')]
 
-def ir(s, p):
-    return int(open(os.path.join(tmp, 'ir.%s.P%s' % (s, p))).read()) / requests
+def ir(s, c, p):
+    return int(open(os.path.join(tmp, 'ir.%s.%s.P%s' % (s, c, p))).read()) / requests
 
-def perf(s, p):
+def perf(s, c, p):
     vals = {}
-    for line in open(os.path.join(tmp, 'perf.%s.P%s' % (s, p))):
+    for line in open(os.path.join(tmp, 'perf.%s.%s.P%s' % (s, c, p))):
         f = line.strip().split(',')
         if len(f) > 2 and f[0] and not line.startswith('#'):
             try:
@@ -193,29 +214,31 @@ def perf(s, p):
     return vals.get('raw_syscalls:sys_enter', float('nan')), vals.get('task-clock', float('nan'))
 
 def name(s):
-    return 'xkvd (%s)' % s[4:] if s.startswith('xkv-') else 'redis-server'
+    return 'xkvd (%s)' % s[4:] if s.startswith('xkv-') else s
 
-print()
-print('User-space instructions per GET (callgrind; %d GETs, 50 connections; load average %s):'
-      % (requests, load0))
-print()
-print('| pipeline | ' + ' | '.join(name(s) for s in servers) + ' | '
-      + ' | '.join('%s / redis' % name(s) for s in xkvs) + ' |')
-print('|---:|' + '---:|' * (len(servers) + len(xkvs)))
-for p in pipelines:
-    r = ir('redis', p)
-    print('| %s | ' % p + ' | '.join('%.0f' % ir(s, p) for s in servers) + ' | '
-          + ' | '.join('%.2f' % (ir(s, p) / r) for s in xkvs) + ' |')
-if kernel == '1':
+for c in commands.split():
+    ratios = [(x, r) for x in xkvs for r in peers]
     print()
-    print('Kernel side (perf stat on the native servers, same loads): system calls per GET, '
-          'and CPU time per GET in ns (user + kernel; noisy on a shared machine):')
+    print('User-space instructions per %s (callgrind; %d requests, 50 connections; load '
+          'average %s):' % (c.upper(), requests, load0))
+    print()
+    print('| pipeline | ' + ' | '.join(name(s) for s in servers) + ' | '
+          + ' | '.join('%s / %s' % (name(x), r) for x, r in ratios) + ' |')
+    print('|---:|' + '---:|' * (len(servers) + len(ratios)))
+    for p in pipelines:
+        print('| %s | ' % p + ' | '.join('%.0f' % ir(s, c, p) for s in servers) + ' | '
+              + ' | '.join('%.2f' % (ir(x, c, p) / ir(r, c, p)) for x, r in ratios) + ' |')
+    if kernel != '1':
+        continue
+    print()
+    print('Kernel side (perf stat on the native servers, same loads): system calls per '
+          'request, and CPU time per request in ns (user + kernel; noisy on a shared machine):')
     print()
     print('| pipeline | ' + ' | '.join('%s syscalls' % name(s) for s in servers) + ' | '
           + ' | '.join('%s CPU ns' % name(s) for s in servers) + ' |')
     print('|---:|' + '---:|' * (2 * len(servers)))
     for p in pipelines:
-        v = [perf(s, p) for s in servers]
+        v = [perf(s, c, p) for s in servers]
         print('| %s | ' % p + ' | '.join('%.3f' % (a / requests) for a, _ in v) + ' | '
               + ' | '.join('%.0f' % (b * 1e6 / requests) for _, b in v) + ' |')
 EOF
