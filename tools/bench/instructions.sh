@@ -24,7 +24,9 @@
 #            [-a ANNOTATE_DIR] [-K]
 #   -n  requests per measurement (100000)  -k  keys (100000)
 #   -d  value size (256)                   -P  pipeline depths ("1 16")
-#   -C  xkv-bench commands ("get")         -e  xkvd I/O engines ("io_uring epoll")
+#   -C  xkv-bench commands, comma-separated ("get"; templates too, such as
+#       "get,set,XADD __key__ * f __data__"); keys are prefilled (strings)
+#       only when the list has get   -e  xkvd I/O engines ("io_uring epoll")
 #   -o  build output directory (.output)
 #   PEERS: the servers compared, by path (default "redis=redis-server"), e.g.
 #   PEERS="redis70=/usr/bin/redis-server redis88=/path/redis-server
@@ -92,9 +94,17 @@ start() {
 		cat "$tmp/$name.out" >&2
 		exit 1
 	}
+	fresh "$name"
+}
+
+# fresh NAME: an empty keyspace, then the prefill when GETs need one (each
+# command of the list starts from the same data).
+fresh() {
+	redis-cli -h 127.0.0.1 -p "$port" flushall >/dev/null
+	[ "$prefill" = 1 ] || return 0
 	"$bench" -p "$port" -t 1 -c 50 -P 16 -k "$keys" -d "$size" --prefill --command get \
-		-n 1000 --json >"$tmp/prefill-$name.json" || {
-		echo "instructions.sh: prefill of $name failed" >&2
+		-n 1000 --json >"$tmp/prefill-$1.json" || {
+		echo "instructions.sh: prefill of $1 failed" >&2
 		exit 1
 	}
 }
@@ -111,6 +121,12 @@ if d['failures'] or s['requests'] != int(sys.argv[2]) or s['errors']:
     sys.exit('instructions.sh: %s run incomplete: %s' % (sys.argv[3], sys.argv[1]))
 EOF
 }
+
+IFS=, read -ra cmds <<<"$commands"
+prefill=0
+for c in "${cmds[@]}"; do
+	[ "$c" = get ] && prefill=1
+done
 
 xkv_args=(--bind 127.0.0.1 --fastpath no --threads 1 --save '' --appendonly no)
 redis_args=(--bind 127.0.0.1 --save '' --appendonly no --daemonize no)
@@ -150,9 +166,11 @@ for s in "${servers[@]}"; do
 	run_server "$s" valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.$s"
 	vpid=$pid
 	# valgrind may need a moment after PING before vgdb answers.
-	for c in $commands; do
+	for i in "${!cmds[@]}"; do
+		c=${cmds[$i]}
+		[ "$i" = 0 ] || fresh "$s"
 		for p in $pipelines; do
-			m=$s.$c.P$p
+			m=$s.c$i.P$p
 			callgrind_control -z "$vpid" >/dev/null 2>&1
 			load "$c" "$p" "$tmp/cg-run.$m.json"
 			callgrind_control -d "$vpid" >/dev/null 2>&1
@@ -174,14 +192,16 @@ for s in "${servers[@]}"; do
 	stop_pid "$vpid"
 	if [ "$kernel" = 1 ]; then
 		run_server "$s"
-		for c in $commands; do
+		for i in "${!cmds[@]}"; do
+			c=${cmds[$i]}
+			[ "$i" = 0 ] || fresh "$s"
 			for p in $pipelines; do
 				perf stat -x, -e raw_syscalls:sys_enter -e task-clock -p "$pid" \
-					-o "$tmp/perf.$s.$c.P$p" &
+					-o "$tmp/perf.$s.c$i.P$p" &
 				perfpid=$!
 				pids+=("$perfpid")
 				sleep 0.5 # let perf attach before the load starts
-				load "$c" "$p" "$tmp/native.$s.$c.P$p.json"
+				load "$c" "$p" "$tmp/native.$s.c$i.P$p.json"
 				kill -INT "$perfpid"
 				wait "$perfpid" 2>/dev/null || true
 			done
@@ -216,11 +236,12 @@ def perf(s, c, p):
 def name(s):
     return 'xkvd (%s)' % s[4:] if s.startswith('xkv-') else s
 
-for c in commands.split():
+for i, label in enumerate(commands.split(',')):
+    c = 'c%d' % i
     ratios = [(x, r) for x in xkvs for r in peers]
     print()
     print('User-space instructions per %s (callgrind; %d requests, 50 connections; load '
-          'average %s):' % (c.upper(), requests, load0))
+          'average %s):' % (label if ' ' in label else label.upper(), requests, load0))
     print()
     print('| pipeline | ' + ' | '.join(name(s) for s in servers) + ' | '
           + ' | '.join('%s / %s' % (name(x), r) for x, r in ratios) + ' |')
