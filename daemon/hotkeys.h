@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "topk.h"
+
 struct client;
 struct command;
 struct text;
@@ -40,12 +42,6 @@ struct hotkeys_params {
 	int nslots;
 };
 
-struct hotkeys_entry {
-	char *key;
-	size_t len;
-	uint64_t value; /* microseconds or bytes */
-};
-
 /* HOTKEYS GET's figures, copied out of the session. */
 struct hotkeys_report {
 	bool active;
@@ -55,7 +51,7 @@ struct hotkeys_report {
 	int64_t start_ms, duration_ms, cpu_user_ms, cpu_sys_ms;
 	uint64_t us_all, us_selected, us_sampled, bytes_all, bytes_selected, bytes_sampled;
 	uint64_t net_total;
-	struct hotkeys_entry *cpu, *net; /* largest first */
+	struct topk_entry *cpu, *net; /* microseconds, bytes; largest first */
 	int ncpu, nnet;
 };
 

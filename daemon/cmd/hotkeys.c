@@ -207,13 +207,13 @@ static void reply_slot_ranges(struct client *c, const uint8_t *slots)
 	}
 }
 
-static void reply_top(struct client *c, const char *name, const struct hotkeys_entry *e, int n)
+static void reply_top(struct client *c, const char *name, const struct topk_entry *e, int n)
 {
 	reply_bulk_cstr(c, name);
 	reply_array(c, 2L * n);
 	for (int i = 0; i < n; i++) {
 		reply_bulk(c, e[i].key, e[i].len);
-		reply_int(c, (long long)e[i].value);
+		reply_int(c, (long long)e[i].count);
 	}
 }
 
