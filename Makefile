@@ -30,9 +30,9 @@ else
 OPT := -O2 -g
 endif
 CFLAGS ?= $(OPT)
-# Lua 5.1 with cjson and bitop, linked statically (Debian ships the .a files); TRE
+# Lua 5.1 with bitop, linked statically (Debian ships the .a files); TRE
 # for ARGREP's regular expressions (the engine Redis uses).
-LIBS := -luring -lbpf -lxxhash -lcrypto -llzf -ltre -l:liblua5.1-cjson.a -l:liblua5.1-bitop.a \
+LIBS := -luring -lbpf -lxxhash -lcrypto -llzf -ltre -l:liblua5.1-bitop.a \
 	-l:liblua5.1.a -ldl -lpthread -lm
 # jemalloc replaces malloc, but AddressSanitizer must own malloc itself.
 ifneq ($(DEBUG),1)
@@ -265,7 +265,7 @@ soak: all $(OUTPUT)/asan/xkvd $(E2E_OBJS)
 
 # ---- the rest -------------------------------------------------------------------
 DEB_PACKAGES := clang llvm libbpf-dev bpftool liburing-dev libjemalloc-dev libxxhash-dev \
-	libxdp-dev libhiredis-dev libssl-dev liblzf-dev liblua5.1-0-dev lua-cjson-dev lua-bitop-dev libtre-dev \
+	libxdp-dev libhiredis-dev libssl-dev liblzf-dev liblua5.1-0-dev lua-bitop-dev libtre-dev \
 	pkg-config iproute2 redis-tools redis-server python3-redis linux-source-6.1 clang-format \
 	make gcc gnuplot-nox nodejs prometheus-redis-exporter python3-rq
 deps:

@@ -50,7 +50,6 @@
 #include "util.h"
 #include "worker.h"
 
-int luaopen_cjson(lua_State *l);
 int luaopen_bit(lua_State *l);
 
 #define SCRIPT_REDIS_VERSION "7.0.15"
@@ -837,7 +836,7 @@ lua_State *script_state_new(void)
 	open_lib(l, LUA_MATHLIBNAME, luaopen_math);
 	open_lib(l, LUA_DBLIBNAME, luaopen_debug);
 	open_lib(l, LUA_OSLIBNAME, luaopen_os);
-	open_lib(l, "cjson", luaopen_cjson);
+	open_lib(l, "cjson", script_cjson_open);
 	open_lib(l, "bit", luaopen_bit);
 	open_lib(l, "cmsgpack", script_msgpack_open);
 	open_lib(l, "struct", script_struct_open);
