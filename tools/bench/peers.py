@@ -198,7 +198,12 @@ def run_rb(srv, args, pin, seconds=None, pipeline=1, clients=50, threads=1):
     p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     time.sleep(seconds)
     p.send_signal(signal.SIGINT)
-    out, _ = p.communicate(timeout=30)
+    try:
+        out, _ = p.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        # Stuck (a loaded machine): its rate lines so far still count.
+        p.kill()
+        out, _ = p.communicate()
     rates = re.findall(rb'rps=([0-9.]+) \(overall: ([0-9.]+)\)', out.replace(b'\r', b'\n'))
     if not rates:
         raise RuntimeError('redis-benchmark gave no rate: %r' % out[-300:])
