@@ -30,9 +30,9 @@ else
 OPT := -O2 -g
 endif
 CFLAGS ?= $(OPT)
-# Lua 5.1 with cjson and bitop, linked statically (Debian ships the .a files); TRE
+# Lua 5.1 with bitop, linked statically (Debian ships the .a files); TRE
 # for ARGREP's regular expressions (the engine Redis uses).
-LIBS := -luring -lbpf -lxxhash -lcrypto -llzf -ltre -l:liblua5.1-cjson.a -l:liblua5.1-bitop.a \
+LIBS := -luring -lbpf -lxxhash -lcrypto -llzf -ltre -l:liblua5.1-bitop.a \
 	-l:liblua5.1.a -ldl -lpthread -lm
 # jemalloc replaces malloc, but AddressSanitizer must own malloc itself.
 ifneq ($(DEBUG),1)
@@ -263,9 +263,18 @@ SOAK_MINUTES ?= 25
 soak: all $(OUTPUT)/asan/xkvd $(E2E_OBJS)
 	$(Q)$(PYTHON) tests/soak/run.py --output $(OUTPUT) --minutes $(SOAK_MINUTES) $(SOAK_ARGS)
 
+# The script fuzzer at scale: FUZZ_SCRIPTS random Lua scripts from its grammar
+# against the sanitizer build (tests/soak/script_fuzz.py; make test runs 3,000).
+FUZZ_SCRIPTS ?= 1000000
+FUZZ_SEED ?= 1
+FUZZ_PORT ?= 7379
+fuzz-scripts: $(OUTPUT)/asan/xkvd
+	$(Q)$(PYTHON) tests/soak/script_fuzz.py --xkvd $(OUTPUT)/asan/xkvd --port $(FUZZ_PORT) \
+		--scripts $(FUZZ_SCRIPTS) --seed $(FUZZ_SEED) --log $(OUTPUT)/script-fuzz-server.log
+
 # ---- the rest -------------------------------------------------------------------
 DEB_PACKAGES := clang llvm libbpf-dev bpftool liburing-dev libjemalloc-dev libxxhash-dev \
-	libxdp-dev libhiredis-dev libssl-dev liblzf-dev liblua5.1-0-dev lua-cjson-dev lua-bitop-dev libtre-dev \
+	libxdp-dev libhiredis-dev libssl-dev liblzf-dev liblua5.1-0-dev lua-bitop-dev libtre-dev \
 	pkg-config iproute2 redis-tools redis-server python3-redis linux-source-6.1 clang-format \
 	make gcc gnuplot-nox nodejs prometheus-redis-exporter python3-rq
 deps:
@@ -338,10 +347,11 @@ help:
 	@echo '  bench-memory    used_memory and RSS per key for every type, with PEERS="name=path ..."'
 	@echo '  test-kernel-6.1  the fast path on Debian 12'"'"'s 6.1 kernel under qemu (E2E=1 adds e2e)'
 	@echo '  test-tcp-fastpath  the sockmap TCP GET experiment on this kernel (docs/fastpath.md)'
+	@echo '  fuzz-scripts  FUZZ_SCRIPTS=1000000 random Lua scripts against the ASan build'
 	@echo '  soak         fuzz xkvd against redis-server, concurrency soak (ASan), coherence;'
 	@echo '               SOAK_MINUTES=25 by default, SOAK_ARGS='"'"'--seed N --only fuzz'"'"''
 	@echo '  bpf daemon tools asan test-unit format format-check clean'
 
 .PHONY: all bpf daemon tools asan test test-unit test-build deps run docs format format-check clean help \
-	bench bench-compare bench-peers bench-fastpath bench-instructions bench-memory bench-threads bench-clients soak \
+	bench bench-compare bench-peers bench-fastpath bench-instructions bench-memory bench-threads bench-clients soak fuzz-scripts \
 	test-kernel-6.1 test-tcp-fastpath

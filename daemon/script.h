@@ -92,9 +92,11 @@ void script_reply_running(struct client *c);
 void script_sandbox_install(struct lua_State *l);
 void script_sandbox_readonly(struct lua_State *l, bool strict);
 
-/* The cmsgpack and struct libraries (script_msgpack.c, script_struct.c):
- * lua_CFunctions that push the module table and set its global. */
+/* The cmsgpack, struct and cjson libraries (script_msgpack.c,
+ * script_struct.c, script_cjson.c): lua_CFunctions that push the module
+ * table and set its global. */
 int script_msgpack_open(struct lua_State *l);
+int script_cjson_open(struct lua_State *l);
 int script_struct_open(struct lua_State *l);
 
 struct rdb_buf;

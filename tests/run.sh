@@ -58,6 +58,8 @@ run_tier e2e "$PYTHON" tests/e2e/run.py --output "$OUTPUT"
 run_tier integration-io_uring "$PYTHON" tests/integration/run.py --xkvd "$OUTPUT/xkvd" --io-engine io_uring
 run_tier integration-epoll "$PYTHON" tests/integration/run.py --xkvd "$OUTPUT/xkvd" --io-engine epoll
 run_tier hostile-asan "$PYTHON" tests/integration/run.py --xkvd "$OUTPUT/asan/xkvd" --only hostile
+# Random Lua scripts (tests/soak/script_fuzz.py, bounded) on the sanitizer build.
+run_tier script-fuzz-asan "$PYTHON" tests/integration/run.py --xkvd "$OUTPUT/asan/xkvd" --only test_script_fuzz
 # The background job thread frees what workers hand it: races and leaks show here.
 run_tier lazyfree-asan "$PYTHON" tests/integration/run.py --xkvd "$OUTPUT/asan/xkvd" --only test_lazyfree
 

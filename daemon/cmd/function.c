@@ -469,7 +469,9 @@ static struct library *library_add(const char *code, size_t len, bool replace, c
 				 lua_tostring(flua, -1));
 		} else {
 			if (lua_istable(flua, -1)) {
-				lua_getfield(flua, -1, "err");
+				/* Raw: a raising __index would panic here. */
+				lua_pushliteral(flua, "err");
+				lua_rawget(flua, -2);
 				if (lua_isstring(flua, -1))
 					msg = lua_tostring(flua, -1);
 				snprintf(err, LIBRARY_ERR_MAX, "Error registering functions: %s",

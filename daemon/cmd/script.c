@@ -50,7 +50,6 @@
 #include "util.h"
 #include "worker.h"
 
-int luaopen_cjson(lua_State *l);
 int luaopen_bit(lua_State *l);
 
 #define SCRIPT_REDIS_VERSION "7.0.15"
@@ -305,28 +304,37 @@ static void reply_line(struct client *c, char kind, const char *s, size_t len)
 	xfree(clean);
 }
 
-/* Error table at the top: its message, and whether the error was counted
- * already (the command that replied it counted it). */
+/* Pushes t[name] of the table at idx without metamethods: an __index that
+ * raises would raise outside any protected call (Lua panics; Redis 8.8
+ * crashes on it). */
+static void raw_field(lua_State *l, int idx, const char *name)
+{
+	if (idx < 0 && idx > LUA_REGISTRYINDEX)
+		idx = lua_gettop(l) + idx + 1;
+	lua_pushstring(l, name);
+	lua_rawget(l, idx);
+}
+
+/* The error table at idx: its message, and whether the error was counted
+ * already (the command that replied it counted it). The strings stay valid
+ * until the caller pops what this pushes: one value, three with source (a
+ * number field is converted on the stack, where the string lives). */
 static const char *error_info(lua_State *l, int idx, bool *counted, const char **source,
 			      const char **line)
 {
-	const char *msg;
-
-	lua_getfield(l, idx, "ignore_error_stats_update");
+	if (idx < 0 && idx > LUA_REGISTRYINDEX)
+		idx = lua_gettop(l) + idx + 1;
+	raw_field(l, idx, "ignore_error_stats_update");
 	*counted = lua_toboolean(l, -1);
 	lua_pop(l, 1);
 	if (source) {
-		lua_getfield(l, idx, "source");
+		raw_field(l, idx, "source");
 		*source = lua_isstring(l, -1) ? lua_tostring(l, -1) : NULL;
-		lua_pop(l, 1);
-		lua_getfield(l, idx, "line");
+		raw_field(l, idx, "line");
 		*line = lua_isstring(l, -1) ? lua_tostring(l, -1) : NULL;
-		lua_pop(l, 1);
 	}
-	lua_getfield(l, idx, "err");
-	msg = lua_isstring(l, -1) ? lua_tostring(l, -1) : "ERR unknown error";
-	lua_pop(l, 1);
-	return msg; /* still referenced by the table */
+	raw_field(l, idx, "err");
+	return lua_isstring(l, -1) ? lua_tostring(l, -1) : "ERR unknown error";
 }
 
 static void reply_error_msg(struct client *c, const char *msg, bool counted)
@@ -396,6 +404,7 @@ static void reply_value(struct client *c, lua_State *l, int resp)
 			lua_pop(l, 1);
 			msg = error_info(l, -1, &counted, NULL, NULL);
 			reply_error_msg(c, msg, counted);
+			lua_pop(l, 1);
 			break;
 		}
 		if (field_is(l, "ok", LUA_TSTRING)) {
@@ -427,8 +436,8 @@ static void reply_value(struct client *c, lua_State *l, int resp)
 			break;
 		}
 		if (field_is(l, "verbatim_string", LUA_TTABLE)) {
-			lua_getfield(l, -1, "format");
-			lua_getfield(l, -2, "string");
+			raw_field(l, -1, "format");
+			raw_field(l, -2, "string");
 			if (lua_type(l, -2) == LUA_TSTRING && lua_type(l, -1) == LUA_TSTRING) {
 				size_t flen;
 				const char *f = lua_tolstring(l, -2, &flen);
@@ -837,7 +846,7 @@ lua_State *script_state_new(void)
 	open_lib(l, LUA_MATHLIBNAME, luaopen_math);
 	open_lib(l, LUA_DBLIBNAME, luaopen_debug);
 	open_lib(l, LUA_OSLIBNAME, luaopen_os);
-	open_lib(l, "cjson", luaopen_cjson);
+	open_lib(l, "cjson", script_cjson_open);
 	open_lib(l, "bit", luaopen_bit);
 	open_lib(l, "cmsgpack", script_msgpack_open);
 	open_lib(l, "struct", script_struct_open);
@@ -1111,6 +1120,7 @@ void script_run_function(lua_State *l, struct client *c, struct script_run *run,
 				snprintf(full, n, "%s", msg);
 			reply_error_msg(c, full, counted);
 			xfree(full);
+			lua_pop(l, 3);
 		}
 		lua_pop(l, 1);
 	} else {

@@ -2,11 +2,15 @@
 """Lua scripting: EVAL, EVALSHA, EVAL_RO, EVALSHA_RO, SCRIPT, and the redis API,
 compared byte for byte with the reference (conversions, errors, the sandbox)."""
 
+import json
 import os
+import shutil
+import subprocess
+import threading
 
 import redis
 
-from harness import HOST, test, xkv_only
+from harness import HOST, REPO, test, xkv_only
 
 RET_ALL = "return {1, 'two', {3, 'four'}, false, true, 3.99, -7, {ok='fine'}}"
 
@@ -294,6 +298,71 @@ def redis_py_lock(t):
         r.flushall()
         r.close()
 
+
+
+@test
+def redis_py_lock_contention(t):
+    """8 threads take turns on one redis-py Lock (acquire blocking, a
+    read-modify-write of a counter with GET and SET, release): the holder is
+    never shared and no increment is lost."""
+    threads, rounds = 8, 25
+    holders, peak, errors = [0], [0], []
+    guard = threading.Lock()
+    admin = redis.Redis(host=HOST, port=t.sut.port, socket_timeout=10)
+    admin.set('lock-counter', 0)
+
+    def worker():
+        r = redis.Redis(host=HOST, port=t.sut.port, socket_timeout=10)
+        try:
+            for _ in range(rounds):
+                lock = r.lock('lock-resource', timeout=10, sleep=0.001, blocking_timeout=60)
+                if not lock.acquire():
+                    errors.append('acquire timed out')
+                    return
+                with guard:
+                    holders[0] += 1
+                    peak[0] = max(peak[0], holders[0])
+                v = int(r.get('lock-counter'))
+                r.set('lock-counter', v + 1)
+                with guard:
+                    holders[0] -= 1
+                lock.release()
+        except Exception as e:  # reported below, a thread cannot raise to the test
+            errors.append(repr(e))
+        finally:
+            r.close()
+
+    pool = [threading.Thread(target=worker) for _ in range(threads)]
+    try:
+        for th in pool:
+            th.start()
+        for th in pool:
+            th.join(120)
+        assert not any(th.is_alive() for th in pool), 'a lock thread hung'
+        assert not errors, errors
+        assert peak[0] == 1, 'two holders at once: %d' % peak[0]
+        assert int(admin.get('lock-counter')) == threads * rounds, admin.get('lock-counter')
+        assert not admin.exists('lock-resource')
+    finally:
+        admin.flushall()
+        admin.close()
+
+
+@test
+def ioredis_define_command(t):
+    """ioredis's defineCommand (tests/clients/define_command.js): EVALSHA,
+    the EVAL fallback after SCRIPT FLUSH, pipelines, MULTI, errors."""
+    node = shutil.which('node')
+    assert node, 'node is not installed (make deps)'
+    assert os.path.isdir(os.path.join(REPO, 'clients', 'node', 'node_modules', 'ioredis')), \
+        'clients/node/node_modules is missing (make deps runs npm ci)'
+    script = os.path.join(REPO, 'tests', 'clients', 'define_command.js')
+    p = subprocess.run([node, script, '--port', str(t.sut.port)], stdin=subprocess.DEVNULL,
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, 'defineCommand run failed (rc %d):\n%s\n%s' % (
+        p.returncode, p.stdout[-3000:], p.stderr[-3000:])
+    out = json.loads(p.stdout.strip().splitlines()[-1])
+    assert out['ok'] and out['multi'] == ['13', '23'], out
 
 @test
 @xkv_only

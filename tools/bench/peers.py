@@ -17,16 +17,19 @@ Modes:
 
 Rows: GET and SET with 16 B, 256 B and 4 KiB values, INCR, LPUSH, LPOP,
 HSET, HGET, SADD, ZADD, ZRANGE (first 10), MGET of 10 keys, MSET of 10 keys,
+EVALSHA of a script doing GET + INCR on its one declared key (evalsha) and
+of the same script on a key it builds from ARGV, undeclared (evalsha_undecl),
 each at pipeline 1 and 16 over 50 connections, on 100k keys.
 
 Usage: tools/bench/peers.py [-o OUTPUT] [-T SECONDS] [-r ROUNDS] [-m percore,machine]
-                            [--rows get256,set256,...] [--md FILE]
+                            [--rows get256,set256,...] [--md FILE] [--ports LO-HI]
 PEERS comes from the environment (make bench-peers PEERS="..."); a peer whose
 file is named xkvd is another xkvd build, run with xkvd's options (an A/B of
 two builds). The table
 is printed as markdown; --md appends it to FILE with the command line."""
 
 import argparse
+import hashlib
 import os
 import re
 import shutil
@@ -41,7 +44,13 @@ CLK_TCK = os.sysconf('SC_CLK_TCK')
 KEYS = 100000
 
 
+PORT_RANGE = []   # --ports LO-HI: servers take ports from it in turn
+
+
 def free_port():
+    if PORT_RANGE:
+        PORT_RANGE.append(PORT_RANGE.pop(0))
+        return PORT_RANGE[-1]
     s = socket.socket()
     s.bind(('127.0.0.1', 0))
     port = s.getsockname()[1]
@@ -117,6 +126,16 @@ def servers_for(mode, xkvd, peers):
     return out
 
 
+# The scripts of the EVALSHA rows, loaded by prefill (SCRIPT LOAD).
+SCRIPT_DECLARED = "local v = redis.call('GET', KEYS[1]) redis.call('INCR', KEYS[1]) return v"
+SCRIPT_UNDECLARED = ("local k = 'key:' .. ARGV[1] local v = redis.call('GET', k) "
+                     "redis.call('INCR', k) return v")
+
+
+def sha1(text):
+    return hashlib.sha1(text.encode()).hexdigest()
+
+
 # name: (redis-benchmark arguments, what to prefill)
 ROWS = {
     'get16': (['-t', 'get', '-d', '16'], 'strings16'),
@@ -135,13 +154,20 @@ ROWS = {
     'zrange': (['ZRANGE', 'myzset', '0', '9'], 'zset'),
     'mget10': (['MGET'] + ['key:__rand_int__'] * 10, 'strings256'),
     'mset10': (['-t', 'mset', '-d', '16'], None),
+    'evalsha': (['EVALSHA', sha1(SCRIPT_DECLARED), '1', 'key:__rand_int__'],
+                'script:' + SCRIPT_DECLARED),
+    'evalsha_undecl': (['EVALSHA', sha1(SCRIPT_UNDECLARED), '0', '__rand_int__'],
+                       'script:' + SCRIPT_UNDECLARED),
 }
 
 
 def prefill(srv, what):
     if what is None:
         return
-    if what.startswith('strings'):
+    if what.startswith('script:'):
+        if srv.cli('SCRIPT', 'LOAD', what[len('script:'):]) != sha1(what[len('script:'):]):
+            raise RuntimeError('%s: SCRIPT LOAD failed' % srv.name)
+    elif what.startswith('strings'):
         size = what[len('strings'):]
         run_rb(srv, ['-t', 'set', '-d', size, '-r', str(KEYS), '-n', str(KEYS * 2), '-P', '64'],
                None)
@@ -172,7 +198,12 @@ def run_rb(srv, args, pin, seconds=None, pipeline=1, clients=50, threads=1):
     p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     time.sleep(seconds)
     p.send_signal(signal.SIGINT)
-    out, _ = p.communicate(timeout=30)
+    try:
+        out, _ = p.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        # Stuck (a loaded machine): its rate lines so far still count.
+        p.kill()
+        out, _ = p.communicate()
     rates = re.findall(rb'rps=([0-9.]+) \(overall: ([0-9.]+)\)', out.replace(b'\r', b'\n'))
     if not rates:
         raise RuntimeError('redis-benchmark gave no rate: %r' % out[-300:])
@@ -196,7 +227,11 @@ def main():
     ap.add_argument('-m', '--modes', default='percore,machine')
     ap.add_argument('--rows', default=','.join(ROWS))
     ap.add_argument('--md', help='append the table to this markdown file')
+    ap.add_argument('--ports', help='LO-HI: the servers\' ports (default: any free port)')
     a = ap.parse_args()
+    if a.ports:
+        lo, hi = map(int, a.ports.split('-'))
+        PORT_RANGE.extend(range(lo, hi + 1))
     peers = [tuple(p.split('=', 1)) for p in os.environ.get('PEERS', '').split() if '=' in p]
     for _, path in peers:
         if not os.access(path, os.X_OK):
