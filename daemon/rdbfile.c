@@ -196,11 +196,24 @@ static const char *compat_version(void)
  * that writes or forks, under every shard lock: a fork child may not take
  * the script lock (another thread may have held it at the fork). */
 static struct rdb_buf funcs;
+/* Taken with the functions, for the same file. */
+static struct rdbfile_repl_info repl_info;
+void (*rdbfile_repl_info_hook)(struct rdbfile_repl_info *out);
+/* Of the last load: written by the loading thread only. */
+static struct rdbfile_repl_info loaded_repl = { .stream_db = -1 };
 
 int rdbfile_functions_snapshot(void)
 {
 	funcs.len = 0;
+	repl_info = (struct rdbfile_repl_info){ .stream_db = -1 };
+	if (rdbfile_repl_info_hook)
+		rdbfile_repl_info_hook(&repl_info);
 	return function_dump_body(&funcs);
+}
+
+void rdbfile_loaded_repl_info(struct rdbfile_repl_info *out)
+{
+	*out = loaded_repl;
 }
 
 void rdbfile_functions_release(void)
@@ -220,6 +233,13 @@ static int rdbfile_write(int fd, bool aof_base, bool compat)
 	out_aux_ll(&o, "redis-bits", 64);
 	out_aux_ll(&o, "ctime", (long long)time(NULL));
 	out_aux_ll(&o, "used-mem", (long long)mem_used());
+	/* Where in the replication stream this image stands (not in an AOF's
+	 * base, as Redis). */
+	if (!aof_base && repl_info.id[0]) {
+		out_aux_ll(&o, "repl-stream-db", repl_info.stream_db < 0 ? 0 : repl_info.stream_db);
+		out_aux(&o, "repl-id", repl_info.id);
+		out_aux_ll(&o, "repl-offset", repl_info.offset);
+	}
 	out_aux_ll(&o, "aof-base", aof_base);
 	/* The libraries of functions, before the databases as in Redis. */
 	rdb_buf_put(&o.b, funcs.p, funcs.len);
@@ -595,17 +615,6 @@ static int read_le(struct rdb_reader *r, int n, uint64_t *out)
 	return 0;
 }
 
-static int skip_string(struct rdb_reader *r)
-{
-	char *s;
-	size_t len;
-
-	if (rdb_read_string(r, &s, &len))
-		return -EINVAL;
-	xfree(s);
-	return 0;
-}
-
 /* MERGE of DEBUG RELOAD: a library already there is replaced. */
 static bool load_merge;
 
@@ -657,6 +666,31 @@ static int load_key(struct rdb_reader *r, uint8_t t, int db, int64_t expire, lon
 	return 0;
 }
 
+static int load_aux(struct rdb_reader *r)
+{
+	char *k, *v;
+	size_t kl, vl;
+	long long n;
+
+	if (rdb_read_string(r, &k, &kl))
+		return -EINVAL;
+	if (rdb_read_string(r, &v, &vl)) {
+		xfree(k);
+		return -EINVAL;
+	}
+	if (str_eq_nocase(k, kl, "repl-id") && vl == 40) {
+		memcpy(loaded_repl.id, v, 40);
+		loaded_repl.id[40] = '\0';
+	} else if (str_eq_nocase(k, kl, "repl-offset") && str_to_ll(v, vl, &n)) {
+		loaded_repl.offset = n;
+	} else if (str_eq_nocase(k, kl, "repl-stream-db") && str_to_ll(v, vl, &n)) {
+		loaded_repl.stream_db = (int)n;
+	}
+	xfree(k);
+	xfree(v);
+	return 0;
+}
+
 static int load_body(struct rdb_reader *r, struct load_stats *st)
 {
 	int64_t now = now_ms(), expire = -1;
@@ -691,8 +725,9 @@ static int load_body(struct rdb_reader *r, struct load_stats *st)
 				return -EINVAL;
 			continue;
 		case RDB_OPCODE_AUX:
-			/* Informational only (redis-ver, ctime, used-mem, ...). */
-			if (skip_string(r) || skip_string(r))
+			/* Informational (redis-ver, ctime, used-mem, ...) but for
+			 * where the file stands in a replication stream. */
+			if (load_aux(r))
 				return -EINVAL;
 			continue;
 		case RDB_OPCODE_EXPIRETIME_MS:
@@ -792,6 +827,7 @@ int rdbfile_load_mem(const char *buf, size_t len, size_t *used)
 		return -EINVAL;
 	}
 	r.off = 9;
+	loaded_repl = (struct rdbfile_repl_info){ .stream_db = -1 };
 	rc = load_body(&r, &st);
 	if (rc)
 		goto bad;

@@ -81,6 +81,20 @@ void rdbfile_stats(struct rdbfile_stats *out);
  * held, with the whole file (xmalloc'd, done owns it) or NULL if the child
  * failed. -EBUSY if a child runs, -errno if the fork fails. */
 int rdbfile_bgsave_repl(void (*at_fork)(void), void (*done)(char *buf, size_t len));
+/* The replication AUX fields of a file (repl-stream-db, repl-id,
+ * repl-offset), as Redis writes them so that a replica restarted from its
+ * file, or fed it by its master, knows where in the stream the file
+ * stands. id "" when there are none. */
+struct rdbfile_repl_info {
+	int stream_db;
+	char id[41];
+	long long offset;
+};
+/* Set once at start-up (repl.c): fills the fields for the next file; run
+ * under every shard lock before a write or a fork. */
+extern void (*rdbfile_repl_info_hook)(struct rdbfile_repl_info *out);
+/* What the last file loaded had (id "" if none). */
+void rdbfile_loaded_repl_info(struct rdbfile_repl_info *out);
 /* At shutdown: stops a running child and removes its temporary file. */
 void rdbfile_shutdown(void);
 /* SHUTDOWN: the same, without counting it a failed BGSAVE (SIGUSR1). */

@@ -81,6 +81,15 @@ struct repl_waiter {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static char replid[REPL_ID_LEN + 1];  /* "" until first read */
 static char replid2[REPL_ID_LEN + 1]; /* zeros, set with replid */
+/* Up to which offset (1-based, inclusive) replid2's history is ours, -1
+ * if none (Redis's second_replid_offset). */
+static long long second_off = -1;
+/* A replica: the stream is the master's, fed by repl_proxy_feed byte for
+ * byte with the master's offsets, so that our replicas can continue with a
+ * master that takes our place, or with us once promoted (Redis's
+ * replicationFeedStreamFromMasterStream). The propagation stream is not
+ * theirs then (a writable replica's writes are its own). */
+static bool proxy;
 
 static struct {
 	bool active;
@@ -104,8 +113,8 @@ static int good_replicas;
 
 /* ---- identity --------------------------------------------------------------------------------- */
 
-/* Caller holds the lock. */
-static void new_id(void)
+/* Caller holds the lock: a fresh primary ID, the secondary kept. */
+static void draw_id(void)
 {
 	static const char hex[] = "0123456789abcdef";
 	unsigned char raw[REPL_ID_LEN / 2];
@@ -118,8 +127,33 @@ static void new_id(void)
 		replid[2 * i + 1] = hex[raw[i] & 15];
 	}
 	replid[REPL_ID_LEN] = '\0';
+}
+
+/* Caller holds the lock. A new history: a fresh ID, no secondary one. */
+static void new_id(void)
+{
+	draw_id();
 	memset(replid2, '0', REPL_ID_LEN);
 	replid2[REPL_ID_LEN] = '\0';
+	second_off = -1;
+}
+
+/* Caller holds the lock. Our history so far stays valid under its old ID up
+ * to here; id (or a fresh one if NULL) goes on from here (Redis's
+ * shiftReplicationId). */
+static void shift_id(const char *id)
+{
+	memcpy(replid2, replid, sizeof(replid2));
+	second_off = (long long)bl.offset + 1;
+	if (id) {
+		memcpy(replid, id, REPL_ID_LEN);
+		replid[REPL_ID_LEN] = '\0';
+	} else {
+		draw_id();
+	}
+	log_notice("Setting secondary replication ID to %s, valid up to offset: %lld. New "
+		   "replication ID is %s",
+		   replid2, second_off, replid);
 }
 
 static void ensure_id(void)
@@ -258,7 +292,7 @@ static void repl_feed(void *arg, int argc, const struct arg *argv)
 {
 	(void)arg;
 	pthread_mutex_lock(&lock);
-	if (bl.active) {
+	if (bl.active && !proxy) {
 		buf_append_command(argc, argv);
 		buf_trim();
 		notify_replicas();
@@ -499,11 +533,11 @@ static void consumer_follow(void)
 		bool on;
 
 		pthread_mutex_lock(&lock);
-		on = bl.active;
+		on = bl.active && !proxy;
 		pthread_mutex_unlock(&lock);
 		propagate_consumer_set_active(consumer, on);
 		pthread_mutex_lock(&lock);
-		if (bl.active == on) {
+		if ((bl.active && !proxy) == on) {
 			pthread_mutex_unlock(&lock);
 			return;
 		}
@@ -511,12 +545,129 @@ static void consumer_follow(void)
 	}
 }
 
+/* Under every shard lock, before a file is written: where it stands in
+ * the stream (Redis's rdbPopulateSaveInfo), if we have a history. */
+static void repl_info_hook(struct rdbfile_repl_info *out)
+{
+	pthread_mutex_lock(&lock);
+	if (bl.active || proxy) {
+		ensure_id();
+		memcpy(out->id, replid, sizeof(out->id));
+		out->offset = (long long)bl.offset;
+	}
+	pthread_mutex_unlock(&lock);
+	/* A replica's stream goes on in its master client's database; a
+	 * master's starts with SELECT after any fork or restart. */
+	out->stream_db = proxy ? repl_replica_stream_db() : 0;
+}
+
 int repl_init(void)
 {
 	consumer = propagate_consumer_add(repl_feed, NULL, false);
 	if (consumer < 0)
 		return consumer;
+	rdbfile_repl_info_hook = repl_info_hook;
 	return 0;
+}
+
+/* ---- a replica's history (repl.h) ------------------------------------------------------------- */
+
+/* Starts the stream at offset under id with an empty backlog. Lock held. */
+static void history_reset(const char *id, long long offset)
+{
+	buf_free();
+	bl.active = true;
+	__atomic_store_n(&bl.offset, (uint64_t)offset, __ATOMIC_RELAXED);
+	memcpy(replid, id, REPL_ID_LEN);
+	replid[REPL_ID_LEN] = '\0';
+	bl.no_replicas_since_s = time(NULL);
+}
+
+void repl_restore_history(const char *id, long long offset, bool replica)
+{
+	pthread_mutex_lock(&lock);
+	if (replica) {
+		history_reset(id, offset);
+		memset(replid2, '0', REPL_ID_LEN);
+		second_off = -1;
+		proxy = true;
+	} else {
+		/* A master restarted from its file: replicas that had all of it
+		 * may continue (Redis keeps the file's ID as the secondary). */
+		ensure_id();
+		history_reset(replid, offset);
+		memcpy(replid2, id, REPL_ID_LEN);
+		replid2[REPL_ID_LEN] = '\0';
+		second_off = offset + 1;
+		bl.no_replicas_since_s = time(NULL);
+	}
+	pthread_mutex_unlock(&lock);
+	consumer_follow();
+}
+
+void repl_proxy_begin(char id[REPL_ID_LEN + 1], long long *offset)
+{
+	pthread_mutex_lock(&lock);
+	ensure_id();
+	proxy = true;
+	memcpy(id, replid, REPL_ID_LEN + 1);
+	*offset = bl.active ? (long long)bl.offset : -1;
+	pthread_mutex_unlock(&lock);
+	consumer_follow();
+}
+
+void repl_proxy_start(const char *id, long long offset)
+{
+	pthread_mutex_lock(&lock);
+	history_reset(id, offset);
+	memset(replid2, '0', REPL_ID_LEN);
+	second_off = -1;
+	proxy = true;
+	pthread_mutex_unlock(&lock);
+	consumer_follow();
+}
+
+void repl_proxy_continue(const char *id)
+{
+	bool changed;
+
+	pthread_mutex_lock(&lock);
+	ensure_id();
+	bl.active = true;
+	changed = strcasecmp(id, replid) != 0;
+	/* The master took another's place (a failover): what we hold is
+	 * still good under the old ID for our replicas. */
+	if (changed) {
+		log_notice("Master replication ID changed to %s", id);
+		shift_id(id);
+	}
+	pthread_mutex_unlock(&lock);
+	/* They learn the new ID by syncing again (a partial resync). */
+	if (changed)
+		repl_drop_replicas();
+}
+
+void repl_proxy_feed(const char *p, size_t len)
+{
+	pthread_mutex_lock(&lock);
+	if (proxy && bl.active && len) {
+		buf_append(p, len);
+		buf_trim();
+		notify_replicas();
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+void repl_promote(void)
+{
+	pthread_mutex_lock(&lock);
+	ensure_id();
+	shift_id(NULL);
+	proxy = false;
+	pthread_mutex_unlock(&lock);
+	consumer_follow();
+	/* Our replicas learn the new ID by a partial resync. */
+	repl_drop_replicas();
 }
 
 /* ---- commands ---------------------------------------------------------------------------------- */
@@ -541,8 +692,21 @@ static bool can_continue(const char *id, long long offset)
 {
 	uint64_t first = bl.offset - bl.histlen + 1;
 
-	if (!bl.active || strcasecmp(id, replid) != 0)
+	if (!bl.active)
 		return false;
+	/* The ID we inherited is good up to where our own history began. */
+	if (strcasecmp(id, replid) != 0 && (strcasecmp(id, replid2) != 0 || offset > second_off)) {
+		if (strcasecmp(id, replid2) == 0)
+			log_notice("Partial resynchronization not accepted: Requested offset "
+				   "for second ID was %lld, but I can reply up to %lld",
+				   offset, second_off);
+		else if (id[0] != '?')
+			log_notice("Partial resynchronization not accepted: Replication ID "
+				   "mismatch (Replica asked for '%s', my replication IDs are '%s' "
+				   "and '%s')",
+				   id, replid, replid2);
+		return false;
+	}
 	return offset >= 0 && (uint64_t)offset >= first && (uint64_t)offset <= bl.offset + 1;
 }
 
@@ -568,6 +732,10 @@ void repl_sync(struct client *c, const char *id, long long offset)
 
 	if (c->flags & CLIENT_REPLICA)
 		return;
+	if (repl_is_replica() && repl_link_down()) {
+		reply_error(c, "-NOMASTERLINK Can't SYNC while not connected with my master");
+		return;
+	}
 	if (client_has_replies(c)) {
 		reply_error(c, "SYNC and PSYNC are invalid with pending output");
 		return;
@@ -632,7 +800,10 @@ void repl_sync(struct client *c, const char *id, long long offset)
 	/* Before the fork: every command after it is in the stream whole. */
 	if (fresh)
 		consumer_follow();
-	start_bgsave();
+	/* A replica forks on its master client's worker, between two of its
+	 * commands, so the file and the offset agree (the cron starts it). */
+	if (!__atomic_load_n(&proxy, __ATOMIC_RELAXED) || c->worker->id == 0)
+		start_bgsave();
 }
 
 void repl_replconf(struct client *c)
@@ -789,14 +960,14 @@ void repl_info(struct text *t)
 		    "master_replid:%s\r\n"
 		    "master_replid2:%s\r\n"
 		    "master_repl_offset:%llu\r\n"
-		    "second_repl_offset:-1\r\n"
+		    "second_repl_offset:%lld\r\n"
 		    "repl_backlog_active:%d\r\n"
 		    "repl_backlog_size:%lld\r\n"
 		    "repl_backlog_first_byte_offset:%llu\r\n"
 		    "repl_backlog_histlen:%llu\r\n",
 		    replica && master_id[0] ? master_id : replid, replid2,
 		    replica ? (unsigned long long)master_off : (unsigned long long)bl.offset,
-		    bl.active, (long long)config.repl_backlog_size,
+		    second_off, bl.active, (long long)config.repl_backlog_size,
 		    bl.active ? (unsigned long long)(bl.offset - bl.histlen + 1) : 0ULL,
 		    (unsigned long long)bl.histlen);
 	pthread_mutex_unlock(&lock);
@@ -849,6 +1020,11 @@ static void cron_feed(void *arg)
 	int64_t now_s = *(int64_t *)arg;
 
 	pthread_mutex_lock(&lock);
+	/* A replica passes its master's PINGs on, it sends none of its own. */
+	if (proxy) {
+		pthread_mutex_unlock(&lock);
+		return;
+	}
 	if (getack_wanted) {
 		getack_wanted = false;
 		if (nlisted)
@@ -1051,7 +1227,7 @@ void repl_cron(struct worker *w)
 	__atomic_store_n(&good_replicas, count_good(now_s), __ATOMIC_RELAXED);
 	if (nlisted)
 		bl.no_replicas_since_s = now_s;
-	else if (bl.active && config.repl_backlog_ttl &&
+	else if (bl.active && !proxy && config.repl_backlog_ttl &&
 		 now_s - bl.no_replicas_since_s > config.repl_backlog_ttl) {
 		/* As Redis: a master whose replicas are gone for long enough
 		 * frees its backlog and starts a new history. */

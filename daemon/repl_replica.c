@@ -15,7 +15,8 @@
  * offset it has applied counts the bytes of whole commands (not inside a
  * MULTI), as Redis's reploff; it is acked each second and on REPLCONF
  * GETACK. When the link breaks, the thread connects again (each second)
- * and asks to continue from there.
+ * and asks to continue from there. Each command the master client applies
+ * goes on, as its bytes came, to our own replicas (repl_proxy_feed).
  *
  * Locks: `rlock` guards this file's state; it is a leaf lock but for the
  * mailbox lock taken under it. The master client is touched only by the
@@ -41,6 +42,7 @@
 #include "mem.h"
 #include "rdbfile.h"
 #include "repl.h"
+#include "store.h"
 #include "text.h"
 #include "util.h"
 #include "worker.h"
@@ -70,7 +72,17 @@ static struct {
 	long long read;		      /* offset read (read_reploff) */
 	int64_t down_since_s, up_since_s, last_io_s;
 	long long transfer_size, transfer_read;
-} st = { .fd = -1, .applied = -1 };
+	int stream_db; /* the master client's database when it last applied */
+} st = { .fd = -1, .applied = -1, .stream_db = -1 };
+
+/* The master's commands since the last one applied whole (a MULTI's), as
+ * they came: touched only by the master client's worker. */
+static struct text pending;
+
+int repl_replica_stream_db(void)
+{
+	return __atomic_load_n(&st.stream_db, __ATOMIC_RELAXED);
+}
 
 bool repl_is_replica(void)
 {
@@ -286,8 +298,20 @@ static void link_deliver(struct worker *w, uint64_t unused, void *payload)
 		return;
 	}
 	/* Our own replicas hold the old data: they sync again. */
-	if (d->rdb)
+	if (d->rdb) {
+		struct rdbfile_repl_info ri;
+
 		repl_drop_replicas();
+		repl_proxy_start(d->replid, d->offset);
+		/* The stream goes on in the database the file says (a
+		 * master that is itself a replica sends no SELECT first). */
+		rdbfile_loaded_repl_info(&ri);
+		__atomic_store_n(&st.stream_db, ri.id[0] && ri.stream_db >= 0 ? ri.stream_db : 0,
+				 __ATOMIC_RELAXED);
+	} else {
+		repl_proxy_continue(d->replid);
+	}
+	pending.len = 0;
 	c = w->engine->adopt(w, d->fd);
 	if (!c) {
 		d->fd = -1;
@@ -298,6 +322,8 @@ static void link_deliver(struct worker *w, uint64_t unused, void *payload)
 	d->fd = -1;
 	c->flags |= CLIENT_MASTER | CLIENT_REPLY_OFF;
 	c->authenticated = true;
+	if (st.stream_db >= 0 && st.stream_db < store.ndbs)
+		c->db = st.stream_db;
 	pthread_mutex_lock(&rlock);
 	memcpy(st.replid, d->replid, sizeof(st.replid));
 	st.applied = st.read = d->offset;
@@ -608,6 +634,11 @@ static void drop_link(void)
 
 int repl_replica_set(const char *host, int port)
 {
+	char id[REPL_ID_LEN + 1];
+	long long offset = -1;
+
+	if (host)
+		repl_proxy_begin(id, &offset);
 	pthread_mutex_lock(&rlock);
 	if (host && st.state != LINK_NONE && !strcmp(st.host, host) && st.port == port) {
 		pthread_mutex_unlock(&rlock);
@@ -626,15 +657,44 @@ int repl_replica_set(const char *host, int port)
 	st.port = port;
 	st.state = LINK_CONNECT;
 	st.down_since_s = time(NULL);
-	/* A new master: a new history (nothing cached to continue from). */
-	st.replid[0] = '\0';
-	st.applied = -1;
+	/* What we ask the new master to continue: our own history (which is
+	 * the old master's if we were a replica). */
+	memcpy(st.replid, id, sizeof(st.replid));
+	st.applied = offset;
+	if (offset < 0)
+		st.replid[0] = '\0';
 	if (!st.thread_started) {
 		if (pthread_create(&st.thread, NULL, link_main, NULL) == 0)
 			st.thread_started = true;
 	}
 	pthread_cond_broadcast(&rcond);
 	pthread_mutex_unlock(&rlock);
+	return 0;
+}
+
+int repl_replica_start_up(void)
+{
+	struct rdbfile_repl_info ri;
+	bool valid;
+	char host[256];
+	int port;
+
+	rdbfile_loaded_repl_info(&ri);
+	/* As Redis: only a file that says all three (older servers could
+	 * write a stream db of -1). */
+	valid = ri.id[0] && ri.offset >= 0 && ri.stream_db >= 0;
+	if (!config.replicaof || !config.replicaof[0]) {
+		if (valid)
+			repl_restore_history(ri.id, ri.offset, false);
+		return 0;
+	}
+	if (sscanf(config.replicaof, "%255s %d", host, &port) != 2)
+		return -EINVAL;
+	if (valid) {
+		repl_restore_history(ri.id, ri.offset, true);
+		st.stream_db = ri.stream_db;
+	}
+	repl_replica_set(host, port);
 	return 0;
 }
 
@@ -654,16 +714,35 @@ void repl_replica_stop(void)
 		pthread_join(st.thread, NULL);
 }
 
+void repl_master_command(struct client *c)
+{
+	size_t at = pending.len;
+
+	text_append(&pending, c->qbuf + c->cmd_start, c->qpos - c->cmd_start);
+	/* The parser made each bulk's CR its NUL: the bytes as they came. */
+	if (c->req_type == '*')
+		for (int i = 0; i < c->argc; i++)
+			pending.p[at + (c->arg_off[i] - c->cmd_start) + c->argv[i].len] = '\r';
+}
+
 void repl_master_applied(struct client *c)
 {
 	long long unread = (long long)(c->qlen - c->qpos);
+	bool ours = false;
 
 	if (c->in_multi)
 		return;
 	pthread_mutex_lock(&rlock);
-	if (st.master_id == c->id)
+	if (st.master_id == c->id) {
 		st.applied = st.read - unread;
+		ours = true;
+	}
 	pthread_mutex_unlock(&rlock);
+	if (ours) {
+		__atomic_store_n(&st.stream_db, c->db, __ATOMIC_RELAXED);
+		repl_proxy_feed(pending.p, pending.len);
+	}
+	pending.len = 0;
 }
 
 void repl_master_read(struct client *c, size_t n)

@@ -85,8 +85,9 @@ void cmd_replicaof(struct client *c)
 	if (arg_is(c, 1, "no") && arg_is(c, 2, "one")) {
 		if (repl_is_replica()) {
 			repl_replica_set(NULL, 0);
-			/* A master again, with a history of its own. */
-			repl_change_id();
+			/* A master again: a new ID, the old one still good for
+			 * our old siblings up to here (PSYNC2). */
+			repl_promote();
 			log_notice("MASTER MODE enabled (user request from 'id=%llu addr=%s')",
 				   (unsigned long long)c->id, c->addr);
 		}

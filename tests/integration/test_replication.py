@@ -505,3 +505,113 @@ def shutdown_while_the_link_retries(t):
         assert a.proc.returncode == 0 and time.monotonic() - start < 4, a.proc.returncode
     finally:
         hole.close()
+
+
+def restart(srv):
+    """Stops srv by PID and starts it again on its port, in its directory."""
+    from harness import _die_with_parent
+    srv.stop()
+    with open(srv.log_path, 'ab') as log:
+        srv.proc = subprocess.Popen(srv.argv(), stdin=subprocess.DEVNULL, stdout=log,
+                                    stderr=subprocess.STDOUT, preexec_fn=_die_with_parent)
+    assert srv._wait_ready(10.0), srv.log_tail()
+
+
+def sync_stats(srv):
+    s = info_fields(srv.call('INFO', 'stats'))['stats']
+    return int(s['sync_full']), int(s['sync_partial_ok'])
+
+
+@test
+@xkv_only
+def psync2_a_promoted_replica_continues_with_its_old_siblings_and_master(t):
+    m = t.spawn('sut')
+    a, b = t.spawn('sut'), t.spawn('sut')
+    ref = redis_replica_of(t, m)                # a Redis 7.0 sibling too
+    for r in (a, b):
+        assert r.call('REPLICAOF', '127.0.0.1', m.port) == b'OK'
+    wait_until(lambda: all(repl_info(r).get('master_link_status') == 'up' for r in (a, b)),
+               timeout=20)
+    workload(m, 800, 11)
+    m.call('SELECT', 0)
+    time.sleep(0.1)
+    for r in (a, b, ref):
+        assert in_sync(m, r)
+    old = repl_info(m)
+    # The replica's own stream is its master's: same ID, same offset.
+    assert repl_info(a)['master_replid'] == old['master_replid']
+    off = int(old['master_repl_offset'])
+    assert a.call('REPLICAOF', 'NO', 'ONE') == b'OK'
+    info = repl_info(a)
+    assert info['role'] == 'master' and info['master_replid2'] == old['master_replid']
+    assert info['second_repl_offset'] == str(off + 1) and info['master_replid'] != old[
+        'master_replid']
+    # The old siblings (xkvd and Redis 7.0) and the old master continue with it.
+    for r in (b, ref, m):
+        assert r.call('REPLICAOF', '127.0.0.1', a.port) == b'OK'
+    wait_until(lambda: repl_info(a)['connected_slaves'] == '3' and all(
+        repl_info(r).get('master_link_status') == 'up' for r in (b, ref, m)), timeout=20)
+    assert sync_stats(a) == (0, 3), (sync_stats(a), a.log_tail())
+    workload(a, 300, 12)
+    time.sleep(0.1)
+    for r in (b, ref, m):
+        assert in_sync(a, r)
+        same_data(a, r)
+    assert repl_info(b)['master_replid'] == info['master_replid']
+
+
+@test
+@xkv_only
+def a_replica_serves_the_masters_stream_to_its_replicas_as_it_came(t):
+    m = t.spawn('sut')
+    a = t.spawn('sut')
+    a.call('REPLICAOF', '127.0.0.1', m.port)
+    wait_until(lambda: repl_info(a).get('master_link_status') == 'up', timeout=20)
+    with m.client() as c:
+        c.call('SELECT', 5)
+        c.call('SET', 'in5', 'x')
+    assert in_sync(m, a)
+    sub = Replica(a.port)
+    sub.send('PSYNC', '?', '-1')
+    head = sub.line()
+    assert head.startswith(b'+FULLRESYNC ' + repl_info(m)['master_replid'].encode()), head
+    assert int(head.split()[2]) == int(repl_info(m)['master_repl_offset'])
+    rdb = sub.bulk_payload()
+    assert b'repl-stream-db' in rdb and b'in5' in rdb
+    m.call('SET', 'db0', 'y')                   # the master's SELECT 0 comes first
+    with m.client() as c:
+        c.call('SELECT', 5)
+        c.call('INCR', 'n')
+    assert in_sync(m, a)
+    data = sub.stream(200, timeout=2)
+    cmds = [x for x in commands(data) if x[0].upper() != b'PING']
+    assert cmds == [[b'SELECT', b'0'], [b'SET', b'db0', b'y'], [b'SELECT', b'5'],
+                    [b'INCR', b'n']], cmds
+    sub.close()
+
+
+@test
+@xkv_only
+def replicaof_at_start_up_and_a_partial_resync_after_a_restart(t):
+    m = t.spawn('sut')
+    m.call('SET', 'k', 'v')
+    r = t.spawn('sut', replicaof='127.0.0.1 %d' % m.port)
+    wait_until(lambda: repl_info(r).get('master_link_status') == 'up', timeout=20)
+    assert r.call('GET', 'k') == b'v' and repl_info(r)['role'] == 'slave'
+    workload(m, 300, 13)
+    time.sleep(0.1)
+    assert in_sync(m, r)
+    restart(r)                                  # SIGTERM saves (save points), then loads
+    wait_until(lambda: repl_info(r).get('master_link_status') == 'up', timeout=20)
+    assert sync_stats(m) == (1, 1), (sync_stats(m), r.log_tail())
+    workload(m, 100, 14)
+    time.sleep(0.1)
+    assert in_sync(m, r)
+    same_data(m, r)
+    # A master restarted from its file: its replica continues too.
+    m.call('CONFIG', 'SET', 'save', '3600 1')
+    restart(m)
+    wait_until(lambda: repl_info(r).get('master_link_status') == 'up', timeout=20)
+    assert sync_stats(m) == (0, 1), (sync_stats(m), m.log_tail())
+    m.call('SET', 'after', 'restart')
+    assert wait_until(lambda: r.call('GET', 'after') == b'restart', timeout=10)
