@@ -566,6 +566,7 @@ int repl_init(void)
 	consumer = propagate_consumer_add(repl_feed, NULL, false);
 	if (consumer < 0)
 		return consumer;
+	propagate_consumer_set_repl(consumer);
 	rdbfile_repl_info_hook = repl_info_hook;
 	return 0;
 }

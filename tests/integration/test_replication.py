@@ -615,3 +615,37 @@ def replicaof_at_start_up_and_a_partial_resync_after_a_restart(t):
     assert sync_stats(m) == (0, 1), (sync_stats(m), m.log_tail())
     m.call('SET', 'after', 'restart')
     assert wait_until(lambda: r.call('GET', 'after') == b'restart', timeout=10)
+
+
+@test
+@xkv_only
+def publish_reaches_the_replicas_subscribers_and_not_the_aof(t):
+    a = t.spawn('sut', appendonly='yes')
+    ref = redis_replica_of(t, a)
+    x = t.spawn('sut')
+    x.call('REPLICAOF', '127.0.0.1', a.port)
+    wait_until(lambda: repl_info(x).get('master_link_status') == 'up', timeout=20)
+    subs = [srv.client() for srv in (ref, x)]
+    try:
+        for s in subs:
+            assert s.call('SUBSCRIBE', 'news') == [b'subscribe', b'news', 1]
+        with a.client() as c:
+            c.call('SELECT', 2)
+            assert c.call('PUBLISH', 'news', 'hello') == 0
+            c.call('MULTI')
+            c.call('SPUBLISH', 'news', 'sharded')
+            c.call('PUBLISH', 'news', 'in-exec')
+            c.call('SET', 'k', 'v')
+            c.call('EXEC')
+        for s in subs:
+            got = decode(s.read_reply())
+            assert got == [b"message", b"news", b"hello"], (s, got)
+            assert decode(s.read_reply()) == [b"message", b"news", b"in-exec"]
+    finally:
+        for s in subs:
+            s.close()
+    assert in_sync(a, x) and x.call('SELECT', 2) == b'OK'
+    incr = os.path.join(a.dir, 'appendonlydir', 'appendonly.aof.1.incr.aof')
+    with open(incr, 'rb') as f:
+        aof = f.read()
+    assert b'PUBLISH' not in aof.upper() and b'$1\r\nk\r\n' in aof, aof
