@@ -593,6 +593,17 @@ static void aof_feed(void *arg, int argc, const struct arg *argv)
 	pthread_mutex_unlock(&buf_lock);
 }
 
+uint64_t aof_appended(void)
+{
+	return __atomic_load_n(&appended, __ATOMIC_ACQUIRE);
+}
+
+bool aof_fsynced(uint64_t pos)
+{
+	return __atomic_load_n(&state, __ATOMIC_RELAXED) == AOF_ON &&
+	       __atomic_load_n(&synced, __ATOMIC_ACQUIRE) >= pos;
+}
+
 static int write_all(int wfd, const char *p, size_t len)
 {
 	size_t off = 0;

@@ -50,6 +50,11 @@ bool aof_rewrite_running(void);
 void aof_cron(void);
 /* CONFIG SET appendonly: starts (with a rewrite) or stops the AOF. */
 void aof_config_changed(void);
+/* WAITAOF's local part: the AOF's bytes so far (a write's place in the
+ * file, taken right after it propagated), and whether everything up to pos
+ * is on disk (false while the AOF is off or its first rewrite runs). */
+uint64_t aof_appended(void);
+bool aof_fsynced(uint64_t pos);
 /* The errno of the last failed AOF write while it is not recovered, or 0. */
 int aof_write_error(void);
 /* At shutdown, under every shard lock: stops a rewrite and flushes and

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "aof.h"
 #include "client.h"
 #include "commands.h"
 #include "config.h"
@@ -76,6 +77,8 @@ struct repl_waiter {
 	long long num;
 	int64_t deadline_ms; /* mono, 0: none */
 	bool aof;	     /* WAITAOF: counts FACKs */
+	bool local;	     /* WAITAOF 1: our own fsync too */
+	uint64_t aof_target; /* the AOF's bytes that must be on disk */
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -1065,12 +1068,12 @@ static long long count_acks(uint64_t target, bool aof)
 	return n;
 }
 
-/* WAIT's reply, or WAITAOF's: [local fsyncs (none: no AOF), replicas]. */
-static void reply_acks(struct client *c, long long acks, bool aof)
+/* WAIT's reply, or WAITAOF's: [our AOF has it (0 or 1), replicas]. */
+static void reply_acks(struct client *c, long long acks, bool aof, bool local)
 {
 	if (aof) {
 		reply_array(c, 2);
-		reply_int(c, 0);
+		reply_int(c, local);
 	}
 	reply_int(c, acks);
 }
@@ -1080,10 +1083,11 @@ uint64_t repl_offset(void)
 	return __atomic_load_n(&bl.offset, __ATOMIC_RELAXED);
 }
 
-void repl_wait(struct client *c, long long numreplicas, long long timeout_ms, bool aof)
+void repl_wait(struct client *c, long long numreplicas, long long timeout_ms, bool aof, bool local)
 {
 	struct repl_waiter *wt;
 	long long acks;
+	bool local_ok = aof && aof_fsynced(c->aof_woff);
 
 	if (repl_is_replica()) {
 		reply_error(c, aof ? "WAITAOF cannot be used with replica instances. Please also "
@@ -1098,9 +1102,10 @@ void repl_wait(struct client *c, long long numreplicas, long long timeout_ms, bo
 	pthread_mutex_lock(&lock);
 	/* The offset right after the client's own last write, as Redis. */
 	acks = count_acks(c->repl_woff, aof);
-	if (acks >= numreplicas || (exec_ctx_flags() & (EXEC_IN_EXEC | EXEC_SCRIPT))) {
+	if ((acks >= numreplicas && (local_ok || !local)) ||
+	    (exec_ctx_flags() & (EXEC_IN_EXEC | EXEC_SCRIPT))) {
 		pthread_mutex_unlock(&lock);
-		reply_acks(c, acks, aof);
+		reply_acks(c, acks, aof, local_ok);
 		return;
 	}
 	wt = xcalloc(1, sizeof(*wt));
@@ -1108,6 +1113,8 @@ void repl_wait(struct client *c, long long numreplicas, long long timeout_ms, bo
 	wt->w = c->worker;
 	wt->target = c->repl_woff;
 	wt->aof = aof;
+	wt->local = local;
+	wt->aof_target = c->aof_woff;
 	wt->num = numreplicas;
 	wt->deadline_ms = timeout_ms ? mono_ms() + timeout_ms : 0;
 	wt->next = waiters;
@@ -1128,7 +1135,7 @@ static void wait_check(struct worker *w, uint64_t only_id)
 		struct repl_waiter **p, *wt = NULL;
 		struct client *c;
 		long long acks = 0;
-		bool aof = false;
+		bool aof = false, local_ok = false;
 
 		pthread_mutex_lock(&lock);
 		for (p = &waiters; *p; p = &(*p)->next) {
@@ -1137,7 +1144,9 @@ static void wait_check(struct worker *w, uint64_t only_id)
 			if (x->w != w || (only_id && x->client_id != only_id))
 				continue;
 			acks = count_acks(x->target, x->aof);
-			if (acks >= x->num || (x->deadline_ms && now >= x->deadline_ms)) {
+			local_ok = x->aof && aof_fsynced(x->aof_target);
+			if ((acks >= x->num && (local_ok || !x->local)) ||
+			    (x->deadline_ms && now >= x->deadline_ms)) {
 				wt = x;
 				aof = x->aof;
 				*p = x->next;
@@ -1152,7 +1161,7 @@ static void wait_check(struct worker *w, uint64_t only_id)
 		if (!c || !(c->flags & CLIENT_WAIT_ACKS))
 			continue;
 		c->flags &= ~CLIENT_WAIT_ACKS;
-		reply_acks(c, acks, aof);
+		reply_acks(c, acks, aof, local_ok);
 		client_command_done(c);
 		if (!client_process_input(c) && !(c->flags & CLIENT_CLOSE_ASAP))
 			c->flags |= CLIENT_CLOSE_AFTER_REPLY;

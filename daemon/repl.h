@@ -64,8 +64,9 @@ void repl_sync(struct client *c, const char *replid, long long offset);
 void repl_replconf(struct client *c);
 /* WAIT numreplicas timeout (ms, 0: for ever), on c's worker: the replicas
  * that acked c's last write (c->repl_woff); aof: WAITAOF 0 numreplicas
- * timeout, the replicas whose AOF holds it (REPLCONF ACK ... FACK). */
-void repl_wait(struct client *c, long long numreplicas, long long timeout_ms, bool aof);
+ * timeout, the replicas whose AOF holds it (REPLCONF ACK ... FACK) and,
+ * with local (WAITAOF 1), our own AOF's fsync of it (c->aof_woff). */
+void repl_wait(struct client *c, long long numreplicas, long long timeout_ms, bool aof, bool local);
 /* master_repl_offset, read without the lock (the stream's end). */
 uint64_t repl_offset(void);
 /* ROLE's reply. */

@@ -35,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "aof.h"
 #include "client.h"
 #include "commands.h"
 #include "config.h"
@@ -76,8 +77,10 @@ static struct {
 } st = { .fd = -1, .applied = -1, .stream_db = -1 };
 
 /* The master's commands since the last one applied whole (a MULTI's), as
- * they came: touched only by the master client's worker. */
+ * they came, and the applied offset last known to be in our AOF on disk
+ * (FACK): touched only by the master client's worker. */
 static struct text pending;
+static long long fack;
 
 int repl_replica_stream_db(void)
 {
@@ -303,6 +306,7 @@ static void link_deliver(struct worker *w, uint64_t unused, void *payload)
 
 		repl_drop_replicas();
 		repl_proxy_start(d->replid, d->offset);
+		fack = 0;
 		/* The stream goes on in the database the file says (a
 		 * master that is itself a replica sends no SELECT first). */
 		rdbfile_loaded_repl_info(&ri);
@@ -755,10 +759,13 @@ void repl_master_read(struct client *c, size_t n)
 	pthread_mutex_unlock(&rlock);
 }
 
-/* REPLCONF ACK <applied>, written past the master client's muted replies. */
+/* REPLCONF ACK <applied>, written past the master client's muted replies;
+ * with an AOF, FACK <the applied offset our AOF has on disk> too, for the
+ * master's WAITAOF (on the master client's worker, between its commands:
+ * everything applied is in the AOF's bytes then). */
 void repl_master_ack(struct client *c)
 {
-	char buf[96];
+	char buf[160];
 	long long off;
 	int n;
 
@@ -767,8 +774,19 @@ void repl_master_ack(struct client *c)
 	pthread_mutex_unlock(&rlock);
 	if (off < 0)
 		return;
-	n = snprintf(buf, sizeof(buf), "*3\r\n$8\r\nREPLCONF\r\n$3\r\nACK\r\n$%d\r\n%lld\r\n",
-		     snprintf(NULL, 0, "%lld", off), off);
+	if (!config.appendonly) {
+		n = snprintf(buf, sizeof(buf),
+			     "*3\r\n$8\r\nREPLCONF\r\n$3\r\nACK\r\n$%d\r\n%lld\r\n",
+			     snprintf(NULL, 0, "%lld", off), off);
+	} else {
+		if (aof_fsynced(aof_appended()) && off > fack)
+			fack = off;
+		n = snprintf(buf, sizeof(buf),
+			     "*5\r\n$8\r\nREPLCONF\r\n$3\r\nACK\r\n$%d\r\n%lld\r\n"
+			     "$4\r\nFACK\r\n$%d\r\n%lld\r\n",
+			     snprintf(NULL, 0, "%lld", off), off, snprintf(NULL, 0, "%lld", fack),
+			     fack);
+	}
 	c->flags |= CLIENT_PUSHING;
 	reply_raw(c, buf, (size_t)n);
 	c->flags &= ~CLIENT_PUSHING;

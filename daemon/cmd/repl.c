@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /* SYNC, PSYNC, REPLCONF, WAIT, ROLE: argument checks; the work is repl.c's. */
 #include "commands.h"
+#include "config.h"
 #include "log.h"
 #include "repl.h"
 #include "util.h"
@@ -40,7 +41,7 @@ void cmd_wait(struct client *c)
 		reply_error(c, "timeout is negative");
 		return;
 	}
-	repl_wait(c, n, timeout, false);
+	repl_wait(c, n, timeout, false, false);
 }
 
 void cmd_waitaof(struct client *c)
@@ -63,13 +64,12 @@ void cmd_waitaof(struct client *c)
 		reply_error(c, "timeout is negative");
 		return;
 	}
-	/* There is no AOF here. */
-	if (local) {
+	if (local && !config.appendonly) {
 		reply_error(c, "WAITAOF cannot be used when numlocal is set but appendonly is "
 			       "disabled.");
 		return;
 	}
-	repl_wait(c, n, timeout, true);
+	repl_wait(c, n, timeout, true, local == 1);
 }
 
 void cmd_role(struct client *c)

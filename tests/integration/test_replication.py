@@ -649,3 +649,36 @@ def publish_reaches_the_replicas_subscribers_and_not_the_aof(t):
     with open(incr, 'rb') as f:
         aof = f.read()
     assert b'PUBLISH' not in aof.upper() and b'$1\r\nk\r\n' in aof, aof
+
+
+@test
+@xkv_only
+def waitaof_counts_the_local_fsync_and_xkvd_replicas_facks(t):
+    a = t.spawn('sut')
+    assert a.call('WAITAOF', 1, 0, 0) == RespError(
+        'ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled.')
+    m = t.spawn('sut', appendonly='yes', appendfsync='always')
+    with m.client() as c:
+        assert c.call('WAITAOF', 1, 0, 0) == [1, 0]
+        c.call('SET', 'k', 'v')
+        assert c.call('WAITAOF', 1, 0, 0) == [1, 0]
+    e = t.spawn('sut', appendonly='yes', appendfsync='everysec')
+    with e.client() as c:
+        c.call('SET', 'k', 'v')
+        # Blocks until the once-a-second fsync has it.
+        assert c.call('WAITAOF', 1, 0, 5000) == [1, 0]
+    n = t.spawn('sut', appendonly='yes', appendfsync='no')
+    with n.client() as c:
+        c.call('SET', 'k', 'v')
+        assert c.call('WAITAOF', 1, 0, 300) == [0, 0]     # never fsynced: times out
+    # An xkvd replica with an AOF acks what its AOF holds (FACK).
+    r = t.spawn('sut', appendonly='yes', appendfsync='always')
+    r.call('REPLICAOF', '127.0.0.1', m.port)
+    wait_until(lambda: repl_info(r).get('master_link_status') == 'up', timeout=20)
+    plain = redis_replica_of(t, m)                        # 7.0 without AOF: no FACK
+    with m.client() as c:
+        c.call('SET', 'k2', 'v2')
+        assert c.call('WAITAOF', 1, 1, 5000) == [1, 1]
+        assert c.call('WAITAOF', 0, 2, 300) == [1, 1]
+        assert c.call('WAIT', 2, 5000) == 2
+    assert r.call('GET', 'k2') == b'v2' and plain.call('GET', 'k2') == b'v2'
