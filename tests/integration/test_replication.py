@@ -682,3 +682,120 @@ def waitaof_counts_the_local_fsync_and_xkvd_replicas_facks(t):
         assert c.call('WAITAOF', 0, 2, 300) == [1, 1]
         assert c.call('WAIT', 2, 5000) == 2
     assert r.call('GET', 'k2') == b'v2' and plain.call('GET', 'k2') == b'v2'
+
+
+@test
+@xkv_only
+def kill_9_of_the_primary_loses_no_write_that_wait_acknowledged(t):
+    import signal
+    import threading
+    m = t.spawn('sut', save='')
+    r = t.spawn('sut')
+    r.call('REPLICAOF', '127.0.0.1', m.port)
+    wait_until(lambda: repl_info(r).get('master_link_status') == 'up', timeout=20)
+    acked, sent = [], [0]
+    # Killed by PID from another thread while writes are in flight.
+    killer = threading.Timer(0.5, lambda: os.kill(m.proc.pid, signal.SIGKILL))
+    with m.client(timeout=3) as c, m.client(timeout=3) as c2:
+        killer.start()
+        try:
+            for i in range(100000):
+                sent[0] = i
+                c.send('SET', 'w%d' % i, i)
+                c.send('WAIT', 1, 1000)
+                c2.send('INCR', 'other%d' % (i % 7))       # a second writer meanwhile
+                if decode(c.read_reply()) == b'OK' and decode(c.read_reply()) == 1:
+                    acked.append(i)
+                c2.read_reply()
+        except (ConnectionClosed, OSError):
+            pass
+        finally:
+            killer.join()
+    m.proc.wait()
+    assert len(acked) > 20, (len(acked), sent)
+    with r.client() as c:
+        missing = [i for i in acked if c.call('GET', 'w%d' % i) != str(i).encode()]
+    assert not missing, missing[:10]
+
+
+def sentinel_start(t, master_port, name='mymaster'):
+    """A redis-sentinel (Debian's) monitoring master_port, quorum 1."""
+    import tempfile
+    from harness import _die_with_parent, free_port
+    exe = '/usr/bin/redis-sentinel'
+    d = tempfile.mkdtemp(prefix='xkv-it-sentinel-')
+    port = free_port()
+    conf = os.path.join(d, 'sentinel.conf')
+    with open(conf, 'w') as f:
+        f.write('port %d\nbind 127.0.0.1\ndir %s\nsentinel monitor %s 127.0.0.1 %d 1\n'
+                'sentinel down-after-milliseconds %s 1000\n'
+                'sentinel failover-timeout %s 10000\n' % (port, d, name, master_port, name, name))
+    log = open(os.path.join(d, 'sentinel.log'), 'wb')
+    args = [exe, conf] if os.path.exists(exe) else [REDIS_SERVER_BIN, conf, '--sentinel']
+    proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT,
+                            stdin=subprocess.DEVNULL, preexec_fn=_die_with_parent)
+    return proc, port, d
+
+
+REDIS_SERVER_BIN = '/usr/bin/redis-server'
+
+
+@test
+@xkv_only
+def sentinel_fails_over_and_redis_py_follows_the_new_primary(t):
+    import shutil
+    import signal
+    from redis.sentinel import Sentinel
+    m = t.spawn('sut')
+    reps = [t.spawn('sut'), t.spawn('sut')]
+    for r in reps:
+        r.call('REPLICAOF', '127.0.0.1', m.port)
+    wait_until(lambda: all(repl_info(r).get('master_link_status') == 'up' for r in reps),
+               timeout=20)
+    proc, sport, sdir = sentinel_start(t, m.port)
+    try:
+        sen = Sentinel([('127.0.0.1', sport)], socket_timeout=2)
+        # It finds the replicas through the primary's INFO.
+        assert wait_until(lambda: len(sen.discover_slaves('mymaster')) == 2, timeout=20), \
+            open(os.path.join(sdir, 'sentinel.log')).read()[-3000:]
+        primary = sen.master_for('mymaster', socket_timeout=2)
+        for i in range(100):
+            primary.set('before%d' % i, i)
+        assert primary.execute_command('WAIT', 2, 2000) == 2
+        os.kill(m.proc.pid, signal.SIGKILL)
+        m.proc.wait()
+        ports = {r.port for r in reps}
+        assert wait_until(lambda: _master_port(sen) in ports, timeout=40), \
+            open(os.path.join(sdir, 'sentinel.log')).read()[-3000:]
+        new = sen.discover_master('mymaster')[1]
+        # redis-py reconnects to the new primary through Sentinel.
+        assert wait_until(lambda: _try_set(primary, 'after', 'failover'), timeout=20)
+        promoted = [r for r in reps if r.port == new][0]
+        other = [r for r in reps if r.port != new][0]
+        assert repl_info(promoted)['role'] == 'master'
+        assert primary.get('before99') == b'99'
+        # The other replica follows the new primary (Sentinel reconfigures it).
+        assert wait_until(lambda: other.call('GET', 'after') == b'failover', timeout=30), \
+            repl_info(other)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        shutil.rmtree(sdir, ignore_errors=True)
+
+
+def _master_port(sen):
+    try:
+        return sen.discover_master('mymaster')[1]
+    except Exception:
+        return None
+
+
+def _try_set(client, k, v):
+    try:
+        return client.set(k, v) is True
+    except Exception:
+        return False
