@@ -21,6 +21,7 @@
 #include "log.h"
 #include "mem.h"
 #include "obuf.h"
+#include "pause.h"
 #include "propagate.h"
 #include "rdbfile.h"
 #include "repl.h"
@@ -113,6 +114,17 @@ static int consumer = -1; /* our propagation consumer's id */
 static uint64_t stats[3];
 /* Replicas within min-replicas-max-lag, updated by the cron and ACKs. */
 static int good_replicas;
+
+/* FAILOVER (Redis's coordinated failover), under the lock; state also read
+ * atomically. */
+enum { FO_NONE, FO_WAIT_SYNC, FO_IN_PROGRESS };
+static struct {
+	int state;
+	char host[64]; /* the target, "" for any until one is synced */
+	int port;
+	int64_t end_ms; /* mono, 0: no timeout */
+	bool force;
+} fo;
 
 /* ---- identity --------------------------------------------------------------------------------- */
 
@@ -729,13 +741,38 @@ static void list_add(struct repl_replica *r)
 		last_ping_s = time(NULL);
 }
 
-void repl_sync(struct client *c, const char *id, long long offset)
+void repl_sync(struct client *c, const char *id, long long offset, bool failover)
 {
 	struct repl_replica *r;
 	bool fresh = false;
 
 	if (c->flags & CLIENT_REPLICA)
 		return;
+	/* Our master hands over to us (its FAILOVER): we are the master now. */
+	if (failover) {
+		bool match;
+
+		log_notice("Failover request received for replid %s.", id);
+		if (!repl_is_replica()) {
+			reply_error(c, "PSYNC FAILOVER can't be sent to a master.");
+			return;
+		}
+		pthread_mutex_lock(&lock);
+		match = !strcasecmp(id, replid);
+		pthread_mutex_unlock(&lock);
+		if (!match) {
+			reply_error(c, "PSYNC FAILOVER replid must match my replid.");
+			return;
+		}
+		repl_replica_set(NULL, 0);
+		repl_promote();
+		log_notice("MASTER MODE enabled (failover request from 'id=%llu addr=%s')",
+			   (unsigned long long)c->id, c->addr);
+	}
+	if (__atomic_load_n(&fo.state, __ATOMIC_RELAXED) != FO_NONE) {
+		reply_error(c, "-NOMASTERLINK Can't SYNC while failing over");
+		return;
+	}
 	if (repl_is_replica() && repl_link_down()) {
 		reply_error(c, "-NOMASTERLINK Can't SYNC while not connected with my master");
 		return;
@@ -960,7 +997,7 @@ void repl_info(struct text *t)
 			    r->state == REPLICA_ONLINE ? (long long)(now - r->ack_time_s) : 0LL,
 			    r->w->id);
 	text_printf(t,
-		    "master_failover_state:no-failover\r\n"
+		    "master_failover_state:%s\r\n"
 		    "master_replid:%s\r\n"
 		    "master_replid2:%s\r\n"
 		    "master_repl_offset:%llu\r\n"
@@ -969,6 +1006,9 @@ void repl_info(struct text *t)
 		    "repl_backlog_size:%lld\r\n"
 		    "repl_backlog_first_byte_offset:%llu\r\n"
 		    "repl_backlog_histlen:%llu\r\n",
+		    fo.state == FO_WAIT_SYNC	 ? "waiting-for-sync"
+		    : fo.state == FO_IN_PROGRESS ? "failover-in-progress"
+						 : "no-failover",
 		    replica && master_id[0] ? master_id : replid, replid2,
 		    replica ? (unsigned long long)master_off : (unsigned long long)bl.offset,
 		    second_off, bl.active, (long long)config.repl_backlog_size,
@@ -1034,7 +1074,10 @@ static void cron_feed(void *arg)
 		if (nlisted)
 			feed_control(3, getack);
 	}
-	if (nlisted && now_s - last_ping_s >= config.repl_ping_replica_period) {
+	/* Not while writes are paused: replicas could never catch up (a
+	 * FAILOVER waits for that), as Redis. */
+	if (nlisted && now_s - last_ping_s >= config.repl_ping_replica_period &&
+	    pause_current() == PAUSE_OFF) {
 		last_ping_s = now_s;
 		feed_control(1, &ping);
 	}
@@ -1177,6 +1220,142 @@ static void wait_deliver(struct worker *w, uint64_t client_id, void *payload)
 
 static const struct mail_ops wait_mail = { .deliver = wait_deliver };
 
+/* ---- FAILOVER ----------------------------------------------------------------------------------- */
+
+/* Lock held. The replica that said it listens on host:port. */
+static struct repl_replica *find_replica(const char *host, int port)
+{
+	for (struct repl_replica *r = replicas; r; r = r->next)
+		if (r->port == port && !strcasecmp(r->ip, host))
+			return r;
+	return NULL;
+}
+
+/* Lock held: no failover, writes go on (Redis's clearFailoverState). */
+static void fo_clear(void)
+{
+	fo.host[0] = '\0';
+	fo.port = 0;
+	fo.end_ms = 0;
+	fo.force = false;
+	__atomic_store_n(&fo.state, FO_NONE, __ATOMIC_RELAXED);
+	pause_failover(false);
+}
+
+bool repl_failover_running(void)
+{
+	return __atomic_load_n(&fo.state, __ATOMIC_RELAXED) != FO_NONE;
+}
+
+bool repl_failover_in_progress(void)
+{
+	return __atomic_load_n(&fo.state, __ATOMIC_RELAXED) == FO_IN_PROGRESS;
+}
+
+void repl_failover_done(void)
+{
+	pthread_mutex_lock(&lock);
+	if (fo.state == FO_IN_PROGRESS)
+		fo_clear();
+	pthread_mutex_unlock(&lock);
+}
+
+void repl_failover_abort(const char *why)
+{
+	bool in_progress;
+
+	pthread_mutex_lock(&lock);
+	if (fo.state == FO_NONE) {
+		pthread_mutex_unlock(&lock);
+		return;
+	}
+	if (fo.host[0])
+		log_notice("FAILOVER to %s:%d aborted: %s", fo.host, fo.port, why);
+	else
+		log_notice("FAILOVER to any replica aborted: %s", why);
+	in_progress = fo.state == FO_IN_PROGRESS;
+	fo_clear();
+	pthread_mutex_unlock(&lock);
+	/* We had turned into the target's replica: a master again. */
+	if (in_progress) {
+		repl_replica_set(NULL, 0);
+		repl_promote();
+	}
+}
+
+void repl_failover(struct client *c, const char *host, int port, long long timeout_ms, bool force)
+{
+	struct repl_replica *r;
+	bool replica = repl_is_replica();
+
+	pthread_mutex_lock(&lock);
+	if (fo.state != FO_NONE) {
+		pthread_mutex_unlock(&lock);
+		reply_error(c, "FAILOVER already in progress.");
+		return;
+	}
+	if (replica || !nlisted || (force && (!timeout_ms || !host))) {
+		pthread_mutex_unlock(&lock);
+		reply_error(c, replica	  ? "FAILOVER is not valid when server is a replica."
+			       : !nlisted ? "FAILOVER requires connected replicas."
+					  : "FAILOVER with force option requires both a timeout "
+					    "and target HOST and IP.");
+		return;
+	}
+	if (host) {
+		r = find_replica(host, port);
+		if (!r || r->state != REPLICA_ONLINE) {
+			pthread_mutex_unlock(&lock);
+			reply_error(c, !r ? "FAILOVER target HOST and PORT is not a replica."
+					  : "FAILOVER target replica is not online.");
+			return;
+		}
+		snprintf(fo.host, sizeof(fo.host), "%s", host);
+		fo.port = port;
+		log_notice("FAILOVER requested to %s:%d.", host, port);
+	} else {
+		log_notice("FAILOVER requested to any replica.");
+	}
+	fo.end_ms = timeout_ms ? mono_ms() + timeout_ms : 0;
+	fo.force = force;
+	__atomic_store_n(&fo.state, FO_WAIT_SYNC, __ATOMIC_RELAXED);
+	pause_failover(true);
+	pthread_mutex_unlock(&lock);
+	reply_ok(c);
+}
+
+/* Lock held, from the cron: 1 when the target has all of the stream (or
+ * the time is up under FORCE) and we turn into its replica, -1 when the
+ * time is up (Redis's updateFailoverStatus). */
+static int fo_check(void)
+{
+	struct repl_replica *r = NULL;
+
+	if (fo.end_ms && mono_ms() >= fo.end_ms) {
+		if (!fo.force)
+			return -1;
+		log_notice("FAILOVER to %s:%d time out exceeded, failing over.", fo.host, fo.port);
+		__atomic_store_n(&fo.state, FO_IN_PROGRESS, __ATOMIC_RELAXED);
+		return 1;
+	}
+	if (fo.host[0]) {
+		r = find_replica(fo.host, fo.port);
+	} else {
+		for (r = replicas; r; r = r->next)
+			if (r->state == REPLICA_ONLINE && r->ack_off == (long long)bl.offset)
+				break;
+		if (r) {
+			snprintf(fo.host, sizeof(fo.host), "%s", r->ip);
+			fo.port = r->port;
+		}
+	}
+	if (!r || r->ack_off != (long long)bl.offset)
+		return 0;
+	__atomic_store_n(&fo.state, FO_IN_PROGRESS, __ATOMIC_RELAXED);
+	log_notice("Failover target %s:%d is synced, failing over.", fo.host, fo.port);
+	return 1;
+}
+
 /* ---- cron and clean-up ------------------------------------------------------------------------- */
 
 void repl_drop_replicas(void)
@@ -1191,6 +1370,8 @@ void repl_cron(struct worker *w)
 {
 	int64_t now_s = time(NULL);
 	bool need_bgsave = false, drop_backlog = false;
+	char fo_host[sizeof(fo.host)];
+	int fo_go = 0, fo_port = 0;
 
 	repl_replica_cron(w);
 	if (__atomic_load_n(&waiters, __ATOMIC_RELAXED))
@@ -1234,6 +1415,11 @@ void repl_cron(struct worker *w)
 		}
 	}
 	need_bgsave = any_in(REPLICA_WAIT_BGSAVE_START);
+	if (fo.state == FO_WAIT_SYNC) {
+		fo_go = fo_check();
+		memcpy(fo_host, fo.host, sizeof(fo_host));
+		fo_port = fo.port;
+	}
 	__atomic_store_n(&good_replicas, count_good(now_s), __ATOMIC_RELAXED);
 	if (nlisted)
 		bl.no_replicas_since_s = now_s;
@@ -1251,6 +1437,14 @@ void repl_cron(struct worker *w)
 	pthread_mutex_unlock(&lock);
 	if (drop_backlog)
 		consumer_follow();
+	if (fo_go < 0) {
+		repl_failover_abort("Replica never caught up before timeout");
+	} else if (fo_go > 0) {
+		/* Our replicas follow the new master; we ask it, with PSYNC
+		 * ... FAILOVER, to take over. */
+		repl_drop_replicas();
+		repl_replica_set(fo_host, fo_port);
+	}
 	if (need_bgsave && !rdbfile_bgsave_running())
 		start_bgsave();
 }

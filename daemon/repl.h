@@ -59,7 +59,18 @@ void repl_change_id(void);
 int repl_init(void);
 
 /* SYNC (replid NULL) and PSYNC replid offset, on c's worker. */
-void repl_sync(struct client *c, const char *replid, long long offset);
+void repl_sync(struct client *c, const char *replid, long long offset, bool failover);
+/* FAILOVER [TO host port [FORCE]] [TIMEOUT ms] (host NULL: any replica),
+ * and FAILOVER ABORT (why: the log's reason); replies as Redis 8.8. While
+ * one runs, writes are paused, and once the target has the whole stream we
+ * become its replica and ask it to take over (PSYNC ... FAILOVER). */
+void repl_failover(struct client *c, const char *host, int port, long long timeout_ms, bool force);
+void repl_failover_abort(const char *why);
+/* Is our PSYNC to carry FAILOVER? It was answered (the target took over). */
+bool repl_failover_in_progress(void);
+void repl_failover_done(void);
+/* Is a FAILOVER running (REPLICAOF is refused meanwhile)? */
+bool repl_failover_running(void);
 /* REPLCONF option value pairs (argv[1..]); replies as Redis. */
 void repl_replconf(struct client *c);
 /* WAIT numreplicas timeout (ms, 0: for ever), on c's worker: the replicas

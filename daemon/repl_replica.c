@@ -73,7 +73,8 @@ static struct {
 	long long read;		      /* offset read (read_reploff) */
 	int64_t down_since_s, up_since_s, last_io_s;
 	long long transfer_size, transfer_read;
-	int stream_db; /* the master client's database when it last applied */
+	int stream_db;		/* the master client's database when it last applied */
+	bool failover_rejected; /* the target of our FAILOVER refused it */
 } st = { .fd = -1, .applied = -1, .stream_db = -1 };
 
 /* The master's commands since the last one applied whole (a MULTI's), as
@@ -441,6 +442,7 @@ static int link_attempt(const char *host, int port, uint64_t gen)
 	struct conn *k = xcalloc(1, sizeof(*k));
 	char reply[256], portbuf[16], offbuf[32], id[REPL_ID_LEN + 1];
 	struct link_done *d = NULL;
+	bool failover;
 	long long offset;
 	int rc;
 
@@ -506,16 +508,29 @@ static int link_attempt(const char *host, int port, uint64_t gen)
 		      (const char *[]){ "REPLCONF", "capa", "eof", "capa", "psync2" });
 	if (rc)
 		goto fail;
+	/* A FAILOVER of ours: the target is to take over (Redis's PSYNC ...
+	 * FAILOVER), and it refusing ends the failover. */
+	failover = repl_failover_in_progress();
 	if (id[0] && offset >= 0) {
 		snprintf(offbuf, sizeof(offbuf), "%lld", offset + 1);
 		log_notice("Trying a partial resynchronization (request %s:%s).", id, offbuf);
-		rc = conn_cmd(k, reply, sizeof(reply), 3, (const char *[]){ "PSYNC", id, offbuf });
 	} else {
 		log_notice("Partial resynchronization not possible (no cached master)");
-		rc = conn_cmd(k, reply, sizeof(reply), 3, (const char *[]){ "PSYNC", "?", "-1" });
+		snprintf(id, sizeof(id), "?");
+		snprintf(offbuf, sizeof(offbuf), "-1");
 	}
+	rc = conn_cmd(k, reply, sizeof(reply), failover ? 4 : 3,
+		      (const char *[]){ "PSYNC", id, offbuf, "FAILOVER" });
 	if (rc)
 		goto fail;
+	if (failover && reply[0] == '-') {
+		log_warning("Unexpected reply to PSYNC from master: %s", reply);
+		rc = -EPROTO;
+		pthread_mutex_lock(&rlock);
+		st.failover_rejected = st.gen == gen;
+		pthread_mutex_unlock(&rlock);
+		goto fail;
+	}
 	d = xcalloc(1, sizeof(*d));
 	d->fd = -1;
 	d->gen = gen;
@@ -557,6 +572,10 @@ static int link_attempt(const char *host, int port, uint64_t gen)
 		rc = -EPROTO;
 		goto fail;
 	}
+	/* The target took over: our FAILOVER is done, writes go on (as a
+	 * replica's, refused). */
+	if (failover)
+		repl_failover_done();
 	d->rest_len = k->len - k->pos;
 	d->rest = xmalloc(d->rest_len ? d->rest_len : 1);
 	memcpy(d->rest, k->buf + k->pos, d->rest_len);
@@ -607,8 +626,15 @@ static void *link_main(void *arg)
 		log_notice("Connecting to MASTER %s:%d", host, port);
 		if (link_attempt(host, port, gen) < 0) {
 			struct timespec ts;
+			bool rejected;
 
 			link_failed(gen);
+			pthread_mutex_lock(&rlock);
+			rejected = st.failover_rejected;
+			st.failover_rejected = false;
+			pthread_mutex_unlock(&rlock);
+			if (rejected)
+				repl_failover_abort("Failover target rejected psync request");
 			/* Again in a second, as Redis's replication cron. */
 			clock_gettime(CLOCK_REALTIME, &ts);
 			ts.tv_sec += 1;

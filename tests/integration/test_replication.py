@@ -799,3 +799,82 @@ def _try_set(client, k, v):
         return client.set(k, v) is True
     except Exception:
         return False
+
+
+@test
+@xkv_only
+def failover_hands_over_to_a_synced_replica_as_redis_8_8(t):
+    m, a = t.spawn('sut'), t.spawn('sut')
+    with m.client() as c:
+        assert c.call('FAILOVER') == RespError('ERR FAILOVER requires connected replicas.')
+        assert c.call('FAILOVER', 'ABORT') == RespError('ERR No failover in progress.')
+        assert c.call('FAILOVER', 'TIMEOUT', 0) == RespError(
+            'ERR FAILOVER timeout must be greater than 0')
+        assert c.call('FAILOVER', 'BOGUS') == RespError('ERR syntax error')
+    a.call('REPLICAOF', '127.0.0.1', m.port)
+    wait_until(lambda: repl_info(a).get('master_link_status') == 'up', timeout=20)
+    assert a.call('FAILOVER') == RespError('ERR FAILOVER is not valid when server is a replica.')
+    assert m.call('FAILOVER', 'TO', '127.0.0.1', 1) == RespError(
+        'ERR FAILOVER target HOST and PORT is not a replica.')
+    assert m.call('FAILOVER', 'FORCE') == RespError(
+        'ERR FAILOVER with force option requires both a timeout and target HOST and IP.')
+    workload(m, 300, 21)
+    old = repl_info(m)['master_replid']
+    assert m.call('FAILOVER', 'TO', '127.0.0.1', a.port) == b'OK'
+    wait_until(lambda: repl_info(a)['role'] == 'master' and
+               repl_info(m).get('master_link_status') == 'up', timeout=20)
+    assert repl_info(m)['master_failover_state'] == 'no-failover'
+    assert repl_info(a)['master_replid2'] == old
+    assert sync_stats(a) == (0, 1), sync_stats(a)            # the old master continued
+    assert b'Failover target 127.0.0.1:%d is synced, failing over.' % a.port in m.log_bytes()
+    assert b'MASTER MODE enabled (failover request from' in a.log_bytes()
+    a.call('SET', 'after', 'failover')
+    assert wait_until(lambda: m.call('GET', 'after') == b'failover', timeout=10)
+    same_data(a, m)
+    assert m.call('SET', 'k', 'v') == RespError(
+        'READONLY You can\'t write against a read only replica.')
+
+
+@test
+@xkv_only
+def failover_waits_pauses_writes_times_out_and_aborts(t):
+    import threading
+    m = t.spawn('sut')
+    # A replica that never acks: the failover can only wait for it.
+    r = Replica(m.port)
+    r.send('REPLCONF', 'listening-port', 1)
+    assert r.line() == b'+OK'
+    r.send('PSYNC', '?', '-1')
+    assert r.line().startswith(b'+FULLRESYNC')
+    r.bulk_payload()
+    m.call('SET', 'k', '1')
+    assert m.call('FAILOVER', 'TO', '127.0.0.1', 1, 'TIMEOUT', 300) == b'OK'
+    assert repl_info(m)['master_failover_state'] == 'waiting-for-sync'
+    assert m.call('FAILOVER') == RespError('ERR FAILOVER already in progress.')
+    assert m.call('REPLICAOF', 'NO', 'ONE') == RespError(
+        'ERR REPLICAOF not allowed while failing over.')
+    assert m.call('GET', 'k') == b'1'                      # reads go on
+    done = []
+    writer = threading.Thread(target=lambda: done.append(m.call('SET', 'k', '2')))
+    writer.start()
+    time.sleep(0.1)
+    assert not done                                        # the write is held
+    assert wait_until(lambda: repl_info(m)['master_failover_state'] == 'no-failover', timeout=5)
+    writer.join(5)
+    assert done == [b'OK'] and repl_info(m)['role'] == 'master'
+    assert b'FAILOVER to 127.0.0.1:1 aborted: Replica never caught up before timeout' in \
+        m.log_bytes()
+    # ABORT by hand; FORCE after the timeout turns it into the target's replica.
+    assert m.call('FAILOVER', 'TO', '127.0.0.1', 1) == b'OK'
+    assert m.call('FAILOVER', 'ABORT') == b'OK'
+    assert repl_info(m)['master_failover_state'] == 'no-failover'
+    assert m.call('FAILOVER', 'TO', '127.0.0.1', 1, 'TIMEOUT', 100, 'FORCE') == b'OK'
+    assert wait_until(lambda: repl_info(m)['master_failover_state'] == 'failover-in-progress',
+                      timeout=5)
+    assert b'FAILOVER to 127.0.0.1:1 time out exceeded, failing over.' in m.log_bytes()
+    assert repl_info(m)['role'] == 'slave'
+    assert m.call('FAILOVER', 'ABORT') == b'OK'
+    info = repl_info(m)
+    assert (info['role'], info['master_failover_state']) == ('master', 'no-failover'), info
+    assert m.call('SET', 'k', '3') == b'OK'
+    r.close()
