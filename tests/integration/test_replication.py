@@ -878,3 +878,38 @@ def failover_waits_pauses_writes_times_out_and_aborts(t):
     assert (info['role'], info['master_failover_state']) == ('master', 'no-failover'), info
     assert m.call('SET', 'k', '3') == b'OK'
     r.close()
+
+
+@test
+@xkv_only
+def a_redis_7_replica_loads_streams_with_groups_from_the_full_sync(t):
+    a = t.spawn('sut')
+    with a.client() as c:
+        for i in range(50):
+            c.call('XADD', 's', '%d-1' % (i + 1), 'f', i, 'g', 'x' * (i % 5))
+        c.call('XDEL', 's', '3-1')
+        c.call('XGROUP', 'CREATE', 's', 'g1', '0')
+        c.call('XGROUP', 'CREATE', 's', 'g2', '$')
+        c.call('XREADGROUP', 'GROUP', 'g1', 'alice', 'COUNT', 5, 'STREAMS', 's', '>')
+        c.call('XREADGROUP', 'GROUP', 'g1', 'bob', 'COUNT', 3, 'STREAMS', 's', '>')
+        c.call('XACK', 's', 'g1', '1-1', '2-1')
+        c.call('HSET', 'h', 'a', 1)
+    rep = redis_replica_of(t, a)
+    assert b'Done loading RDB' in rep.log_bytes() or repl_info(rep)['master_link_status'] == 'up'
+
+    def view(srv):
+        with srv.client() as c:
+            groups = [dict(zip(g[::2], g[1::2])) for g in c.call('XINFO', 'GROUPS', 's')]
+            for g in groups:
+                g.pop(b'lag', None)
+            return (c.call('XRANGE', 's', '-', '+'), groups,
+                    c.call('XPENDING', 's', 'g1', '-', '+', 100)[:],
+                    sorted(x[1] for x in c.call('XINFO', 'CONSUMERS', 's', 'g1')),
+                    c.call('HGETALL', 'h'))
+    va, vr = view(a), view(rep)
+    # XPENDING's idle times differ by the time between the two calls.
+    strip = lambda v: (v[0], v[1], [(p[0], p[1], p[3]) for p in v[2]], v[3], v[4])
+    assert strip(va) == strip(vr), (strip(va), strip(vr))
+    # The stream goes on live.
+    a.call('XADD', 's', '100-1', 'f', 'live')
+    assert wait_until(lambda: rep.call('XLEN', 's') == 50, timeout=10)
