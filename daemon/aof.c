@@ -1240,6 +1240,41 @@ void aof_stop(void)
 
 /* ---- start-up ------------------------------------------------------------------------------- */
 
+/* An appendonly.aof in `dir` from before Redis 7 (one file): it becomes
+ * the base of the multi-part layout under its own name, as Redis 7+ does
+ * (aofUpgradePrepare): the manifest first, then the file moved in, so a
+ * crash between the two is retried at the next start. 0 or -1 (logged). */
+static int upgrade_single_file(struct aof_manifest *m)
+{
+	char path[512];
+	struct stat sb;
+	bool dir = stat(config.appenddirname, &sb) == 0 && S_ISDIR(sb.st_mode);
+
+	path_in_dir(path, sizeof(path), config.appendfilename);
+	if (stat(config.appendfilename, &sb) < 0 ||
+	    !(!dir || (!m->has_base && !m->nincr) ||
+	      (m->has_base && !m->nincr && !strcmp(m->base.name, config.appendfilename) &&
+	       stat(path, &sb) < 0)))
+		return 0;
+	if (ensure_dir() < 0)
+		return -1;
+	m->has_base = true;
+	snprintf(m->base.name, sizeof(m->base.name), "%s", config.appendfilename);
+	m->base.seq = 1;
+	if (m->base_seq < 1)
+		m->base_seq = 1;
+	if (manifest_write(m) < 0)
+		return -1;
+	if (rename(config.appendfilename, path) < 0) {
+		log_warning("Error trying to move the old AOF file %s into dir %s: %s",
+			    config.appendfilename, config.appenddirname, strerror(errno));
+		return -1;
+	}
+	log_notice("Successfully migrated an old-style AOF file (%s) into the AOF directory (%s).",
+		   config.appendfilename, config.appenddirname);
+	return 0;
+}
+
 int aof_start_up(void)
 {
 	struct aof_file f;
@@ -1253,6 +1288,8 @@ int aof_start_up(void)
 		return -1;
 	if (!config.appendonly)
 		return rdbfile_load() < 0 ? -1 : 0;
+	if (upgrade_single_file(&man) < 0)
+		return -1;
 	store_lock_all();
 	rc = load_manifest(&man, &none);
 	if (!rc)

@@ -499,3 +499,37 @@ def a_full_disk_refuses_writes_with_misconf_and_recovers(t):
     finally:
         subprocess.run(['umount', mnt], capture_output=True)
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+@test
+@xkv_only
+def a_single_file_appendonly_aof_is_upgraded_to_the_multi_part_layout(t):
+    tmp = tempfile.mkdtemp(prefix='xkv-it-aof-upgrade-')
+    try:
+        # What Redis 6 left: one appendonly.aof of commands in dir.
+        with open(os.path.join(tmp, 'appendonly.aof'), 'wb') as f:
+            f.write(encode(('SELECT', '0')) + encode(('SET', 'old', 'style')) +
+                    encode(('RPUSH', 'l', 'a', 'b')) + encode(('SELECT', '3')) +
+                    encode(('INCRBY', 'n', '5')))
+        a = xkvd(t, tmp, appendonly='yes', save='')
+        assert a.call('GET', 'old') == b'style' and a.call('LRANGE', 'l', 0, -1) == [b'a', b'b']
+        assert b'Successfully migrated an old-style AOF file (appendonly.aof) into the AOF ' \
+            b'directory (appendonlydir).' in a.log_bytes()
+        assert not os.path.exists(os.path.join(tmp, 'appendonly.aof'))
+        assert manifest(tmp) == ('file appendonly.aof seq 1 type b\n'
+                                 'file appendonly.aof.1.incr.aof seq 1 type i\n'), manifest(tmp)
+        a.call('SET', 'new', '1')
+        finish(a)
+        b = xkvd(t, tmp, appendonly='yes', save='')
+        with b.client() as c:
+            assert c.call('GET', 'new') == b'1' and c.call('GET', 'old') == b'style'
+            c.call('SELECT', 3)
+            assert c.call('GET', 'n') == b'5'
+        # A rewrite replaces the old base like any other.
+        assert b.call('BGREWRITEAOF') == b'Background append only file rewriting started'
+        assert wait_until(lambda: persistence(b)['aof_rewrites'] == '1', 10)
+        assert wait_until(lambda: 'appendonly.aof\n' not in
+                          '\n'.join(os.listdir(os.path.join(tmp, 'appendonlydir'))) + '\n', 10)
+        finish(b)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
