@@ -62,6 +62,9 @@ struct aof_manifest {
 	struct aof_file base;
 	int nincr;
 	struct aof_file incr[AOF_MAX_FILES];
+	/* Files a rewrite replaced, kept under aof-disable-auto-gc (type h). */
+	int nhist;
+	struct aof_file hist[AOF_MAX_FILES];
 	long long base_seq, incr_seq; /* the highest used */
 };
 
@@ -131,6 +134,8 @@ static int manifest_write(const struct aof_manifest *m)
 
 	if (m->has_base)
 		text_printf(&t, "file %s seq %lld type b\n", m->base.name, m->base.seq);
+	for (int i = 0; i < m->nhist; i++)
+		text_printf(&t, "file %s seq %lld type h\n", m->hist[i].name, m->hist[i].seq);
 	for (int i = 0; i < m->nincr; i++)
 		text_printf(&t, "file %s seq %lld type i\n", m->incr[i].name, m->incr[i].seq);
 	snprintf(tmp, sizeof(tmp), "%s/temp-%s.manifest", config.appenddirname,
@@ -241,7 +246,12 @@ static int manifest_read(struct aof_manifest *m)
 			memcpy(m->incr[m->nincr].name, name, strlen(name) + 1);
 			m->incr[m->nincr++].seq = seq;
 			m->incr_seq = maxseq = seq;
-		} else if (type != 'h') {
+		} else if (type == 'h') {
+			if (m->nhist < AOF_MAX_FILES) {
+				memcpy(m->hist[m->nhist].name, name, strlen(name) + 1);
+				m->hist[m->nhist++].seq = seq;
+			}
+		} else {
 			err = "Unknown AOF file type";
 			goto bad;
 		}
@@ -874,6 +884,25 @@ static void remove_file(const char *name)
 }
 
 /* The child ended (status); under io_lock. */
+/* Removes the history files and drops them from the manifest, unless
+ * aof-disable-auto-gc (Redis's aofDelHistoryFiles). io_lock held. */
+static void gc_history(void)
+{
+	if (config.aof_disable_auto_gc || !man.nhist)
+		return;
+	for (int i = 0; i < man.nhist; i++)
+		remove_file(man.hist[i].name);
+	man.nhist = 0;
+	manifest_write(&man);
+}
+
+void aof_gc_config_changed(void)
+{
+	pthread_mutex_lock(&io_lock);
+	gc_history();
+	pthread_mutex_unlock(&io_lock);
+}
+
 static void rewrite_done(pid_t pid, int status)
 {
 	char tmp[512], path[512];
@@ -909,22 +938,26 @@ static void rewrite_done(pid_t pid, int status)
 	}
 	log_notice("Successfully renamed the temporary AOF base file %s into %s", tmp, m.base.name);
 	/* The files the new base replaces: every incremental one but the one
-	 * being written, the last opened (none when the AOF is off). */
+	 * being written, the last opened (none when the AOF is off). They are
+	 * history now, removed at once unless aof-disable-auto-gc keeps them. */
 	m.nincr = 0;
 	if (state != AOF_OFF && fd >= 0) {
 		name_incr(&m.incr[0], man.incr_seq);
 		m.nincr = 1;
 	}
+	/* In Redis 8.8's order: the incremental files, then the old base. */
+	for (int i = 0; i < man.nincr; i++)
+		if ((!m.nincr || strcmp(man.incr[i].name, m.incr[0].name)) &&
+		    m.nhist < AOF_MAX_FILES)
+			m.hist[m.nhist++] = man.incr[i];
+	if (man.has_base && strcmp(man.base.name, m.base.name) && m.nhist < AOF_MAX_FILES)
+		m.hist[m.nhist++] = man.base;
 	if (manifest_write(&m) < 0) {
 		unlink(path);
 		goto failed;
 	}
-	if (man.has_base && strcmp(man.base.name, m.base.name))
-		remove_file(man.base.name);
-	for (int i = 0; i < man.nincr; i++)
-		if (!m.nincr || strcmp(man.incr[i].name, m.incr[0].name))
-			remove_file(man.incr[i].name);
 	man = m;
+	gc_history();
 	if (state == AOF_WAIT_REWRITE) {
 		__atomic_store_n(&state, AOF_ON, __ATOMIC_RELAXED);
 		log_notice("Background AOF rewrite finished successfully");

@@ -48,6 +48,8 @@ int aof_rewrite(void);
 bool aof_rewrite_running(void);
 /* From persist_cron: automatic and scheduled rewrites, write-error retry. */
 void aof_cron(void);
+/* CONFIG SET aof-disable-auto-gc no: the history files go now. */
+void aof_gc_config_changed(void);
 /* CONFIG SET appendonly: starts (with a rewrite) or stops the AOF. */
 void aof_config_changed(void);
 /* WAITAOF's local part: the AOF's bytes so far (a write's place in the

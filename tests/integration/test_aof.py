@@ -533,3 +533,31 @@ def a_single_file_appendonly_aof_is_upgraded_to_the_multi_part_layout(t):
         finish(b)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+@test
+@xkv_only
+def aof_disable_auto_gc_keeps_history_until_turned_off(t):
+    tmp = tempfile.mkdtemp(prefix='xkv-it-aof-gc-')
+    try:
+        a = xkvd(t, tmp, appendonly='yes', save='', **{'aof-disable-auto-gc': 'yes'})
+        a.call('SET', 'k', '1')
+        assert a.call('BGREWRITEAOF') == b'Background append only file rewriting started'
+        assert wait_until(lambda: persistence(a)['aof_rewrites'] == '1', 10)
+        d = os.path.join(tmp, 'appendonlydir')
+        assert manifest(tmp) == ('file appendonly.aof.2.base.rdb seq 2 type b\n'
+                                 'file appendonly.aof.1.incr.aof seq 1 type h\n'
+                                 'file appendonly.aof.1.base.rdb seq 1 type h\n'
+                                 'file appendonly.aof.2.incr.aof seq 2 type i\n'), manifest(tmp)
+        assert {'appendonly.aof.1.base.rdb', 'appendonly.aof.1.incr.aof'} <= set(os.listdir(d))
+        # The history survives a restart, and goes when auto-gc is on again.
+        a.call('SET', 'k', '2')
+        finish(a)
+        b = xkvd(t, tmp, appendonly='yes', save='', **{'aof-disable-auto-gc': 'yes'})
+        assert b.call('GET', 'k') == b'2' and 'type h' in manifest(tmp)
+        assert b.call('CONFIG', 'SET', 'aof-disable-auto-gc', 'no') == b'OK'
+        assert 'type h' not in manifest(tmp), manifest(tmp)
+        assert not {'appendonly.aof.1.base.rdb', 'appendonly.aof.1.incr.aof'} & set(os.listdir(d))
+        finish(b)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
