@@ -784,6 +784,16 @@ static int open_incr(const struct aof_file *f, bool append)
 
 /* The dataset as commands (aof-use-rdb-preamble no): SELECT per database,
  * and per key a RESTORE of its DUMP payload with its absolute deadline. */
+/* FUNCTION LOAD <code> into the text at arg, as Redis's rewriteFunctions. */
+static void function_load_line(void *arg, const char *code, size_t len)
+{
+	struct text *t = arg;
+
+	text_printf(t, "*3\r\n$8\r\nFUNCTION\r\n$4\r\nLOAD\r\n$%zu\r\n", len);
+	text_append(t, code, len);
+	text_append(t, "\r\n", 2);
+}
+
 static int write_commands(int wfd)
 {
 	struct text t = { 0 };
@@ -791,6 +801,12 @@ static int write_commands(int wfd)
 
 	if (config.aof_timestamp_enabled)
 		text_printf(&t, "#TS:%lld\r\n", (long long)time(NULL));
+	/* The libraries first, as Redis (from the snapshot the forking thread
+	 * took: a child may not take the script lock). */
+	if (rdbfile_functions_each(function_load_line, &t) < 0) {
+		xfree(t.p);
+		return -EINVAL;
+	}
 
 	for (int db = 0; db < store.ndbs && !rc; db++) {
 		bool selected = false;

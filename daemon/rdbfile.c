@@ -216,6 +216,24 @@ void rdbfile_loaded_repl_info(struct rdbfile_repl_info *out)
 	*out = loaded_repl;
 }
 
+int rdbfile_functions_each(void (*fn)(void *arg, const char *code, size_t len), void *arg)
+{
+	struct rdb_reader r = { (const uint8_t *)funcs.p, funcs.len, 0 };
+
+	while (r.off < r.len) {
+		uint8_t t;
+		char *code;
+		size_t len;
+
+		if (rdb_read_byte(&r, &t) || t != RDB_OPCODE_FUNCTION2 ||
+		    rdb_read_string(&r, &code, &len))
+			return -EINVAL;
+		fn(arg, code, len);
+		xfree(code);
+	}
+	return 0;
+}
+
 void rdbfile_functions_release(void)
 {
 	xfree(funcs.p);

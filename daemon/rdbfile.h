@@ -41,6 +41,9 @@ int rdbfile_load_replace(const char *buf, size_t len);
  * released after; a load replaces libraries of the same name if merge. */
 int rdbfile_functions_snapshot(void);
 void rdbfile_functions_release(void);
+/* fn(arg, code, len) for each library of the snapshot taken (an AOF base
+ * without the RDB preamble writes FUNCTION LOAD code). 0 or -EINVAL. */
+int rdbfile_functions_each(void (*fn)(void *arg, const char *code, size_t len), void *arg);
 void rdbfile_functions_merge(bool merge);
 /* SAVE: writes the file now, holding every shard lock. 0 or -errno. */
 int rdbfile_save(void);

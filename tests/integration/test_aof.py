@@ -561,3 +561,26 @@ def aof_disable_auto_gc_keeps_history_until_turned_off(t):
         finish(b)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+@test
+@xkv_only
+def a_base_without_the_rdb_preamble_carries_the_functions(t):
+    tmp = tempfile.mkdtemp(prefix='xkv-it-aof-fn-')
+    lib = "#!lua name=mylib\nredis.register_function('hello', function() return 'hi' end)"
+    try:
+        a = xkvd(t, tmp, appendonly='yes', save='', **{'aof-use-rdb-preamble': 'no'})
+        assert a.call('FUNCTION', 'LOAD', lib) == b'mylib'
+        a.call('SET', 'k', 'v')
+        assert a.call('BGREWRITEAOF') == b'Background append only file rewriting started'
+        assert wait_until(lambda: persistence(a)['aof_rewrites'] == '1', 10)
+        with open(os.path.join(tmp, 'appendonlydir', 'appendonly.aof.2.base.aof'), 'rb') as f:
+            base = f.read()
+        assert base.startswith(b'*3\r\n$8\r\nFUNCTION\r\n$4\r\nLOAD\r\n$%d\r\n%s\r\n' % (
+            len(lib), lib.encode())), base[:120]
+        finish(a)
+        b = xkvd(t, tmp, appendonly='yes', save='')
+        assert b.call('FCALL', 'hello', 0) == b'hi' and b.call('GET', 'k') == b'v'
+        finish(b)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
