@@ -1053,8 +1053,12 @@ static int do_rewrite_start(void)
 	if (pid == 0) {
 		char tmp[512];
 
+		int rc;
+
 		temp_base_path(tmp, sizeof(tmp), getpid());
-		_exit(write_base(tmp) ? 1 : 0);
+		rc = write_base(tmp);
+		rdbfile_child_cow(RDBFILE_COW_AOF);
+		_exit(rc ? 1 : 0);
 	}
 	rdbfile_functions_release();
 	if (pid < 0) {
@@ -1430,6 +1434,7 @@ void aof_stats(struct aof_stats *out)
 	pthread_mutex_lock(&io_lock);
 	out->enabled = state != AOF_OFF;
 	out->rewrite_running = child_running;
+	out->child_pid = child_running ? child : 0;
 	out->rewrite_scheduled = rewrite_scheduled;
 	out->last_rewrite_ok = last_rewrite_ok;
 	out->write_ok = !write_err;

@@ -27,6 +27,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* At start-up, before any worker runs (instead of rdbfile_load): reads the
  * manifest; with appendonly yes loads the base and incremental files (the
@@ -73,6 +74,7 @@ struct aof_stats {
 	int64_t last_rewrite_secs, rewrite_start_ms;
 	uint64_t rewrites, consecutive_failures;
 	uint64_t current_size, base_size, buffer_length;
+	pid_t child_pid; /* the running rewrite's, 0 if none */
 };
 void aof_stats(struct aof_stats *out);
 

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -202,8 +203,66 @@ void (*rdbfile_repl_info_hook)(struct rdbfile_repl_info *out);
 /* Of the last load: written by the loading thread only. */
 static struct rdbfile_repl_info loaded_repl = { .stream_db = -1 };
 
+/* Two counters the children write and the parent reads (a MAP_SHARED page
+ * made before the first fork, by the forking thread under every shard lock). */
+static uint64_t *cow_page;
+
+uint64_t rdbfile_cow_of(pid_t pid)
+{
+	char path[64], line[256];
+	uint64_t kb = 0;
+	FILE *f;
+
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/smaps_rollup", (int)pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/smaps_rollup");
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long v;
+
+		if (sscanf(line, "Private_Dirty: %llu kB", &v) == 1)
+			kb += v;
+	}
+	fclose(f);
+	return kb * 1024;
+}
+
+void rdbfile_child_cow(int kind)
+{
+	uint64_t n = rdbfile_cow_of(0);
+
+	/* No log line here: the log's lock may have been held at the fork. */
+	if (cow_page)
+		__atomic_store_n(&cow_page[kind], n, __ATOMIC_RELAXED);
+}
+
+uint64_t rdbfile_last_cow(int kind)
+{
+	return cow_page ? __atomic_load_n(&cow_page[kind], __ATOMIC_RELAXED) : 0;
+}
+
+pid_t rdbfile_child_pid(void)
+{
+	pid_t pid;
+
+	pthread_mutex_lock(&bg_lock);
+	pid = bg_running ? bg_pid : 0;
+	pthread_mutex_unlock(&bg_lock);
+	return pid;
+}
+
 int rdbfile_functions_snapshot(void)
 {
+	if (!cow_page) {
+		void *p =
+			mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+		if (p != MAP_FAILED)
+			cow_page = p;
+	}
 	funcs.len = 0;
 	repl_info = (struct rdbfile_repl_info){ .stream_db = -1 };
 	if (rdbfile_repl_info_hook)
@@ -431,7 +490,10 @@ int rdbfile_bgsave(void)
 	if (pid == 0) {
 		/* The child: only this thread exists; it writes and exits without
 		 * running atexit handlers or touching the parent's rings and maps. */
-		_exit(rdbfile_write_path(getpid()) ? 1 : 0);
+		int rc = rdbfile_write_path(getpid());
+
+		rdbfile_child_cow(RDBFILE_COW_RDB);
+		_exit(rc ? 1 : 0);
 	}
 	rdbfile_functions_release();
 	store_unlock_all();
@@ -528,7 +590,10 @@ int rdbfile_bgsave_repl(void (*at_fork)(void), void (*done)(char *buf, size_t le
 	pid = fork();
 	if (pid == 0) {
 		close(pfd[0]);
-		_exit(rdbfile_write(pfd[1], false, true) ? 1 : 0);
+		int rc = rdbfile_write(pfd[1], false, true);
+
+		rdbfile_child_cow(RDBFILE_COW_RDB);
+		_exit(rc ? 1 : 0);
 	}
 	rdbfile_functions_release();
 	err = pid < 0 ? -errno : 0;

@@ -20,6 +20,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* Loads config.dbfilename (relative to the working directory, `dir') if it
  * exists: 0 when loaded or absent, -EINVAL (logged) if it is unreadable. */
@@ -96,6 +97,17 @@ struct rdbfile_repl_info {
 /* Set once at start-up (repl.c): fills the fields for the next file; run
  * under every shard lock before a write or a fork. */
 extern void (*rdbfile_repl_info_hook)(struct rdbfile_repl_info *out);
+/* Copy-on-write of the fork children, measured as Redis does: the
+ * Private_Dirty bytes of the child's /proc/<pid>/smaps_rollup. A child
+ * records its own right before it exits (rdbfile_child_cow) in a page shared
+ * with the parent; rdbfile_last_cow gives the last child's of that kind (0
+ * before any), rdbfile_cow_of a running child's now (INFO's current_*). */
+enum { RDBFILE_COW_RDB, RDBFILE_COW_AOF };
+void rdbfile_child_cow(int kind);
+uint64_t rdbfile_last_cow(int kind);
+uint64_t rdbfile_cow_of(pid_t pid);
+/* The running BGSAVE (or replication) child, 0 if none. */
+pid_t rdbfile_child_pid(void);
 /* What the last file loaded had (id "" if none). */
 void rdbfile_loaded_repl_info(struct rdbfile_repl_info *out);
 /* At shutdown: stops a running child and removes its temporary file. */
