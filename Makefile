@@ -276,7 +276,7 @@ fuzz-scripts: $(OUTPUT)/asan/xkvd
 DEB_PACKAGES := clang llvm libbpf-dev bpftool liburing-dev libjemalloc-dev libxxhash-dev \
 	libxdp-dev libhiredis-dev libssl-dev liblzf-dev liblua5.1-0-dev lua-bitop-dev libtre-dev \
 	pkg-config iproute2 redis-tools redis-server python3-redis linux-source-6.1 clang-format \
-	make gcc gnuplot-nox nodejs prometheus-redis-exporter python3-rq
+	make gcc gnuplot-nox nodejs prometheus-redis-exporter python3-rq redis-sentinel
 deps:
 	$(Q)missing=; for p in $(DEB_PACKAGES); do \
 		dpkg-query -W -f='$${db:Status-Abbrev}' $$p 2>/dev/null | grep -q '^ii' || missing="$$missing $$p"; \

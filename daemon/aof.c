@@ -62,6 +62,9 @@ struct aof_manifest {
 	struct aof_file base;
 	int nincr;
 	struct aof_file incr[AOF_MAX_FILES];
+	/* Files a rewrite replaced, kept under aof-disable-auto-gc (type h). */
+	int nhist;
+	struct aof_file hist[AOF_MAX_FILES];
 	long long base_seq, incr_seq; /* the highest used */
 };
 
@@ -131,6 +134,8 @@ static int manifest_write(const struct aof_manifest *m)
 
 	if (m->has_base)
 		text_printf(&t, "file %s seq %lld type b\n", m->base.name, m->base.seq);
+	for (int i = 0; i < m->nhist; i++)
+		text_printf(&t, "file %s seq %lld type h\n", m->hist[i].name, m->hist[i].seq);
 	for (int i = 0; i < m->nincr; i++)
 		text_printf(&t, "file %s seq %lld type i\n", m->incr[i].name, m->incr[i].seq);
 	snprintf(tmp, sizeof(tmp), "%s/temp-%s.manifest", config.appenddirname,
@@ -241,7 +246,12 @@ static int manifest_read(struct aof_manifest *m)
 			memcpy(m->incr[m->nincr].name, name, strlen(name) + 1);
 			m->incr[m->nincr++].seq = seq;
 			m->incr_seq = maxseq = seq;
-		} else if (type != 'h') {
+		} else if (type == 'h') {
+			if (m->nhist < AOF_MAX_FILES) {
+				memcpy(m->hist[m->nhist].name, name, strlen(name) + 1);
+				m->hist[m->nhist++].seq = seq;
+			}
+		} else {
 			err = "Unknown AOF file type";
 			goto bad;
 		}
@@ -593,6 +603,17 @@ static void aof_feed(void *arg, int argc, const struct arg *argv)
 	pthread_mutex_unlock(&buf_lock);
 }
 
+uint64_t aof_appended(void)
+{
+	return __atomic_load_n(&appended, __ATOMIC_ACQUIRE);
+}
+
+bool aof_fsynced(uint64_t pos)
+{
+	return __atomic_load_n(&state, __ATOMIC_RELAXED) == AOF_ON &&
+	       __atomic_load_n(&synced, __ATOMIC_ACQUIRE) >= pos;
+}
+
 static int write_all(int wfd, const char *p, size_t len)
 {
 	size_t off = 0;
@@ -763,6 +784,16 @@ static int open_incr(const struct aof_file *f, bool append)
 
 /* The dataset as commands (aof-use-rdb-preamble no): SELECT per database,
  * and per key a RESTORE of its DUMP payload with its absolute deadline. */
+/* FUNCTION LOAD <code> into the text at arg, as Redis's rewriteFunctions. */
+static void function_load_line(void *arg, const char *code, size_t len)
+{
+	struct text *t = arg;
+
+	text_printf(t, "*3\r\n$8\r\nFUNCTION\r\n$4\r\nLOAD\r\n$%zu\r\n", len);
+	text_append(t, code, len);
+	text_append(t, "\r\n", 2);
+}
+
 static int write_commands(int wfd)
 {
 	struct text t = { 0 };
@@ -770,6 +801,12 @@ static int write_commands(int wfd)
 
 	if (config.aof_timestamp_enabled)
 		text_printf(&t, "#TS:%lld\r\n", (long long)time(NULL));
+	/* The libraries first, as Redis (from the snapshot the forking thread
+	 * took: a child may not take the script lock). */
+	if (rdbfile_functions_each(function_load_line, &t) < 0) {
+		xfree(t.p);
+		return -EINVAL;
+	}
 
 	for (int db = 0; db < store.ndbs && !rc; db++) {
 		bool selected = false;
@@ -863,6 +900,25 @@ static void remove_file(const char *name)
 }
 
 /* The child ended (status); under io_lock. */
+/* Removes the history files and drops them from the manifest, unless
+ * aof-disable-auto-gc (Redis's aofDelHistoryFiles). io_lock held. */
+static void gc_history(void)
+{
+	if (config.aof_disable_auto_gc || !man.nhist)
+		return;
+	for (int i = 0; i < man.nhist; i++)
+		remove_file(man.hist[i].name);
+	man.nhist = 0;
+	manifest_write(&man);
+}
+
+void aof_gc_config_changed(void)
+{
+	pthread_mutex_lock(&io_lock);
+	gc_history();
+	pthread_mutex_unlock(&io_lock);
+}
+
 static void rewrite_done(pid_t pid, int status)
 {
 	char tmp[512], path[512];
@@ -898,22 +954,26 @@ static void rewrite_done(pid_t pid, int status)
 	}
 	log_notice("Successfully renamed the temporary AOF base file %s into %s", tmp, m.base.name);
 	/* The files the new base replaces: every incremental one but the one
-	 * being written, the last opened (none when the AOF is off). */
+	 * being written, the last opened (none when the AOF is off). They are
+	 * history now, removed at once unless aof-disable-auto-gc keeps them. */
 	m.nincr = 0;
 	if (state != AOF_OFF && fd >= 0) {
 		name_incr(&m.incr[0], man.incr_seq);
 		m.nincr = 1;
 	}
+	/* In Redis 8.8's order: the incremental files, then the old base. */
+	for (int i = 0; i < man.nincr; i++)
+		if ((!m.nincr || strcmp(man.incr[i].name, m.incr[0].name)) &&
+		    m.nhist < AOF_MAX_FILES)
+			m.hist[m.nhist++] = man.incr[i];
+	if (man.has_base && strcmp(man.base.name, m.base.name) && m.nhist < AOF_MAX_FILES)
+		m.hist[m.nhist++] = man.base;
 	if (manifest_write(&m) < 0) {
 		unlink(path);
 		goto failed;
 	}
-	if (man.has_base && strcmp(man.base.name, m.base.name))
-		remove_file(man.base.name);
-	for (int i = 0; i < man.nincr; i++)
-		if (!m.nincr || strcmp(man.incr[i].name, m.incr[0].name))
-			remove_file(man.incr[i].name);
 	man = m;
+	gc_history();
 	if (state == AOF_WAIT_REWRITE) {
 		__atomic_store_n(&state, AOF_ON, __ATOMIC_RELAXED);
 		log_notice("Background AOF rewrite finished successfully");
@@ -993,8 +1053,12 @@ static int do_rewrite_start(void)
 	if (pid == 0) {
 		char tmp[512];
 
+		int rc;
+
 		temp_base_path(tmp, sizeof(tmp), getpid());
-		_exit(write_base(tmp) ? 1 : 0);
+		rc = write_base(tmp);
+		rdbfile_child_cow(RDBFILE_COW_AOF);
+		_exit(rc ? 1 : 0);
 	}
 	rdbfile_functions_release();
 	if (pid < 0) {
@@ -1229,6 +1293,41 @@ void aof_stop(void)
 
 /* ---- start-up ------------------------------------------------------------------------------- */
 
+/* An appendonly.aof in `dir` from before Redis 7 (one file): it becomes
+ * the base of the multi-part layout under its own name, as Redis 7+ does
+ * (aofUpgradePrepare): the manifest first, then the file moved in, so a
+ * crash between the two is retried at the next start. 0 or -1 (logged). */
+static int upgrade_single_file(struct aof_manifest *m)
+{
+	char path[512];
+	struct stat sb;
+	bool dir = stat(config.appenddirname, &sb) == 0 && S_ISDIR(sb.st_mode);
+
+	path_in_dir(path, sizeof(path), config.appendfilename);
+	if (stat(config.appendfilename, &sb) < 0 ||
+	    !(!dir || (!m->has_base && !m->nincr) ||
+	      (m->has_base && !m->nincr && !strcmp(m->base.name, config.appendfilename) &&
+	       stat(path, &sb) < 0)))
+		return 0;
+	if (ensure_dir() < 0)
+		return -1;
+	m->has_base = true;
+	snprintf(m->base.name, sizeof(m->base.name), "%s", config.appendfilename);
+	m->base.seq = 1;
+	if (m->base_seq < 1)
+		m->base_seq = 1;
+	if (manifest_write(m) < 0)
+		return -1;
+	if (rename(config.appendfilename, path) < 0) {
+		log_warning("Error trying to move the old AOF file %s into dir %s: %s",
+			    config.appendfilename, config.appenddirname, strerror(errno));
+		return -1;
+	}
+	log_notice("Successfully migrated an old-style AOF file (%s) into the AOF directory (%s).",
+		   config.appendfilename, config.appenddirname);
+	return 0;
+}
+
 int aof_start_up(void)
 {
 	struct aof_file f;
@@ -1242,6 +1341,8 @@ int aof_start_up(void)
 		return -1;
 	if (!config.appendonly)
 		return rdbfile_load() < 0 ? -1 : 0;
+	if (upgrade_single_file(&man) < 0)
+		return -1;
 	store_lock_all();
 	rc = load_manifest(&man, &none);
 	if (!rc)
@@ -1333,6 +1434,7 @@ void aof_stats(struct aof_stats *out)
 	pthread_mutex_lock(&io_lock);
 	out->enabled = state != AOF_OFF;
 	out->rewrite_running = child_running;
+	out->child_pid = child_running ? child : 0;
 	out->rewrite_scheduled = rewrite_scheduled;
 	out->last_rewrite_ok = last_rewrite_ok;
 	out->write_ok = !write_err;

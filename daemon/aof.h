@@ -27,6 +27,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* At start-up, before any worker runs (instead of rdbfile_load): reads the
  * manifest; with appendonly yes loads the base and incremental files (the
@@ -48,8 +49,15 @@ int aof_rewrite(void);
 bool aof_rewrite_running(void);
 /* From persist_cron: automatic and scheduled rewrites, write-error retry. */
 void aof_cron(void);
+/* CONFIG SET aof-disable-auto-gc no: the history files go now. */
+void aof_gc_config_changed(void);
 /* CONFIG SET appendonly: starts (with a rewrite) or stops the AOF. */
 void aof_config_changed(void);
+/* WAITAOF's local part: the AOF's bytes so far (a write's place in the
+ * file, taken right after it propagated), and whether everything up to pos
+ * is on disk (false while the AOF is off or its first rewrite runs). */
+uint64_t aof_appended(void);
+bool aof_fsynced(uint64_t pos);
 /* The errno of the last failed AOF write while it is not recovered, or 0. */
 int aof_write_error(void);
 /* At shutdown, under every shard lock: stops a rewrite and flushes and
@@ -66,6 +74,7 @@ struct aof_stats {
 	int64_t last_rewrite_secs, rewrite_start_ms;
 	uint64_t rewrites, consecutive_failures;
 	uint64_t current_size, base_size, buffer_length;
+	pid_t child_pid; /* the running rewrite's, 0 if none */
 };
 void aof_stats(struct aof_stats *out);
 

@@ -370,6 +370,9 @@ bool client_process_input(struct client *c)
 			c->flags |= CLIENT_CLOSE_AFTER_REPLY;
 			break;
 		}
+		/* The master's command, as it came, for our replicas. */
+		if (c->flags & CLIENT_MASTER)
+			repl_master_command(c);
 		if (c->argc > 0) {
 			/* Counted before it runs, so CLIENT INFO sees itself. */
 			if (!ran++)

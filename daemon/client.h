@@ -102,6 +102,7 @@ struct client {
 	 * repl_client_free. */
 	struct repl_replica *repl;
 	uint64_t repl_woff; /* the stream's end after its last write (WAIT) */
+	uint64_t aof_woff;  /* the AOF's end after its last write (WAITAOF) */
 	/* CLIENT PAUSE (pause.c): the held request, in the worker's FIFO. */
 	struct held_request *held;
 	struct client *next_held, *prev_held;

@@ -765,6 +765,7 @@ void command_call(struct client *c, struct command *cmd)
 			propagate_flush(&x);
 			/* WAIT waits for replicas to have this much. */
 			c->repl_woff = repl_offset();
+			c->aof_woff = aof_appended();
 		}
 	}
 	/* Clients blocked on keys it fed are served before anything else runs. */

@@ -114,6 +114,13 @@ static int apply_appendonly(const char **err)
 	return 0;
 }
 
+static int apply_aof_gc(const char **err)
+{
+	(void)err;
+	aof_gc_config_changed();
+	return 0;
+}
+
 static int apply_loglevel(const char **err)
 {
 	(void)err;

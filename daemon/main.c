@@ -130,6 +130,8 @@ int main(int argc, char **argv)
 	 * (from the AOF with appendonly yes, else from the RDB file). */
 	if (aof_start_up() < 0)
 		return 1;
+	if (repl_replica_start_up() < 0)
+		return 1;
 	if (write_pidfile() < 0)
 		return 1;
 	access_update();

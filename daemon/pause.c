@@ -19,20 +19,31 @@ struct held_request {
 };
 
 int pause_type_now;
+int pause_failover_now;
 static int64_t pause_end_ms; /* mono ms; atomic */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
-enum pause_type pause_current(void)
+/* CLIENT PAUSE's, ending one whose deadline passed. */
+static int client_pause(void)
 {
 	int t = __atomic_load_n(&pause_type_now, __ATOMIC_RELAXED);
 
 	if (t == PAUSE_OFF || mono_ms() < __atomic_load_n(&pause_end_ms, __ATOMIC_RELAXED))
-		return (enum pause_type)t;
+		return t;
 	pthread_mutex_lock(&lock);
 	if (pause_type_now != PAUSE_OFF && mono_ms() >= pause_end_ms)
 		__atomic_store_n(&pause_type_now, PAUSE_OFF, __ATOMIC_RELAXED);
 	t = pause_type_now;
 	pthread_mutex_unlock(&lock);
+	return t;
+}
+
+enum pause_type pause_current(void)
+{
+	int t = client_pause();
+
+	if (t == PAUSE_OFF && __atomic_load_n(&pause_failover_now, __ATOMIC_RELAXED))
+		t = PAUSE_WRITE;
 	return (enum pause_type)t;
 }
 
@@ -40,6 +51,9 @@ int64_t pause_ms_left(void)
 {
 	int64_t left = __atomic_load_n(&pause_end_ms, __ATOMIC_RELAXED) - mono_ms();
 
+	/* A failover's pause has no deadline: its end wakes the workers. */
+	if (left <= 0 && __atomic_load_n(&pause_failover_now, __ATOMIC_RELAXED))
+		return 1000;
 	return left < 0 ? 0 : left;
 }
 
@@ -67,16 +81,28 @@ static void wake_deliver(struct worker *w, uint64_t client_id, void *payload)
 
 static const struct mail_ops wake_mail = { .deliver = wake_deliver };
 
+static void wake_held(void)
+{
+	/* Held clients resume on their own workers. */
+	for (unsigned i = 0; i < server.nworkers; i++)
+		if (__atomic_load_n(&server.workers[i].nheld, __ATOMIC_RELAXED))
+			worker_post(&server.workers[i], &wake_mail, 0);
+}
+
 void pause_stop(void)
 {
 	pthread_mutex_lock(&lock);
 	__atomic_store_n(&pause_type_now, PAUSE_OFF, __ATOMIC_RELAXED);
 	__atomic_store_n(&pause_end_ms, 0, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&lock);
-	/* Held clients resume on their own workers. */
-	for (unsigned i = 0; i < server.nworkers; i++)
-		if (__atomic_load_n(&server.workers[i].nheld, __ATOMIC_RELAXED))
-			worker_post(&server.workers[i], &wake_mail, 0);
+	wake_held();
+}
+
+void pause_failover(bool on)
+{
+	__atomic_store_n(&pause_failover_now, on ? 1 : 0, __ATOMIC_RELAXED);
+	if (!on)
+		wake_held();
 }
 
 /* Does cmd with argv write, or may it propagate (PUBLISH)? A script by its

@@ -28,11 +28,15 @@ struct worker;
 enum pause_type { PAUSE_OFF, PAUSE_WRITE, PAUSE_ALL };
 
 extern int pause_type_now;
+/* A FAILOVER's pause of writes, apart from CLIENT PAUSE's (UNPAUSE does not
+ * end it), as Redis's PAUSE_DURING_FAILOVER. */
+extern int pause_failover_now;
 
 /* Nonzero when a pause may be in force (it may have just expired). */
 static inline int pause_type_hint(void)
 {
-	return __atomic_load_n(&pause_type_now, __ATOMIC_RELAXED);
+	return __atomic_load_n(&pause_type_now, __ATOMIC_RELAXED) |
+	       __atomic_load_n(&pause_failover_now, __ATOMIC_RELAXED);
 }
 
 /* The pause in force now; ends one whose deadline passed. */
@@ -47,6 +51,8 @@ static inline bool pause_frozen(void)
 void pause_start(int64_t end_ms, enum pause_type type);
 /* CLIENT UNPAUSE. */
 void pause_stop(void);
+/* FAILOVER: writes paused until it ends (on false). */
+void pause_failover(bool on);
 
 /* Would the pause in force hold c's command cmd? */
 bool pause_holds(const struct client *c, const struct command *cmd);

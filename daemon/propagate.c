@@ -20,6 +20,7 @@
 
 struct prop_op {
 	int db;
+	bool repl_only; /* PUBLISH: for replicas, not the AOF */
 	int argc;
 	struct arg *argv; /* owned copies */
 };
@@ -33,6 +34,7 @@ static struct {
 	propagate_fn *fn;
 	void *arg;
 	bool active; /* atomic: read under the lock, written by set_active */
+	bool repl;   /* also gets what only replicas get (set at start-up) */
 } consumers[CONSUMERS_MAX];
 /* Written at start-up only, read without the lock. */
 static int nconsumers;
@@ -52,7 +54,7 @@ struct arg prop_ll(char *buf, long long v)
 	return (struct arg){ buf, (size_t)ll_to_str(buf, v) };
 }
 
-static void op_add(struct exec_ctx *unit, int db, int argc, const struct arg *argv)
+static struct prop_op *op_add(struct exec_ctx *unit, int db, int argc, const struct arg *argv)
 {
 	struct prop_ops *ops = unit->ops;
 	struct prop_op *op;
@@ -67,21 +69,30 @@ static void op_add(struct exec_ctx *unit, int db, int argc, const struct arg *ar
 	op->db = db;
 	op->argc = argc;
 	op->argv = xmalloc(sizeof(*op->argv) * (size_t)argc);
+	op->repl_only = false;
 	for (int i = 0; i < argc; i++) {
 		op->argv[i].p = xstrndup(argv[i].p, argv[i].len);
 		op->argv[i].len = argv[i].len;
 	}
+	return op;
 }
 
-/* Under the lock. */
-static void emit(int argc, const struct arg *argv)
+/* Under the lock. repl_only: only to consumers that take it. */
+static void emit_to(int argc, const struct arg *argv, bool repl_only)
 {
 	for (int i = 0; i < nconsumers; i++)
-		if (__atomic_load_n(&consumers[i].active, __ATOMIC_RELAXED))
+		if (__atomic_load_n(&consumers[i].active, __ATOMIC_RELAXED) &&
+		    (!repl_only || consumers[i].repl))
 			consumers[i].fn(consumers[i].arg, argc, argv);
 }
 
-static void emit_in(int db, int argc, const struct arg *argv)
+static void emit(int argc, const struct arg *argv)
+{
+	emit_to(argc, argv, false);
+}
+
+/* The SELECT goes to every consumer, so they all agree on the database. */
+static void emit_in(int db, int argc, const struct arg *argv, bool repl_only)
 {
 	if (db != stream_db) {
 		char buf[LL_STR_SIZE + 1];
@@ -90,7 +101,7 @@ static void emit_in(int db, int argc, const struct arg *argv)
 		emit(2, sel);
 		stream_db = db;
 	}
-	emit(argc, argv);
+	emit_to(argc, argv, repl_only);
 }
 
 /* A key that expired or was evicted leaves as a DEL, or an UNLINK when
@@ -123,7 +134,7 @@ static void propagate_on_change(const struct db_change *ch)
 		return;
 	}
 	pthread_mutex_lock(&lock);
-	emit_in(ch->db, 2, del);
+	emit_in(ch->db, 2, del, false);
 	pthread_mutex_unlock(&lock);
 }
 
@@ -138,6 +149,21 @@ int propagate_consumer_add(propagate_fn *fn, void *arg, bool active)
 	if (active)
 		propagate_consumer_set_active(nconsumers, true);
 	return nconsumers++;
+}
+
+void propagate_consumer_set_repl(int id)
+{
+	consumers[id].repl = true;
+}
+
+void propagate_repl_only(void)
+{
+	struct exec_ctx *x = exec_ctx_top;
+
+	if (!propagate_enabled() || !x || !x->client)
+		return;
+	x->rewritten = true;
+	op_add(x->unit, x->client->db, x->client->argc, x->client->argv)->repl_only = true;
 }
 
 void propagate_consumer_set_active(int id, bool active)
@@ -202,7 +228,7 @@ void propagate_flush(struct exec_ctx *x)
 	if (ops->n > 1)
 		emit(1, &multi); /* before any SELECT, as Redis 7+ */
 	for (int i = 0; i < ops->n; i++)
-		emit_in(ops->v[i].db, ops->v[i].argc, ops->v[i].argv);
+		emit_in(ops->v[i].db, ops->v[i].argc, ops->v[i].argv, ops->v[i].repl_only);
 	if (ops->n > 1)
 		emit(1, &exec);
 	pthread_mutex_unlock(&lock);

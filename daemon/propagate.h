@@ -40,6 +40,11 @@ typedef void propagate_fn(void *arg, int argc, const struct arg *argv);
 /* Adds a consumer (at start-up only, before any worker runs), active or not;
  * its id (>= 0), or -ENOSPC. */
 int propagate_consumer_add(propagate_fn *fn, void *arg, bool active);
+/* Consumer id also gets what only replicas get (PUBLISH); at start-up. */
+void propagate_consumer_set_repl(int id);
+/* From a handler: the running command goes to replicas only, as itself
+ * (Redis's forceCommandPropagation(c, PROPAGATE_REPL): PUBLISH). */
+void propagate_repl_only(void);
 /* Switches consumer id on or off (any thread). */
 void propagate_consumer_set_active(int id, bool active);
 /* The same by its function (AOF on and off at run time). The caller holds

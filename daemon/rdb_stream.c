@@ -135,7 +135,9 @@ static void save_pel(struct rdb_buf *b, const struct stream_pel *pel, bool nacks
 	}
 }
 
-static void save_group(struct rdb_buf *b, const struct stream_group *g)
+/* compat: Redis 7.0's form (STREAM_LISTPACKS_2): no active time, no NACK
+ * zone (those entries stay in the group's PEL, owned by no consumer). */
+static void save_group(struct rdb_buf *b, const struct stream_group *g, bool compat)
 {
 	size_t nacked = 0;
 
@@ -149,9 +151,12 @@ static void save_group(struct rdb_buf *b, const struct stream_group *g)
 
 		rdb_save_string(b, c->name, c->len, false);
 		rdb_put_le(b, (uint64_t)c->seen_time, 8);
-		rdb_put_le(b, (uint64_t)c->active_time, 8);
+		if (!compat)
+			rdb_put_le(b, (uint64_t)c->active_time, 8);
 		save_pel(b, &c->pel, false);
 	}
+	if (compat)
+		return;
 	/* The NACK zone, in its order. */
 	nacked = stream_group_nacked(g);
 	rdb_save_len(b, nacked);
@@ -196,7 +201,10 @@ void rdb_save_stream(struct rdb_buf *b, const struct obj *o, bool compress)
 	size_t ng, np = 0;
 	int64_t now = now_ms();
 
-	rdb_put_byte(b, RDB_TYPE_STREAM_LISTPACKS_5);
+	/* For a replica that may be Redis 7.0 (rdb_save_compat): type 19, which
+	 * every Redis since 7.0 reads; it has no idempotency records. */
+	rdb_put_byte(b,
+		     rdb_save_compat ? RDB_TYPE_STREAM_LISTPACKS_2 : RDB_TYPE_STREAM_LISTPACKS_5);
 	rdb_save_len(b, stream_node_count(o));
 	stream_walk_nodes(o, save_node, save_item, &x);
 	save_flush(&x);
@@ -211,7 +219,9 @@ void rdb_save_stream(struct rdb_buf *b, const struct obj *o, bool compress)
 	g = stream_groups(o, &ng);
 	rdb_save_len(b, ng);
 	for (size_t i = 0; i < ng; i++)
-		save_group(b, g[i]);
+		save_group(b, g[i], rdb_save_compat);
+	if (rdb_save_compat)
+		return;
 	stream_idmp_info(o, &im);
 	rdb_save_len(b, im.duration);
 	rdb_save_len(b, im.maxsize);

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -196,11 +197,100 @@ static const char *compat_version(void)
  * that writes or forks, under every shard lock: a fork child may not take
  * the script lock (another thread may have held it at the fork). */
 static struct rdb_buf funcs;
+/* Taken with the functions, for the same file. */
+static struct rdbfile_repl_info repl_info;
+void (*rdbfile_repl_info_hook)(struct rdbfile_repl_info *out);
+/* Of the last load: written by the loading thread only. */
+static struct rdbfile_repl_info loaded_repl = { .stream_db = -1 };
+
+/* Two counters the children write and the parent reads (a MAP_SHARED page
+ * made before the first fork, by the forking thread under every shard lock). */
+static uint64_t *cow_page;
+
+uint64_t rdbfile_cow_of(pid_t pid)
+{
+	char path[64], line[256];
+	uint64_t kb = 0;
+	FILE *f;
+
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/smaps_rollup", (int)pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/smaps_rollup");
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long v;
+
+		if (sscanf(line, "Private_Dirty: %llu kB", &v) == 1)
+			kb += v;
+	}
+	fclose(f);
+	return kb * 1024;
+}
+
+void rdbfile_child_cow(int kind)
+{
+	uint64_t n = rdbfile_cow_of(0);
+
+	/* No log line here: the log's lock may have been held at the fork. */
+	if (cow_page)
+		__atomic_store_n(&cow_page[kind], n, __ATOMIC_RELAXED);
+}
+
+uint64_t rdbfile_last_cow(int kind)
+{
+	return cow_page ? __atomic_load_n(&cow_page[kind], __ATOMIC_RELAXED) : 0;
+}
+
+pid_t rdbfile_child_pid(void)
+{
+	pid_t pid;
+
+	pthread_mutex_lock(&bg_lock);
+	pid = bg_running ? bg_pid : 0;
+	pthread_mutex_unlock(&bg_lock);
+	return pid;
+}
 
 int rdbfile_functions_snapshot(void)
 {
+	if (!cow_page) {
+		void *p =
+			mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+		if (p != MAP_FAILED)
+			cow_page = p;
+	}
 	funcs.len = 0;
+	repl_info = (struct rdbfile_repl_info){ .stream_db = -1 };
+	if (rdbfile_repl_info_hook)
+		rdbfile_repl_info_hook(&repl_info);
 	return function_dump_body(&funcs);
+}
+
+void rdbfile_loaded_repl_info(struct rdbfile_repl_info *out)
+{
+	*out = loaded_repl;
+}
+
+int rdbfile_functions_each(void (*fn)(void *arg, const char *code, size_t len), void *arg)
+{
+	struct rdb_reader r = { (const uint8_t *)funcs.p, funcs.len, 0 };
+
+	while (r.off < r.len) {
+		uint8_t t;
+		char *code;
+		size_t len;
+
+		if (rdb_read_byte(&r, &t) || t != RDB_OPCODE_FUNCTION2 ||
+		    rdb_read_string(&r, &code, &len))
+			return -EINVAL;
+		fn(arg, code, len);
+		xfree(code);
+	}
+	return 0;
 }
 
 void rdbfile_functions_release(void)
@@ -220,6 +310,13 @@ static int rdbfile_write(int fd, bool aof_base, bool compat)
 	out_aux_ll(&o, "redis-bits", 64);
 	out_aux_ll(&o, "ctime", (long long)time(NULL));
 	out_aux_ll(&o, "used-mem", (long long)mem_used());
+	/* Where in the replication stream this image stands (not in an AOF's
+	 * base, as Redis). */
+	if (!aof_base && repl_info.id[0]) {
+		out_aux_ll(&o, "repl-stream-db", repl_info.stream_db < 0 ? 0 : repl_info.stream_db);
+		out_aux(&o, "repl-id", repl_info.id);
+		out_aux_ll(&o, "repl-offset", repl_info.offset);
+	}
 	out_aux_ll(&o, "aof-base", aof_base);
 	/* The libraries of functions, before the databases as in Redis. */
 	rdb_buf_put(&o.b, funcs.p, funcs.len);
@@ -393,7 +490,10 @@ int rdbfile_bgsave(void)
 	if (pid == 0) {
 		/* The child: only this thread exists; it writes and exits without
 		 * running atexit handlers or touching the parent's rings and maps. */
-		_exit(rdbfile_write_path(getpid()) ? 1 : 0);
+		int rc = rdbfile_write_path(getpid());
+
+		rdbfile_child_cow(RDBFILE_COW_RDB);
+		_exit(rc ? 1 : 0);
 	}
 	rdbfile_functions_release();
 	store_unlock_all();
@@ -490,7 +590,10 @@ int rdbfile_bgsave_repl(void (*at_fork)(void), void (*done)(char *buf, size_t le
 	pid = fork();
 	if (pid == 0) {
 		close(pfd[0]);
-		_exit(rdbfile_write(pfd[1], false, true) ? 1 : 0);
+		int rc = rdbfile_write(pfd[1], false, true);
+
+		rdbfile_child_cow(RDBFILE_COW_RDB);
+		_exit(rc ? 1 : 0);
 	}
 	rdbfile_functions_release();
 	err = pid < 0 ? -errno : 0;
@@ -595,17 +698,6 @@ static int read_le(struct rdb_reader *r, int n, uint64_t *out)
 	return 0;
 }
 
-static int skip_string(struct rdb_reader *r)
-{
-	char *s;
-	size_t len;
-
-	if (rdb_read_string(r, &s, &len))
-		return -EINVAL;
-	xfree(s);
-	return 0;
-}
-
 /* MERGE of DEBUG RELOAD: a library already there is replaced. */
 static bool load_merge;
 
@@ -657,6 +749,31 @@ static int load_key(struct rdb_reader *r, uint8_t t, int db, int64_t expire, lon
 	return 0;
 }
 
+static int load_aux(struct rdb_reader *r)
+{
+	char *k, *v;
+	size_t kl, vl;
+	long long n;
+
+	if (rdb_read_string(r, &k, &kl))
+		return -EINVAL;
+	if (rdb_read_string(r, &v, &vl)) {
+		xfree(k);
+		return -EINVAL;
+	}
+	if (str_eq_nocase(k, kl, "repl-id") && vl == 40) {
+		memcpy(loaded_repl.id, v, 40);
+		loaded_repl.id[40] = '\0';
+	} else if (str_eq_nocase(k, kl, "repl-offset") && str_to_ll(v, vl, &n)) {
+		loaded_repl.offset = n;
+	} else if (str_eq_nocase(k, kl, "repl-stream-db") && str_to_ll(v, vl, &n)) {
+		loaded_repl.stream_db = (int)n;
+	}
+	xfree(k);
+	xfree(v);
+	return 0;
+}
+
 static int load_body(struct rdb_reader *r, struct load_stats *st)
 {
 	int64_t now = now_ms(), expire = -1;
@@ -691,8 +808,9 @@ static int load_body(struct rdb_reader *r, struct load_stats *st)
 				return -EINVAL;
 			continue;
 		case RDB_OPCODE_AUX:
-			/* Informational only (redis-ver, ctime, used-mem, ...). */
-			if (skip_string(r) || skip_string(r))
+			/* Informational (redis-ver, ctime, used-mem, ...) but for
+			 * where the file stands in a replication stream. */
+			if (load_aux(r))
 				return -EINVAL;
 			continue;
 		case RDB_OPCODE_EXPIRETIME_MS:
@@ -792,6 +910,7 @@ int rdbfile_load_mem(const char *buf, size_t len, size_t *used)
 		return -EINVAL;
 	}
 	r.off = 9;
+	loaded_repl = (struct rdbfile_repl_info){ .stream_db = -1 };
 	rc = load_body(&r, &st);
 	if (rc)
 		goto bad;

@@ -20,6 +20,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* Loads config.dbfilename (relative to the working directory, `dir') if it
  * exists: 0 when loaded or absent, -EINVAL (logged) if it is unreadable. */
@@ -41,6 +42,9 @@ int rdbfile_load_replace(const char *buf, size_t len);
  * released after; a load replaces libraries of the same name if merge. */
 int rdbfile_functions_snapshot(void);
 void rdbfile_functions_release(void);
+/* fn(arg, code, len) for each library of the snapshot taken (an AOF base
+ * without the RDB preamble writes FUNCTION LOAD code). 0 or -EINVAL. */
+int rdbfile_functions_each(void (*fn)(void *arg, const char *code, size_t len), void *arg);
 void rdbfile_functions_merge(bool merge);
 /* SAVE: writes the file now, holding every shard lock. 0 or -errno. */
 int rdbfile_save(void);
@@ -81,6 +85,31 @@ void rdbfile_stats(struct rdbfile_stats *out);
  * held, with the whole file (xmalloc'd, done owns it) or NULL if the child
  * failed. -EBUSY if a child runs, -errno if the fork fails. */
 int rdbfile_bgsave_repl(void (*at_fork)(void), void (*done)(char *buf, size_t len));
+/* The replication AUX fields of a file (repl-stream-db, repl-id,
+ * repl-offset), as Redis writes them so that a replica restarted from its
+ * file, or fed it by its master, knows where in the stream the file
+ * stands. id "" when there are none. */
+struct rdbfile_repl_info {
+	int stream_db;
+	char id[41];
+	long long offset;
+};
+/* Set once at start-up (repl.c): fills the fields for the next file; run
+ * under every shard lock before a write or a fork. */
+extern void (*rdbfile_repl_info_hook)(struct rdbfile_repl_info *out);
+/* Copy-on-write of the fork children, measured as Redis does: the
+ * Private_Dirty bytes of the child's /proc/<pid>/smaps_rollup. A child
+ * records its own right before it exits (rdbfile_child_cow) in a page shared
+ * with the parent; rdbfile_last_cow gives the last child's of that kind (0
+ * before any), rdbfile_cow_of a running child's now (INFO's current_*). */
+enum { RDBFILE_COW_RDB, RDBFILE_COW_AOF };
+void rdbfile_child_cow(int kind);
+uint64_t rdbfile_last_cow(int kind);
+uint64_t rdbfile_cow_of(pid_t pid);
+/* The running BGSAVE (or replication) child, 0 if none. */
+pid_t rdbfile_child_pid(void);
+/* What the last file loaded had (id "" if none). */
+void rdbfile_loaded_repl_info(struct rdbfile_repl_info *out);
 /* At shutdown: stops a running child and removes its temporary file. */
 void rdbfile_shutdown(void);
 /* SHUTDOWN: the same, without counting it a failed BGSAVE (SIGUSR1). */

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "aof.h"
 #include "client.h"
 #include "commands.h"
 #include "config.h"
@@ -20,6 +21,7 @@
 #include "log.h"
 #include "mem.h"
 #include "obuf.h"
+#include "pause.h"
 #include "propagate.h"
 #include "rdbfile.h"
 #include "repl.h"
@@ -76,11 +78,22 @@ struct repl_waiter {
 	long long num;
 	int64_t deadline_ms; /* mono, 0: none */
 	bool aof;	     /* WAITAOF: counts FACKs */
+	bool local;	     /* WAITAOF 1: our own fsync too */
+	uint64_t aof_target; /* the AOF's bytes that must be on disk */
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static char replid[REPL_ID_LEN + 1];  /* "" until first read */
 static char replid2[REPL_ID_LEN + 1]; /* zeros, set with replid */
+/* Up to which offset (1-based, inclusive) replid2's history is ours, -1
+ * if none (Redis's second_replid_offset). */
+static long long second_off = -1;
+/* A replica: the stream is the master's, fed by repl_proxy_feed byte for
+ * byte with the master's offsets, so that our replicas can continue with a
+ * master that takes our place, or with us once promoted (Redis's
+ * replicationFeedStreamFromMasterStream). The propagation stream is not
+ * theirs then (a writable replica's writes are its own). */
+static bool proxy;
 
 static struct {
 	bool active;
@@ -102,10 +115,21 @@ static uint64_t stats[3];
 /* Replicas within min-replicas-max-lag, updated by the cron and ACKs. */
 static int good_replicas;
 
+/* FAILOVER (Redis's coordinated failover), under the lock; state also read
+ * atomically. */
+enum { FO_NONE, FO_WAIT_SYNC, FO_IN_PROGRESS };
+static struct {
+	int state;
+	char host[64]; /* the target, "" for any until one is synced */
+	int port;
+	int64_t end_ms; /* mono, 0: no timeout */
+	bool force;
+} fo;
+
 /* ---- identity --------------------------------------------------------------------------------- */
 
-/* Caller holds the lock. */
-static void new_id(void)
+/* Caller holds the lock: a fresh primary ID, the secondary kept. */
+static void draw_id(void)
 {
 	static const char hex[] = "0123456789abcdef";
 	unsigned char raw[REPL_ID_LEN / 2];
@@ -118,8 +142,33 @@ static void new_id(void)
 		replid[2 * i + 1] = hex[raw[i] & 15];
 	}
 	replid[REPL_ID_LEN] = '\0';
+}
+
+/* Caller holds the lock. A new history: a fresh ID, no secondary one. */
+static void new_id(void)
+{
+	draw_id();
 	memset(replid2, '0', REPL_ID_LEN);
 	replid2[REPL_ID_LEN] = '\0';
+	second_off = -1;
+}
+
+/* Caller holds the lock. Our history so far stays valid under its old ID up
+ * to here; id (or a fresh one if NULL) goes on from here (Redis's
+ * shiftReplicationId). */
+static void shift_id(const char *id)
+{
+	memcpy(replid2, replid, sizeof(replid2));
+	second_off = (long long)bl.offset + 1;
+	if (id) {
+		memcpy(replid, id, REPL_ID_LEN);
+		replid[REPL_ID_LEN] = '\0';
+	} else {
+		draw_id();
+	}
+	log_notice("Setting secondary replication ID to %s, valid up to offset: %lld. New "
+		   "replication ID is %s",
+		   replid2, second_off, replid);
 }
 
 static void ensure_id(void)
@@ -258,7 +307,7 @@ static void repl_feed(void *arg, int argc, const struct arg *argv)
 {
 	(void)arg;
 	pthread_mutex_lock(&lock);
-	if (bl.active) {
+	if (bl.active && !proxy) {
 		buf_append_command(argc, argv);
 		buf_trim();
 		notify_replicas();
@@ -499,11 +548,11 @@ static void consumer_follow(void)
 		bool on;
 
 		pthread_mutex_lock(&lock);
-		on = bl.active;
+		on = bl.active && !proxy;
 		pthread_mutex_unlock(&lock);
 		propagate_consumer_set_active(consumer, on);
 		pthread_mutex_lock(&lock);
-		if (bl.active == on) {
+		if ((bl.active && !proxy) == on) {
 			pthread_mutex_unlock(&lock);
 			return;
 		}
@@ -511,12 +560,130 @@ static void consumer_follow(void)
 	}
 }
 
+/* Under every shard lock, before a file is written: where it stands in
+ * the stream (Redis's rdbPopulateSaveInfo), if we have a history. */
+static void repl_info_hook(struct rdbfile_repl_info *out)
+{
+	pthread_mutex_lock(&lock);
+	if (bl.active || proxy) {
+		ensure_id();
+		memcpy(out->id, replid, sizeof(out->id));
+		out->offset = (long long)bl.offset;
+	}
+	pthread_mutex_unlock(&lock);
+	/* A replica's stream goes on in its master client's database; a
+	 * master's starts with SELECT after any fork or restart. */
+	out->stream_db = proxy ? repl_replica_stream_db() : 0;
+}
+
 int repl_init(void)
 {
 	consumer = propagate_consumer_add(repl_feed, NULL, false);
 	if (consumer < 0)
 		return consumer;
+	propagate_consumer_set_repl(consumer);
+	rdbfile_repl_info_hook = repl_info_hook;
 	return 0;
+}
+
+/* ---- a replica's history (repl.h) ------------------------------------------------------------- */
+
+/* Starts the stream at offset under id with an empty backlog. Lock held. */
+static void history_reset(const char *id, long long offset)
+{
+	buf_free();
+	bl.active = true;
+	__atomic_store_n(&bl.offset, (uint64_t)offset, __ATOMIC_RELAXED);
+	memcpy(replid, id, REPL_ID_LEN);
+	replid[REPL_ID_LEN] = '\0';
+	bl.no_replicas_since_s = time(NULL);
+}
+
+void repl_restore_history(const char *id, long long offset, bool replica)
+{
+	pthread_mutex_lock(&lock);
+	if (replica) {
+		history_reset(id, offset);
+		memset(replid2, '0', REPL_ID_LEN);
+		second_off = -1;
+		proxy = true;
+	} else {
+		/* A master restarted from its file: replicas that had all of it
+		 * may continue (Redis keeps the file's ID as the secondary). */
+		ensure_id();
+		history_reset(replid, offset);
+		memcpy(replid2, id, REPL_ID_LEN);
+		replid2[REPL_ID_LEN] = '\0';
+		second_off = offset + 1;
+		bl.no_replicas_since_s = time(NULL);
+	}
+	pthread_mutex_unlock(&lock);
+	consumer_follow();
+}
+
+void repl_proxy_begin(char id[REPL_ID_LEN + 1], long long *offset)
+{
+	pthread_mutex_lock(&lock);
+	ensure_id();
+	proxy = true;
+	memcpy(id, replid, REPL_ID_LEN + 1);
+	*offset = bl.active ? (long long)bl.offset : -1;
+	pthread_mutex_unlock(&lock);
+	consumer_follow();
+}
+
+void repl_proxy_start(const char *id, long long offset)
+{
+	pthread_mutex_lock(&lock);
+	history_reset(id, offset);
+	memset(replid2, '0', REPL_ID_LEN);
+	second_off = -1;
+	proxy = true;
+	pthread_mutex_unlock(&lock);
+	consumer_follow();
+}
+
+void repl_proxy_continue(const char *id)
+{
+	bool changed;
+
+	pthread_mutex_lock(&lock);
+	ensure_id();
+	bl.active = true;
+	changed = strcasecmp(id, replid) != 0;
+	/* The master took another's place (a failover): what we hold is
+	 * still good under the old ID for our replicas. */
+	if (changed) {
+		log_notice("Master replication ID changed to %s", id);
+		shift_id(id);
+	}
+	pthread_mutex_unlock(&lock);
+	/* They learn the new ID by syncing again (a partial resync). */
+	if (changed)
+		repl_drop_replicas();
+}
+
+void repl_proxy_feed(const char *p, size_t len)
+{
+	pthread_mutex_lock(&lock);
+	if (proxy && bl.active && len) {
+		buf_append(p, len);
+		buf_trim();
+		notify_replicas();
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+void repl_promote(void)
+{
+	pthread_mutex_lock(&lock);
+	ensure_id();
+	shift_id(NULL);
+	proxy = false;
+	pthread_mutex_unlock(&lock);
+	consumer_follow();
+	/* Our replicas learn the new ID by a partial resync. */
+	repl_drop_replicas();
 }
 
 /* ---- commands ---------------------------------------------------------------------------------- */
@@ -541,8 +708,21 @@ static bool can_continue(const char *id, long long offset)
 {
 	uint64_t first = bl.offset - bl.histlen + 1;
 
-	if (!bl.active || strcasecmp(id, replid) != 0)
+	if (!bl.active)
 		return false;
+	/* The ID we inherited is good up to where our own history began. */
+	if (strcasecmp(id, replid) != 0 && (strcasecmp(id, replid2) != 0 || offset > second_off)) {
+		if (strcasecmp(id, replid2) == 0)
+			log_notice("Partial resynchronization not accepted: Requested offset "
+				   "for second ID was %lld, but I can reply up to %lld",
+				   offset, second_off);
+		else if (id[0] != '?')
+			log_notice("Partial resynchronization not accepted: Replication ID "
+				   "mismatch (Replica asked for '%s', my replication IDs are '%s' "
+				   "and '%s')",
+				   id, replid, replid2);
+		return false;
+	}
 	return offset >= 0 && (uint64_t)offset >= first && (uint64_t)offset <= bl.offset + 1;
 }
 
@@ -561,13 +741,42 @@ static void list_add(struct repl_replica *r)
 		last_ping_s = time(NULL);
 }
 
-void repl_sync(struct client *c, const char *id, long long offset)
+void repl_sync(struct client *c, const char *id, long long offset, bool failover)
 {
 	struct repl_replica *r;
 	bool fresh = false;
 
 	if (c->flags & CLIENT_REPLICA)
 		return;
+	/* Our master hands over to us (its FAILOVER): we are the master now. */
+	if (failover) {
+		bool match;
+
+		log_notice("Failover request received for replid %s.", id);
+		if (!repl_is_replica()) {
+			reply_error(c, "PSYNC FAILOVER can't be sent to a master.");
+			return;
+		}
+		pthread_mutex_lock(&lock);
+		match = !strcasecmp(id, replid);
+		pthread_mutex_unlock(&lock);
+		if (!match) {
+			reply_error(c, "PSYNC FAILOVER replid must match my replid.");
+			return;
+		}
+		repl_replica_set(NULL, 0);
+		repl_promote();
+		log_notice("MASTER MODE enabled (failover request from 'id=%llu addr=%s')",
+			   (unsigned long long)c->id, c->addr);
+	}
+	if (__atomic_load_n(&fo.state, __ATOMIC_RELAXED) != FO_NONE) {
+		reply_error(c, "-NOMASTERLINK Can't SYNC while failing over");
+		return;
+	}
+	if (repl_is_replica() && repl_link_down()) {
+		reply_error(c, "-NOMASTERLINK Can't SYNC while not connected with my master");
+		return;
+	}
 	if (client_has_replies(c)) {
 		reply_error(c, "SYNC and PSYNC are invalid with pending output");
 		return;
@@ -632,7 +841,10 @@ void repl_sync(struct client *c, const char *id, long long offset)
 	/* Before the fork: every command after it is in the stream whole. */
 	if (fresh)
 		consumer_follow();
-	start_bgsave();
+	/* A replica forks on its master client's worker, between two of its
+	 * commands, so the file and the offset agree (the cron starts it). */
+	if (!__atomic_load_n(&proxy, __ATOMIC_RELAXED) || c->worker->id == 0)
+		start_bgsave();
 }
 
 void repl_replconf(struct client *c)
@@ -785,18 +997,21 @@ void repl_info(struct text *t)
 			    r->state == REPLICA_ONLINE ? (long long)(now - r->ack_time_s) : 0LL,
 			    r->w->id);
 	text_printf(t,
-		    "master_failover_state:no-failover\r\n"
+		    "master_failover_state:%s\r\n"
 		    "master_replid:%s\r\n"
 		    "master_replid2:%s\r\n"
 		    "master_repl_offset:%llu\r\n"
-		    "second_repl_offset:-1\r\n"
+		    "second_repl_offset:%lld\r\n"
 		    "repl_backlog_active:%d\r\n"
 		    "repl_backlog_size:%lld\r\n"
 		    "repl_backlog_first_byte_offset:%llu\r\n"
 		    "repl_backlog_histlen:%llu\r\n",
+		    fo.state == FO_WAIT_SYNC	 ? "waiting-for-sync"
+		    : fo.state == FO_IN_PROGRESS ? "failover-in-progress"
+						 : "no-failover",
 		    replica && master_id[0] ? master_id : replid, replid2,
 		    replica ? (unsigned long long)master_off : (unsigned long long)bl.offset,
-		    bl.active, (long long)config.repl_backlog_size,
+		    second_off, bl.active, (long long)config.repl_backlog_size,
 		    bl.active ? (unsigned long long)(bl.offset - bl.histlen + 1) : 0ULL,
 		    (unsigned long long)bl.histlen);
 	pthread_mutex_unlock(&lock);
@@ -849,12 +1064,20 @@ static void cron_feed(void *arg)
 	int64_t now_s = *(int64_t *)arg;
 
 	pthread_mutex_lock(&lock);
+	/* A replica passes its master's PINGs on, it sends none of its own. */
+	if (proxy) {
+		pthread_mutex_unlock(&lock);
+		return;
+	}
 	if (getack_wanted) {
 		getack_wanted = false;
 		if (nlisted)
 			feed_control(3, getack);
 	}
-	if (nlisted && now_s - last_ping_s >= config.repl_ping_replica_period) {
+	/* Not while writes are paused: replicas could never catch up (a
+	 * FAILOVER waits for that), as Redis. */
+	if (nlisted && now_s - last_ping_s >= config.repl_ping_replica_period &&
+	    pause_current() == PAUSE_OFF) {
 		last_ping_s = now_s;
 		feed_control(1, &ping);
 	}
@@ -888,12 +1111,12 @@ static long long count_acks(uint64_t target, bool aof)
 	return n;
 }
 
-/* WAIT's reply, or WAITAOF's: [local fsyncs (none: no AOF), replicas]. */
-static void reply_acks(struct client *c, long long acks, bool aof)
+/* WAIT's reply, or WAITAOF's: [our AOF has it (0 or 1), replicas]. */
+static void reply_acks(struct client *c, long long acks, bool aof, bool local)
 {
 	if (aof) {
 		reply_array(c, 2);
-		reply_int(c, 0);
+		reply_int(c, local);
 	}
 	reply_int(c, acks);
 }
@@ -903,10 +1126,11 @@ uint64_t repl_offset(void)
 	return __atomic_load_n(&bl.offset, __ATOMIC_RELAXED);
 }
 
-void repl_wait(struct client *c, long long numreplicas, long long timeout_ms, bool aof)
+void repl_wait(struct client *c, long long numreplicas, long long timeout_ms, bool aof, bool local)
 {
 	struct repl_waiter *wt;
 	long long acks;
+	bool local_ok = aof && aof_fsynced(c->aof_woff);
 
 	if (repl_is_replica()) {
 		reply_error(c, aof ? "WAITAOF cannot be used with replica instances. Please also "
@@ -921,9 +1145,10 @@ void repl_wait(struct client *c, long long numreplicas, long long timeout_ms, bo
 	pthread_mutex_lock(&lock);
 	/* The offset right after the client's own last write, as Redis. */
 	acks = count_acks(c->repl_woff, aof);
-	if (acks >= numreplicas || (exec_ctx_flags() & (EXEC_IN_EXEC | EXEC_SCRIPT))) {
+	if ((acks >= numreplicas && (local_ok || !local)) ||
+	    (exec_ctx_flags() & (EXEC_IN_EXEC | EXEC_SCRIPT))) {
 		pthread_mutex_unlock(&lock);
-		reply_acks(c, acks, aof);
+		reply_acks(c, acks, aof, local_ok);
 		return;
 	}
 	wt = xcalloc(1, sizeof(*wt));
@@ -931,6 +1156,8 @@ void repl_wait(struct client *c, long long numreplicas, long long timeout_ms, bo
 	wt->w = c->worker;
 	wt->target = c->repl_woff;
 	wt->aof = aof;
+	wt->local = local;
+	wt->aof_target = c->aof_woff;
 	wt->num = numreplicas;
 	wt->deadline_ms = timeout_ms ? mono_ms() + timeout_ms : 0;
 	wt->next = waiters;
@@ -951,7 +1178,7 @@ static void wait_check(struct worker *w, uint64_t only_id)
 		struct repl_waiter **p, *wt = NULL;
 		struct client *c;
 		long long acks = 0;
-		bool aof = false;
+		bool aof = false, local_ok = false;
 
 		pthread_mutex_lock(&lock);
 		for (p = &waiters; *p; p = &(*p)->next) {
@@ -960,7 +1187,9 @@ static void wait_check(struct worker *w, uint64_t only_id)
 			if (x->w != w || (only_id && x->client_id != only_id))
 				continue;
 			acks = count_acks(x->target, x->aof);
-			if (acks >= x->num || (x->deadline_ms && now >= x->deadline_ms)) {
+			local_ok = x->aof && aof_fsynced(x->aof_target);
+			if ((acks >= x->num && (local_ok || !x->local)) ||
+			    (x->deadline_ms && now >= x->deadline_ms)) {
 				wt = x;
 				aof = x->aof;
 				*p = x->next;
@@ -975,7 +1204,7 @@ static void wait_check(struct worker *w, uint64_t only_id)
 		if (!c || !(c->flags & CLIENT_WAIT_ACKS))
 			continue;
 		c->flags &= ~CLIENT_WAIT_ACKS;
-		reply_acks(c, acks, aof);
+		reply_acks(c, acks, aof, local_ok);
 		client_command_done(c);
 		if (!client_process_input(c) && !(c->flags & CLIENT_CLOSE_ASAP))
 			c->flags |= CLIENT_CLOSE_AFTER_REPLY;
@@ -991,6 +1220,142 @@ static void wait_deliver(struct worker *w, uint64_t client_id, void *payload)
 
 static const struct mail_ops wait_mail = { .deliver = wait_deliver };
 
+/* ---- FAILOVER ----------------------------------------------------------------------------------- */
+
+/* Lock held. The replica that said it listens on host:port. */
+static struct repl_replica *find_replica(const char *host, int port)
+{
+	for (struct repl_replica *r = replicas; r; r = r->next)
+		if (r->port == port && !strcasecmp(r->ip, host))
+			return r;
+	return NULL;
+}
+
+/* Lock held: no failover, writes go on (Redis's clearFailoverState). */
+static void fo_clear(void)
+{
+	fo.host[0] = '\0';
+	fo.port = 0;
+	fo.end_ms = 0;
+	fo.force = false;
+	__atomic_store_n(&fo.state, FO_NONE, __ATOMIC_RELAXED);
+	pause_failover(false);
+}
+
+bool repl_failover_running(void)
+{
+	return __atomic_load_n(&fo.state, __ATOMIC_RELAXED) != FO_NONE;
+}
+
+bool repl_failover_in_progress(void)
+{
+	return __atomic_load_n(&fo.state, __ATOMIC_RELAXED) == FO_IN_PROGRESS;
+}
+
+void repl_failover_done(void)
+{
+	pthread_mutex_lock(&lock);
+	if (fo.state == FO_IN_PROGRESS)
+		fo_clear();
+	pthread_mutex_unlock(&lock);
+}
+
+void repl_failover_abort(const char *why)
+{
+	bool in_progress;
+
+	pthread_mutex_lock(&lock);
+	if (fo.state == FO_NONE) {
+		pthread_mutex_unlock(&lock);
+		return;
+	}
+	if (fo.host[0])
+		log_notice("FAILOVER to %s:%d aborted: %s", fo.host, fo.port, why);
+	else
+		log_notice("FAILOVER to any replica aborted: %s", why);
+	in_progress = fo.state == FO_IN_PROGRESS;
+	fo_clear();
+	pthread_mutex_unlock(&lock);
+	/* We had turned into the target's replica: a master again. */
+	if (in_progress) {
+		repl_replica_set(NULL, 0);
+		repl_promote();
+	}
+}
+
+void repl_failover(struct client *c, const char *host, int port, long long timeout_ms, bool force)
+{
+	struct repl_replica *r;
+	bool replica = repl_is_replica();
+
+	pthread_mutex_lock(&lock);
+	if (fo.state != FO_NONE) {
+		pthread_mutex_unlock(&lock);
+		reply_error(c, "FAILOVER already in progress.");
+		return;
+	}
+	if (replica || !nlisted || (force && (!timeout_ms || !host))) {
+		pthread_mutex_unlock(&lock);
+		reply_error(c, replica	  ? "FAILOVER is not valid when server is a replica."
+			       : !nlisted ? "FAILOVER requires connected replicas."
+					  : "FAILOVER with force option requires both a timeout "
+					    "and target HOST and IP.");
+		return;
+	}
+	if (host) {
+		r = find_replica(host, port);
+		if (!r || r->state != REPLICA_ONLINE) {
+			pthread_mutex_unlock(&lock);
+			reply_error(c, !r ? "FAILOVER target HOST and PORT is not a replica."
+					  : "FAILOVER target replica is not online.");
+			return;
+		}
+		snprintf(fo.host, sizeof(fo.host), "%s", host);
+		fo.port = port;
+		log_notice("FAILOVER requested to %s:%d.", host, port);
+	} else {
+		log_notice("FAILOVER requested to any replica.");
+	}
+	fo.end_ms = timeout_ms ? mono_ms() + timeout_ms : 0;
+	fo.force = force;
+	__atomic_store_n(&fo.state, FO_WAIT_SYNC, __ATOMIC_RELAXED);
+	pause_failover(true);
+	pthread_mutex_unlock(&lock);
+	reply_ok(c);
+}
+
+/* Lock held, from the cron: 1 when the target has all of the stream (or
+ * the time is up under FORCE) and we turn into its replica, -1 when the
+ * time is up (Redis's updateFailoverStatus). */
+static int fo_check(void)
+{
+	struct repl_replica *r = NULL;
+
+	if (fo.end_ms && mono_ms() >= fo.end_ms) {
+		if (!fo.force)
+			return -1;
+		log_notice("FAILOVER to %s:%d time out exceeded, failing over.", fo.host, fo.port);
+		__atomic_store_n(&fo.state, FO_IN_PROGRESS, __ATOMIC_RELAXED);
+		return 1;
+	}
+	if (fo.host[0]) {
+		r = find_replica(fo.host, fo.port);
+	} else {
+		for (r = replicas; r; r = r->next)
+			if (r->state == REPLICA_ONLINE && r->ack_off == (long long)bl.offset)
+				break;
+		if (r) {
+			snprintf(fo.host, sizeof(fo.host), "%s", r->ip);
+			fo.port = r->port;
+		}
+	}
+	if (!r || r->ack_off != (long long)bl.offset)
+		return 0;
+	__atomic_store_n(&fo.state, FO_IN_PROGRESS, __ATOMIC_RELAXED);
+	log_notice("Failover target %s:%d is synced, failing over.", fo.host, fo.port);
+	return 1;
+}
+
 /* ---- cron and clean-up ------------------------------------------------------------------------- */
 
 void repl_drop_replicas(void)
@@ -1005,6 +1370,8 @@ void repl_cron(struct worker *w)
 {
 	int64_t now_s = time(NULL);
 	bool need_bgsave = false, drop_backlog = false;
+	char fo_host[sizeof(fo.host)];
+	int fo_go = 0, fo_port = 0;
 
 	repl_replica_cron(w);
 	if (__atomic_load_n(&waiters, __ATOMIC_RELAXED))
@@ -1048,10 +1415,15 @@ void repl_cron(struct worker *w)
 		}
 	}
 	need_bgsave = any_in(REPLICA_WAIT_BGSAVE_START);
+	if (fo.state == FO_WAIT_SYNC) {
+		fo_go = fo_check();
+		memcpy(fo_host, fo.host, sizeof(fo_host));
+		fo_port = fo.port;
+	}
 	__atomic_store_n(&good_replicas, count_good(now_s), __ATOMIC_RELAXED);
 	if (nlisted)
 		bl.no_replicas_since_s = now_s;
-	else if (bl.active && config.repl_backlog_ttl &&
+	else if (bl.active && !proxy && config.repl_backlog_ttl &&
 		 now_s - bl.no_replicas_since_s > config.repl_backlog_ttl) {
 		/* As Redis: a master whose replicas are gone for long enough
 		 * frees its backlog and starts a new history. */
@@ -1065,6 +1437,14 @@ void repl_cron(struct worker *w)
 	pthread_mutex_unlock(&lock);
 	if (drop_backlog)
 		consumer_follow();
+	if (fo_go < 0) {
+		repl_failover_abort("Replica never caught up before timeout");
+	} else if (fo_go > 0) {
+		/* Our replicas follow the new master; we ask it, with PSYNC
+		 * ... FAILOVER, to take over. */
+		repl_drop_replicas();
+		repl_replica_set(fo_host, fo_port);
+	}
 	if (need_bgsave && !rdbfile_bgsave_running())
 		start_bgsave();
 }

@@ -3,9 +3,11 @@
  * repl: replication, the master's side, speaking Redis's protocol (PSYNC2).
  *
  * Identity. A master has a replication ID (40 random hex digits, new at each
- * start and whenever the backlog is created afresh) and a secondary ID a
- * promoted replica would inherit (all zeros, offset -1: this server is never
- * a replica). DEBUG CHANGE-REPL-ID draws a new ID.
+ * start and whenever the backlog is created afresh) and a secondary ID, good
+ * up to second_repl_offset: the master's it replicated before it was
+ * promoted, or the one its file recorded before a restart (all zeros, -1:
+ * none). A replica's ID and offset are its master's (PSYNC2, below).
+ * DEBUG CHANGE-REPL-ID draws a new ID.
  *
  * The stream. While a backlog exists (from the first replica's SYNC until
  * repl-backlog-ttl seconds after the last one left), repl consumes the
@@ -37,6 +39,7 @@
 #define XKV_REPL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define REPL_ID_LEN 40
@@ -56,13 +59,25 @@ void repl_change_id(void);
 int repl_init(void);
 
 /* SYNC (replid NULL) and PSYNC replid offset, on c's worker. */
-void repl_sync(struct client *c, const char *replid, long long offset);
+void repl_sync(struct client *c, const char *replid, long long offset, bool failover);
+/* FAILOVER [TO host port [FORCE]] [TIMEOUT ms] (host NULL: any replica),
+ * and FAILOVER ABORT (why: the log's reason); replies as Redis 8.8. While
+ * one runs, writes are paused, and once the target has the whole stream we
+ * become its replica and ask it to take over (PSYNC ... FAILOVER). */
+void repl_failover(struct client *c, const char *host, int port, long long timeout_ms, bool force);
+void repl_failover_abort(const char *why);
+/* Is our PSYNC to carry FAILOVER? It was answered (the target took over). */
+bool repl_failover_in_progress(void);
+void repl_failover_done(void);
+/* Is a FAILOVER running (REPLICAOF is refused meanwhile)? */
+bool repl_failover_running(void);
 /* REPLCONF option value pairs (argv[1..]); replies as Redis. */
 void repl_replconf(struct client *c);
 /* WAIT numreplicas timeout (ms, 0: for ever), on c's worker: the replicas
  * that acked c's last write (c->repl_woff); aof: WAITAOF 0 numreplicas
- * timeout, the replicas whose AOF holds it (REPLCONF ACK ... FACK). */
-void repl_wait(struct client *c, long long numreplicas, long long timeout_ms, bool aof);
+ * timeout, the replicas whose AOF holds it (REPLCONF ACK ... FACK) and,
+ * with local (WAITAOF 1), our own AOF's fsync of it (c->aof_woff). */
+void repl_wait(struct client *c, long long numreplicas, long long timeout_ms, bool aof, bool local);
 /* master_repl_offset, read without the lock (the stream's end). */
 uint64_t repl_offset(void);
 /* ROLE's reply. */
@@ -84,6 +99,31 @@ void repl_client_free(struct client *c);
 void repl_drop_replicas(void);
 
 /*
+ * A replica's history (PSYNC2). While this server is a replica, the stream
+ * its own replicas get is its master's, byte for byte, under the master's ID
+ * and offsets; promoted, it keeps that ID as the secondary one, valid up to
+ * where it took over, so its old siblings continue with it.
+ */
+/* At start-up, from the file's AUX fields: a replica continues from there;
+ * a master keeps id as the secondary ID up to offset. */
+void repl_restore_history(const char *id, long long offset, bool replica);
+/* Becoming a replica: our own history is what we ask the master to continue
+ * (Redis's replicationCacheMasterUsingMyself); offset -1 if none. */
+void repl_proxy_begin(char id[REPL_ID_LEN + 1], long long *offset);
+/* After a full sync: the master's ID, the stream from offset on. */
+void repl_proxy_start(const char *id, long long offset);
+/* After +CONTINUE id: a new ID (the master was promoted) shifts ours. */
+void repl_proxy_continue(const char *id);
+/* The master's stream, whole commands as the master client applied them. */
+void repl_proxy_feed(const char *p, size_t len);
+/* REPLICAOF NO ONE: a new ID, the old one valid up to here (Redis's
+ * shiftReplicationId); our replicas sync again, partially. */
+void repl_promote(void);
+/* The database the master's stream is in (the master client's), -1 if
+ * none yet. */
+int repl_replica_stream_db(void);
+
+/*
  * The replica's side (repl_replica.c): REPLICAOF and the master link.
  */
 /* Is this server a replica (REPLICAOF host port in force)? */
@@ -93,11 +133,17 @@ bool repl_link_down(void);
 /* REPLICAOF host port (host NULL: NO ONE). 1 if already replicating from
  * there, else 0. */
 int repl_replica_set(const char *host, int port);
+/* At start-up, after the data is loaded: the replicaof directive, and the
+ * history the file recorded (a partial resync after a restart). 0 or
+ * -EINVAL. */
+int repl_replica_start_up(void);
 /* At shutdown, before the workers are joined: stops the link thread. */
 void repl_replica_stop(void);
-/* The master client (CLIENT_MASTER) read n bytes; it ran a whole command;
+/* The master client (CLIENT_MASTER) read n bytes; it parsed a command (its
+ * bytes are kept for our replicas); it ran a whole command;
  * REPLCONF ACK <offset> to it; it is being freed. Its own worker. */
 void repl_master_read(struct client *c, size_t n);
+void repl_master_command(struct client *c);
 void repl_master_applied(struct client *c);
 void repl_master_ack(struct client *c);
 void repl_master_client_free(struct client *c);

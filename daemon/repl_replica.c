@@ -15,7 +15,8 @@
  * offset it has applied counts the bytes of whole commands (not inside a
  * MULTI), as Redis's reploff; it is acked each second and on REPLCONF
  * GETACK. When the link breaks, the thread connects again (each second)
- * and asks to continue from there.
+ * and asks to continue from there. Each command the master client applies
+ * goes on, as its bytes came, to our own replicas (repl_proxy_feed).
  *
  * Locks: `rlock` guards this file's state; it is a leaf lock but for the
  * mailbox lock taken under it. The master client is touched only by the
@@ -34,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "aof.h"
 #include "client.h"
 #include "commands.h"
 #include "config.h"
@@ -41,6 +43,7 @@
 #include "mem.h"
 #include "rdbfile.h"
 #include "repl.h"
+#include "store.h"
 #include "text.h"
 #include "util.h"
 #include "worker.h"
@@ -70,7 +73,20 @@ static struct {
 	long long read;		      /* offset read (read_reploff) */
 	int64_t down_since_s, up_since_s, last_io_s;
 	long long transfer_size, transfer_read;
-} st = { .fd = -1, .applied = -1 };
+	int stream_db;		/* the master client's database when it last applied */
+	bool failover_rejected; /* the target of our FAILOVER refused it */
+} st = { .fd = -1, .applied = -1, .stream_db = -1 };
+
+/* The master's commands since the last one applied whole (a MULTI's), as
+ * they came, and the applied offset last known to be in our AOF on disk
+ * (FACK): touched only by the master client's worker. */
+static struct text pending;
+static long long fack;
+
+int repl_replica_stream_db(void)
+{
+	return __atomic_load_n(&st.stream_db, __ATOMIC_RELAXED);
+}
 
 bool repl_is_replica(void)
 {
@@ -286,8 +302,21 @@ static void link_deliver(struct worker *w, uint64_t unused, void *payload)
 		return;
 	}
 	/* Our own replicas hold the old data: they sync again. */
-	if (d->rdb)
+	if (d->rdb) {
+		struct rdbfile_repl_info ri;
+
 		repl_drop_replicas();
+		repl_proxy_start(d->replid, d->offset);
+		fack = 0;
+		/* The stream goes on in the database the file says (a
+		 * master that is itself a replica sends no SELECT first). */
+		rdbfile_loaded_repl_info(&ri);
+		__atomic_store_n(&st.stream_db, ri.id[0] && ri.stream_db >= 0 ? ri.stream_db : 0,
+				 __ATOMIC_RELAXED);
+	} else {
+		repl_proxy_continue(d->replid);
+	}
+	pending.len = 0;
 	c = w->engine->adopt(w, d->fd);
 	if (!c) {
 		d->fd = -1;
@@ -298,6 +327,8 @@ static void link_deliver(struct worker *w, uint64_t unused, void *payload)
 	d->fd = -1;
 	c->flags |= CLIENT_MASTER | CLIENT_REPLY_OFF;
 	c->authenticated = true;
+	if (st.stream_db >= 0 && st.stream_db < store.ndbs)
+		c->db = st.stream_db;
 	pthread_mutex_lock(&rlock);
 	memcpy(st.replid, d->replid, sizeof(st.replid));
 	st.applied = st.read = d->offset;
@@ -411,6 +442,7 @@ static int link_attempt(const char *host, int port, uint64_t gen)
 	struct conn *k = xcalloc(1, sizeof(*k));
 	char reply[256], portbuf[16], offbuf[32], id[REPL_ID_LEN + 1];
 	struct link_done *d = NULL;
+	bool failover;
 	long long offset;
 	int rc;
 
@@ -476,16 +508,29 @@ static int link_attempt(const char *host, int port, uint64_t gen)
 		      (const char *[]){ "REPLCONF", "capa", "eof", "capa", "psync2" });
 	if (rc)
 		goto fail;
+	/* A FAILOVER of ours: the target is to take over (Redis's PSYNC ...
+	 * FAILOVER), and it refusing ends the failover. */
+	failover = repl_failover_in_progress();
 	if (id[0] && offset >= 0) {
 		snprintf(offbuf, sizeof(offbuf), "%lld", offset + 1);
 		log_notice("Trying a partial resynchronization (request %s:%s).", id, offbuf);
-		rc = conn_cmd(k, reply, sizeof(reply), 3, (const char *[]){ "PSYNC", id, offbuf });
 	} else {
 		log_notice("Partial resynchronization not possible (no cached master)");
-		rc = conn_cmd(k, reply, sizeof(reply), 3, (const char *[]){ "PSYNC", "?", "-1" });
+		snprintf(id, sizeof(id), "?");
+		snprintf(offbuf, sizeof(offbuf), "-1");
 	}
+	rc = conn_cmd(k, reply, sizeof(reply), failover ? 4 : 3,
+		      (const char *[]){ "PSYNC", id, offbuf, "FAILOVER" });
 	if (rc)
 		goto fail;
+	if (failover && reply[0] == '-') {
+		log_warning("Unexpected reply to PSYNC from master: %s", reply);
+		rc = -EPROTO;
+		pthread_mutex_lock(&rlock);
+		st.failover_rejected = st.gen == gen;
+		pthread_mutex_unlock(&rlock);
+		goto fail;
+	}
 	d = xcalloc(1, sizeof(*d));
 	d->fd = -1;
 	d->gen = gen;
@@ -527,6 +572,10 @@ static int link_attempt(const char *host, int port, uint64_t gen)
 		rc = -EPROTO;
 		goto fail;
 	}
+	/* The target took over: our FAILOVER is done, writes go on (as a
+	 * replica's, refused). */
+	if (failover)
+		repl_failover_done();
 	d->rest_len = k->len - k->pos;
 	d->rest = xmalloc(d->rest_len ? d->rest_len : 1);
 	memcpy(d->rest, k->buf + k->pos, d->rest_len);
@@ -577,8 +626,15 @@ static void *link_main(void *arg)
 		log_notice("Connecting to MASTER %s:%d", host, port);
 		if (link_attempt(host, port, gen) < 0) {
 			struct timespec ts;
+			bool rejected;
 
 			link_failed(gen);
+			pthread_mutex_lock(&rlock);
+			rejected = st.failover_rejected;
+			st.failover_rejected = false;
+			pthread_mutex_unlock(&rlock);
+			if (rejected)
+				repl_failover_abort("Failover target rejected psync request");
 			/* Again in a second, as Redis's replication cron. */
 			clock_gettime(CLOCK_REALTIME, &ts);
 			ts.tv_sec += 1;
@@ -608,6 +664,11 @@ static void drop_link(void)
 
 int repl_replica_set(const char *host, int port)
 {
+	char id[REPL_ID_LEN + 1];
+	long long offset = -1;
+
+	if (host)
+		repl_proxy_begin(id, &offset);
 	pthread_mutex_lock(&rlock);
 	if (host && st.state != LINK_NONE && !strcmp(st.host, host) && st.port == port) {
 		pthread_mutex_unlock(&rlock);
@@ -626,15 +687,44 @@ int repl_replica_set(const char *host, int port)
 	st.port = port;
 	st.state = LINK_CONNECT;
 	st.down_since_s = time(NULL);
-	/* A new master: a new history (nothing cached to continue from). */
-	st.replid[0] = '\0';
-	st.applied = -1;
+	/* What we ask the new master to continue: our own history (which is
+	 * the old master's if we were a replica). */
+	memcpy(st.replid, id, sizeof(st.replid));
+	st.applied = offset;
+	if (offset < 0)
+		st.replid[0] = '\0';
 	if (!st.thread_started) {
 		if (pthread_create(&st.thread, NULL, link_main, NULL) == 0)
 			st.thread_started = true;
 	}
 	pthread_cond_broadcast(&rcond);
 	pthread_mutex_unlock(&rlock);
+	return 0;
+}
+
+int repl_replica_start_up(void)
+{
+	struct rdbfile_repl_info ri;
+	bool valid;
+	char host[256];
+	int port;
+
+	rdbfile_loaded_repl_info(&ri);
+	/* As Redis: only a file that says all three (older servers could
+	 * write a stream db of -1). */
+	valid = ri.id[0] && ri.offset >= 0 && ri.stream_db >= 0;
+	if (!config.replicaof || !config.replicaof[0]) {
+		if (valid)
+			repl_restore_history(ri.id, ri.offset, false);
+		return 0;
+	}
+	if (sscanf(config.replicaof, "%255s %d", host, &port) != 2)
+		return -EINVAL;
+	if (valid) {
+		repl_restore_history(ri.id, ri.offset, true);
+		st.stream_db = ri.stream_db;
+	}
+	repl_replica_set(host, port);
 	return 0;
 }
 
@@ -654,16 +744,35 @@ void repl_replica_stop(void)
 		pthread_join(st.thread, NULL);
 }
 
+void repl_master_command(struct client *c)
+{
+	size_t at = pending.len;
+
+	text_append(&pending, c->qbuf + c->cmd_start, c->qpos - c->cmd_start);
+	/* The parser made each bulk's CR its NUL: the bytes as they came. */
+	if (c->req_type == '*')
+		for (int i = 0; i < c->argc; i++)
+			pending.p[at + (c->arg_off[i] - c->cmd_start) + c->argv[i].len] = '\r';
+}
+
 void repl_master_applied(struct client *c)
 {
 	long long unread = (long long)(c->qlen - c->qpos);
+	bool ours = false;
 
 	if (c->in_multi)
 		return;
 	pthread_mutex_lock(&rlock);
-	if (st.master_id == c->id)
+	if (st.master_id == c->id) {
 		st.applied = st.read - unread;
+		ours = true;
+	}
 	pthread_mutex_unlock(&rlock);
+	if (ours) {
+		__atomic_store_n(&st.stream_db, c->db, __ATOMIC_RELAXED);
+		repl_proxy_feed(pending.p, pending.len);
+	}
+	pending.len = 0;
 }
 
 void repl_master_read(struct client *c, size_t n)
@@ -676,10 +785,13 @@ void repl_master_read(struct client *c, size_t n)
 	pthread_mutex_unlock(&rlock);
 }
 
-/* REPLCONF ACK <applied>, written past the master client's muted replies. */
+/* REPLCONF ACK <applied>, written past the master client's muted replies;
+ * with an AOF, FACK <the applied offset our AOF has on disk> too, for the
+ * master's WAITAOF (on the master client's worker, between its commands:
+ * everything applied is in the AOF's bytes then). */
 void repl_master_ack(struct client *c)
 {
-	char buf[96];
+	char buf[160];
 	long long off;
 	int n;
 
@@ -688,8 +800,19 @@ void repl_master_ack(struct client *c)
 	pthread_mutex_unlock(&rlock);
 	if (off < 0)
 		return;
-	n = snprintf(buf, sizeof(buf), "*3\r\n$8\r\nREPLCONF\r\n$3\r\nACK\r\n$%d\r\n%lld\r\n",
-		     snprintf(NULL, 0, "%lld", off), off);
+	if (!config.appendonly) {
+		n = snprintf(buf, sizeof(buf),
+			     "*3\r\n$8\r\nREPLCONF\r\n$3\r\nACK\r\n$%d\r\n%lld\r\n",
+			     snprintf(NULL, 0, "%lld", off), off);
+	} else {
+		if (aof_fsynced(aof_appended()) && off > fack)
+			fack = off;
+		n = snprintf(buf, sizeof(buf),
+			     "*5\r\n$8\r\nREPLCONF\r\n$3\r\nACK\r\n$%d\r\n%lld\r\n"
+			     "$4\r\nFACK\r\n$%d\r\n%lld\r\n",
+			     snprintf(NULL, 0, "%lld", off), off, snprintf(NULL, 0, "%lld", fack),
+			     fack);
+	}
 	c->flags |= CLIENT_PUSHING;
 	reply_raw(c, buf, (size_t)n);
 	c->flags &= ~CLIENT_PUSHING;

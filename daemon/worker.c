@@ -693,6 +693,49 @@ static void close_listeners(void)
 	}
 }
 
+/* Set while the main thread saves at shutdown: a SIGINT then ends the
+ * process at once, as Redis's ("You insist... exiting now."), leaving no
+ * temporary file of ours. Written by the main thread, read by the watcher. */
+static bool insist_armed;
+
+static void *insist_main(void *arg)
+{
+	sigset_t only_int;
+
+	(void)arg;
+	sigemptyset(&only_int);
+	sigaddset(&only_int, SIGINT);
+	while (__atomic_load_n(&insist_armed, __ATOMIC_ACQUIRE)) {
+		struct timespec tick = { 0, 50 * 1000 * 1000 };
+		char tmp[64];
+
+		if (sigtimedwait(&only_int, NULL, &tick) != SIGINT)
+			continue;
+		log_warning("You insist... exiting now.");
+		snprintf(tmp, sizeof(tmp), "temp-%d.rdb", (int)getpid());
+		unlink(tmp);
+		/* Not a clean shutdown: an error status, as Redis. */
+		_exit(1);
+	}
+	return NULL;
+}
+
+/* persist_shutdown(flags) with the watcher above running meanwhile. */
+static int shutdown_insistable(unsigned flags)
+{
+	pthread_t tid;
+	bool watching;
+	int rc;
+
+	__atomic_store_n(&insist_armed, true, __ATOMIC_RELEASE);
+	watching = pthread_create(&tid, NULL, insist_main, NULL) == 0;
+	rc = persist_shutdown(flags);
+	__atomic_store_n(&insist_armed, false, __ATOMIC_RELEASE);
+	if (watching)
+		pthread_join(tid, NULL);
+	return rc;
+}
+
 int server_run(void)
 {
 	sigset_t signals;
@@ -736,7 +779,8 @@ int server_run(void)
 	}
 
 	/* Workers inherit a mask with the shutdown signals blocked; the main
-	 * thread waits for them synchronously. */
+	 * thread waits for them synchronously (and insist_main during the final
+	 * save). */
 	sigemptyset(&signals);
 	sigaddset(&signals, SIGTERM);
 	sigaddset(&signals, SIGINT);
@@ -771,7 +815,7 @@ int server_run(void)
 			 * keeps the server running, as Redis's cron does. */
 			if (started < server.nworkers)
 				server_request_shutdown();
-			else if (persist_shutdown((
+			else if (shutdown_insistable((
 					 unsigned)(sig == SIGTERM ? config.shutdown_on_sigterm
 								  : config.shutdown_on_sigint)) < 0)
 				server.shutdown_signal = 0;

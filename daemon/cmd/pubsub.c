@@ -2,6 +2,7 @@
 /* Pub/sub commands: (P|S)SUBSCRIBE, (P|S)UNSUBSCRIBE, (S)PUBLISH, PUBSUB. The
  * registry and delivery are pubsub.c's. */
 #include "commands.h"
+#include "propagate.h"
 #include "pubsub.h"
 
 static void subscribe_each(struct client *c, enum pubsub_kind kind)
@@ -54,12 +55,16 @@ void cmd_publish(struct client *c)
 {
 	reply_int(c, pubsub_publish(c, PUBSUB_CHANNEL, c->argv[1].p, c->argv[1].len, c->argv[2].p,
 				    c->argv[2].len));
+	/* Replicas deliver it to their own subscribers (not the AOF's). */
+	propagate_repl_only();
 }
 
 void cmd_spublish(struct client *c)
 {
 	reply_int(c, pubsub_publish(c, PUBSUB_SHARD, c->argv[1].p, c->argv[1].len, c->argv[2].p,
 				    c->argv[2].len));
+	/* Replicas deliver it to their own subscribers (not the AOF's). */
+	propagate_repl_only();
 }
 
 /* Redis's answer to extra arguments where its table allows any number. */

@@ -722,60 +722,78 @@ static void info_memory(struct text *t)
 }
 
 /* Redis 8.8's fields. xkvd loads before it accepts clients, so a client
- * never sees loading:1 (nor the loading_* fields Redis adds then), and it
- * measures no copy-on-write (the *_cow_* fields stay 0). */
+ * never sees loading:1 (nor the loading_* fields Redis adds then). The
+ * copy-on-write sizes are the fork children's Private_Dirty bytes, as
+ * Redis measures them (rdbfile.h). */
 static void info_persistence(struct text *t)
 {
+	static uint64_t cow_peak; /* of the children seen running */
 	struct rdbfile_stats rs;
 	struct aof_stats as;
 	int64_t now = now_ms();
+	pid_t child;
+	uint64_t cow = 0;
 
 	rdbfile_stats(&rs);
 	aof_stats(&as);
-	text_printf(t,
-		    "# Persistence\r\n"
-		    "loading:0\r\n"
-		    "async_loading:0\r\n"
-		    "current_cow_peak:0\r\n"
-		    "current_cow_size:0\r\n"
-		    "current_cow_size_age:0\r\n"
-		    "current_fork_perc:0.00\r\n"
-		    "current_save_keys_processed:0\r\n"
-		    "current_save_keys_total:0\r\n"
-		    "rdb_changes_since_last_save:%llu\r\n"
-		    "rdb_bgsave_in_progress:%d\r\n"
-		    "rdb_last_save_time:%lld\r\n"
-		    "rdb_last_bgsave_status:%s\r\n"
-		    "rdb_last_bgsave_time_sec:%lld\r\n"
-		    "rdb_current_bgsave_time_sec:%lld\r\n"
-		    "rdb_saves:%llu\r\n"
-		    "rdb_saves_consecutive_failures:%llu\r\n"
-		    "rdb_last_cow_size:0\r\n"
-		    "rdb_last_load_keys_expired:%llu\r\n"
-		    "rdb_last_load_keys_loaded:%llu\r\n"
-		    "aof_enabled:%d\r\n"
-		    "aof_rewrite_in_progress:%d\r\n"
-		    "aof_rewrite_scheduled:%d\r\n"
-		    "aof_last_rewrite_time_sec:%lld\r\n"
-		    "aof_current_rewrite_time_sec:%lld\r\n"
-		    "aof_last_bgrewrite_status:%s\r\n"
-		    "aof_rewrites:%llu\r\n"
-		    "aof_rewrites_consecutive_failures:%llu\r\n"
-		    "aof_last_write_status:%s\r\n"
-		    "aof_last_cow_size:0\r\n"
-		    "module_fork_in_progress:0\r\n"
-		    "module_fork_last_cow_size:0\r\n",
-		    (unsigned long long)(store_changes() - rs.changes_at_save), rs.bgsave_running,
-		    (long long)rs.lastsave, rs.last_bgsave_ok ? "ok" : "err",
-		    (long long)rs.last_bgsave_secs,
-		    (long long)(rs.bgsave_running ? (now - rs.bgsave_start_ms) / 1000 : -1),
-		    (unsigned long long)rs.saves, (unsigned long long)rs.consecutive_failures,
-		    (unsigned long long)rs.load_expired, (unsigned long long)rs.load_keys,
-		    as.enabled, as.rewrite_running, as.rewrite_scheduled,
-		    (long long)as.last_rewrite_secs,
-		    (long long)(as.rewrite_running ? (now - as.rewrite_start_ms) / 1000 : -1),
-		    as.last_rewrite_ok ? "ok" : "err", (unsigned long long)as.rewrites,
-		    (unsigned long long)as.consecutive_failures, as.write_ok ? "ok" : "err");
+	/* A running child's copy-on-write, read from its smaps now. */
+	child = rdbfile_child_pid();
+	if (!child)
+		child = as.child_pid;
+	if (child) {
+		cow = rdbfile_cow_of(child);
+		if (cow > __atomic_load_n(&cow_peak, __ATOMIC_RELAXED))
+			__atomic_store_n(&cow_peak, cow, __ATOMIC_RELAXED);
+	} else {
+		__atomic_store_n(&cow_peak, 0, __ATOMIC_RELAXED);
+	}
+	text_printf(
+		t,
+		"# Persistence\r\n"
+		"loading:0\r\n"
+		"async_loading:0\r\n"
+		"current_cow_peak:%llu\r\n"
+		"current_cow_size:%llu\r\n"
+		"current_cow_size_age:0\r\n"
+		"current_fork_perc:0.00\r\n"
+		"current_save_keys_processed:0\r\n"
+		"current_save_keys_total:0\r\n"
+		"rdb_changes_since_last_save:%llu\r\n"
+		"rdb_bgsave_in_progress:%d\r\n"
+		"rdb_last_save_time:%lld\r\n"
+		"rdb_last_bgsave_status:%s\r\n"
+		"rdb_last_bgsave_time_sec:%lld\r\n"
+		"rdb_current_bgsave_time_sec:%lld\r\n"
+		"rdb_saves:%llu\r\n"
+		"rdb_saves_consecutive_failures:%llu\r\n"
+		"rdb_last_cow_size:%llu\r\n"
+		"rdb_last_load_keys_expired:%llu\r\n"
+		"rdb_last_load_keys_loaded:%llu\r\n"
+		"aof_enabled:%d\r\n"
+		"aof_rewrite_in_progress:%d\r\n"
+		"aof_rewrite_scheduled:%d\r\n"
+		"aof_last_rewrite_time_sec:%lld\r\n"
+		"aof_current_rewrite_time_sec:%lld\r\n"
+		"aof_last_bgrewrite_status:%s\r\n"
+		"aof_rewrites:%llu\r\n"
+		"aof_rewrites_consecutive_failures:%llu\r\n"
+		"aof_last_write_status:%s\r\n"
+		"aof_last_cow_size:%llu\r\n"
+		"module_fork_in_progress:0\r\n"
+		"module_fork_last_cow_size:0\r\n",
+		(unsigned long long)__atomic_load_n(&cow_peak, __ATOMIC_RELAXED),
+		(unsigned long long)cow, (unsigned long long)(store_changes() - rs.changes_at_save),
+		rs.bgsave_running, (long long)rs.lastsave, rs.last_bgsave_ok ? "ok" : "err",
+		(long long)rs.last_bgsave_secs,
+		(long long)(rs.bgsave_running ? (now - rs.bgsave_start_ms) / 1000 : -1),
+		(unsigned long long)rs.saves, (unsigned long long)rs.consecutive_failures,
+		(unsigned long long)rdbfile_last_cow(RDBFILE_COW_RDB),
+		(unsigned long long)rs.load_expired, (unsigned long long)rs.load_keys, as.enabled,
+		as.rewrite_running, as.rewrite_scheduled, (long long)as.last_rewrite_secs,
+		(long long)(as.rewrite_running ? (now - as.rewrite_start_ms) / 1000 : -1),
+		as.last_rewrite_ok ? "ok" : "err", (unsigned long long)as.rewrites,
+		(unsigned long long)as.consecutive_failures, as.write_ok ? "ok" : "err",
+		(unsigned long long)rdbfile_last_cow(RDBFILE_COW_AOF));
 	if (as.enabled)
 		text_printf(t,
 			    "aof_current_size:%llu\r\n"

@@ -499,3 +499,88 @@ def a_full_disk_refuses_writes_with_misconf_and_recovers(t):
     finally:
         subprocess.run(['umount', mnt], capture_output=True)
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+@test
+@xkv_only
+def a_single_file_appendonly_aof_is_upgraded_to_the_multi_part_layout(t):
+    tmp = tempfile.mkdtemp(prefix='xkv-it-aof-upgrade-')
+    try:
+        # What Redis 6 left: one appendonly.aof of commands in dir.
+        with open(os.path.join(tmp, 'appendonly.aof'), 'wb') as f:
+            f.write(encode(('SELECT', '0')) + encode(('SET', 'old', 'style')) +
+                    encode(('RPUSH', 'l', 'a', 'b')) + encode(('SELECT', '3')) +
+                    encode(('INCRBY', 'n', '5')))
+        a = xkvd(t, tmp, appendonly='yes', save='')
+        assert a.call('GET', 'old') == b'style' and a.call('LRANGE', 'l', 0, -1) == [b'a', b'b']
+        assert b'Successfully migrated an old-style AOF file (appendonly.aof) into the AOF ' \
+            b'directory (appendonlydir).' in a.log_bytes()
+        assert not os.path.exists(os.path.join(tmp, 'appendonly.aof'))
+        assert manifest(tmp) == ('file appendonly.aof seq 1 type b\n'
+                                 'file appendonly.aof.1.incr.aof seq 1 type i\n'), manifest(tmp)
+        a.call('SET', 'new', '1')
+        finish(a)
+        b = xkvd(t, tmp, appendonly='yes', save='')
+        with b.client() as c:
+            assert c.call('GET', 'new') == b'1' and c.call('GET', 'old') == b'style'
+            c.call('SELECT', 3)
+            assert c.call('GET', 'n') == b'5'
+        # A rewrite replaces the old base like any other.
+        assert b.call('BGREWRITEAOF') == b'Background append only file rewriting started'
+        assert wait_until(lambda: persistence(b)['aof_rewrites'] == '1', 10)
+        assert wait_until(lambda: 'appendonly.aof\n' not in
+                          '\n'.join(os.listdir(os.path.join(tmp, 'appendonlydir'))) + '\n', 10)
+        finish(b)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+@test
+@xkv_only
+def aof_disable_auto_gc_keeps_history_until_turned_off(t):
+    tmp = tempfile.mkdtemp(prefix='xkv-it-aof-gc-')
+    try:
+        a = xkvd(t, tmp, appendonly='yes', save='', **{'aof-disable-auto-gc': 'yes'})
+        a.call('SET', 'k', '1')
+        assert a.call('BGREWRITEAOF') == b'Background append only file rewriting started'
+        assert wait_until(lambda: persistence(a)['aof_rewrites'] == '1', 10)
+        d = os.path.join(tmp, 'appendonlydir')
+        assert manifest(tmp) == ('file appendonly.aof.2.base.rdb seq 2 type b\n'
+                                 'file appendonly.aof.1.incr.aof seq 1 type h\n'
+                                 'file appendonly.aof.1.base.rdb seq 1 type h\n'
+                                 'file appendonly.aof.2.incr.aof seq 2 type i\n'), manifest(tmp)
+        assert {'appendonly.aof.1.base.rdb', 'appendonly.aof.1.incr.aof'} <= set(os.listdir(d))
+        # The history survives a restart, and goes when auto-gc is on again.
+        a.call('SET', 'k', '2')
+        finish(a)
+        b = xkvd(t, tmp, appendonly='yes', save='', **{'aof-disable-auto-gc': 'yes'})
+        assert b.call('GET', 'k') == b'2' and 'type h' in manifest(tmp)
+        assert b.call('CONFIG', 'SET', 'aof-disable-auto-gc', 'no') == b'OK'
+        assert 'type h' not in manifest(tmp), manifest(tmp)
+        assert not {'appendonly.aof.1.base.rdb', 'appendonly.aof.1.incr.aof'} & set(os.listdir(d))
+        finish(b)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+@test
+@xkv_only
+def a_base_without_the_rdb_preamble_carries_the_functions(t):
+    tmp = tempfile.mkdtemp(prefix='xkv-it-aof-fn-')
+    lib = "#!lua name=mylib\nredis.register_function('hello', function() return 'hi' end)"
+    try:
+        a = xkvd(t, tmp, appendonly='yes', save='', **{'aof-use-rdb-preamble': 'no'})
+        assert a.call('FUNCTION', 'LOAD', lib) == b'mylib'
+        a.call('SET', 'k', 'v')
+        assert a.call('BGREWRITEAOF') == b'Background append only file rewriting started'
+        assert wait_until(lambda: persistence(a)['aof_rewrites'] == '1', 10)
+        with open(os.path.join(tmp, 'appendonlydir', 'appendonly.aof.2.base.aof'), 'rb') as f:
+            base = f.read()
+        assert base.startswith(b'*3\r\n$8\r\nFUNCTION\r\n$4\r\nLOAD\r\n$%d\r\n%s\r\n' % (
+            len(lib), lib.encode())), base[:120]
+        finish(a)
+        b = xkvd(t, tmp, appendonly='yes', save='')
+        assert b.call('FCALL', 'hello', 0) == b'hi' and b.call('GET', 'k') == b'v'
+        finish(b)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

@@ -4,6 +4,7 @@ what it wrote, and what redis-server 7.0 wrote (RDB version 10)."""
 
 import os
 import shutil
+import time
 
 from harness import info_fields, Server, test, wait_until, xkv_only
 from test_dump import SETUP, build, content
@@ -144,3 +145,51 @@ def save_commands_replies(t):
         assert 0 <= int(now) - srv.call('LASTSAVE') < 3600, srv.label
         assert srv.call('SAVE') == b'OK'
         assert abs(srv.call('LASTSAVE') - int(srv.call('TIME')[0])) <= 1
+
+
+@test
+@xkv_only
+def a_second_sigint_during_the_final_save_exits_at_once(t):
+    import signal
+    import stat
+    a = t.spawn('sut')
+    a.call('SET', 'k', 'v')
+    # The final save's temporary file is a FIFO nobody reads: the save
+    # blocks in open() until the second signal.
+    fifo = os.path.join(a.dir, 'temp-%d.rdb' % a.proc.pid)
+    os.mkfifo(fifo)
+    os.kill(a.proc.pid, signal.SIGINT)
+    assert wait_until(lambda: b'Saving the final RDB snapshot' in a.log_bytes(), timeout=5)
+    time.sleep(0.2)
+    assert a.alive()
+    os.kill(a.proc.pid, signal.SIGTERM)            # only SIGINT insists, as Redis
+    time.sleep(0.2)
+    assert a.alive()
+    os.kill(a.proc.pid, signal.SIGINT)
+    assert a.proc.wait(5) == 1
+    assert b'You insist... exiting now.' in a.log_bytes()
+    assert not os.path.exists(fifo) and not os.path.exists(os.path.join(a.dir, 'dump.rdb'))
+
+
+@test
+@xkv_only
+def the_fork_children_report_their_copy_on_write(t):
+    a = t.spawn('sut')
+    info = info_fields(a.call('INFO', 'persistence'))['persistence']
+    assert (info['rdb_last_cow_size'], info['aof_last_cow_size'], info['current_cow_size']) == \
+        ('0', '0', '0')
+    a.call('DEBUG', 'POPULATE', 20000, 'key', 100)
+    assert a.call('BGSAVE') == b'Background saving started'
+    with a.client() as c:                       # writes while the child runs
+        for i in range(2000):
+            c.call('SET', 'key:%d' % i, 'x' * 100)
+    assert wait_until(lambda: info_fields(a.call('INFO', 'persistence'))['persistence'][
+        'rdb_bgsave_in_progress'] == '0', timeout=10)
+    info = info_fields(a.call('INFO', 'persistence'))['persistence']
+    # Private_Dirty of the child: what it wrote of its own, and the pages the
+    # parent changed under it (Redis counts the same way).
+    assert int(info['rdb_last_cow_size']) > 0, info
+    assert info['current_cow_size'] == '0'
+    a.call('CONFIG', 'SET', 'appendonly', 'yes')
+    assert wait_until(lambda: int(info_fields(a.call('INFO', 'persistence'))['persistence'][
+        'aof_last_cow_size']) > 0, timeout=10)

@@ -505,3 +505,411 @@ def shutdown_while_the_link_retries(t):
         assert a.proc.returncode == 0 and time.monotonic() - start < 4, a.proc.returncode
     finally:
         hole.close()
+
+
+def restart(srv):
+    """Stops srv by PID and starts it again on its port, in its directory."""
+    from harness import _die_with_parent
+    srv.stop()
+    with open(srv.log_path, 'ab') as log:
+        srv.proc = subprocess.Popen(srv.argv(), stdin=subprocess.DEVNULL, stdout=log,
+                                    stderr=subprocess.STDOUT, preexec_fn=_die_with_parent)
+    assert srv._wait_ready(10.0), srv.log_tail()
+
+
+def sync_stats(srv):
+    s = info_fields(srv.call('INFO', 'stats'))['stats']
+    return int(s['sync_full']), int(s['sync_partial_ok'])
+
+
+@test
+@xkv_only
+def psync2_a_promoted_replica_continues_with_its_old_siblings_and_master(t):
+    m = t.spawn('sut')
+    a, b = t.spawn('sut'), t.spawn('sut')
+    ref = redis_replica_of(t, m)                # a Redis 7.0 sibling too
+    for r in (a, b):
+        assert r.call('REPLICAOF', '127.0.0.1', m.port) == b'OK'
+    wait_until(lambda: all(repl_info(r).get('master_link_status') == 'up' for r in (a, b)),
+               timeout=20)
+    workload(m, 800, 11)
+    m.call('SELECT', 0)
+    time.sleep(0.1)
+    for r in (a, b, ref):
+        assert in_sync(m, r)
+    old = repl_info(m)
+    # The replica's own stream is its master's: same ID, same offset.
+    assert repl_info(a)['master_replid'] == old['master_replid']
+    off = int(old['master_repl_offset'])
+    assert a.call('REPLICAOF', 'NO', 'ONE') == b'OK'
+    info = repl_info(a)
+    assert info['role'] == 'master' and info['master_replid2'] == old['master_replid']
+    assert info['second_repl_offset'] == str(off + 1) and info['master_replid'] != old[
+        'master_replid']
+    # The old siblings (xkvd and Redis 7.0) and the old master continue with it.
+    for r in (b, ref, m):
+        assert r.call('REPLICAOF', '127.0.0.1', a.port) == b'OK'
+    wait_until(lambda: repl_info(a)['connected_slaves'] == '3' and all(
+        repl_info(r).get('master_link_status') == 'up' for r in (b, ref, m)), timeout=20)
+    assert sync_stats(a) == (0, 3), (sync_stats(a), a.log_tail())
+    workload(a, 300, 12)
+    time.sleep(0.1)
+    for r in (b, ref, m):
+        assert in_sync(a, r)
+        same_data(a, r)
+    assert repl_info(b)['master_replid'] == info['master_replid']
+
+
+@test
+@xkv_only
+def a_replica_serves_the_masters_stream_to_its_replicas_as_it_came(t):
+    m = t.spawn('sut')
+    a = t.spawn('sut')
+    a.call('REPLICAOF', '127.0.0.1', m.port)
+    wait_until(lambda: repl_info(a).get('master_link_status') == 'up', timeout=20)
+    with m.client() as c:
+        c.call('SELECT', 5)
+        c.call('SET', 'in5', 'x')
+    assert in_sync(m, a)
+    sub = Replica(a.port)
+    sub.send('PSYNC', '?', '-1')
+    head = sub.line()
+    assert head.startswith(b'+FULLRESYNC ' + repl_info(m)['master_replid'].encode()), head
+    assert int(head.split()[2]) == int(repl_info(m)['master_repl_offset'])
+    rdb = sub.bulk_payload()
+    assert b'repl-stream-db' in rdb and b'in5' in rdb
+    m.call('SET', 'db0', 'y')                   # the master's SELECT 0 comes first
+    with m.client() as c:
+        c.call('SELECT', 5)
+        c.call('INCR', 'n')
+    assert in_sync(m, a)
+    data = sub.stream(200, timeout=2)
+    cmds = [x for x in commands(data) if x[0].upper() != b'PING']
+    assert cmds == [[b'SELECT', b'0'], [b'SET', b'db0', b'y'], [b'SELECT', b'5'],
+                    [b'INCR', b'n']], cmds
+    sub.close()
+
+
+@test
+@xkv_only
+def replicaof_at_start_up_and_a_partial_resync_after_a_restart(t):
+    m = t.spawn('sut')
+    m.call('SET', 'k', 'v')
+    r = t.spawn('sut', replicaof='127.0.0.1 %d' % m.port)
+    wait_until(lambda: repl_info(r).get('master_link_status') == 'up', timeout=20)
+    assert r.call('GET', 'k') == b'v' and repl_info(r)['role'] == 'slave'
+    workload(m, 300, 13)
+    time.sleep(0.1)
+    assert in_sync(m, r)
+    restart(r)                                  # SIGTERM saves (save points), then loads
+    wait_until(lambda: repl_info(r).get('master_link_status') == 'up', timeout=20)
+    assert sync_stats(m) == (1, 1), (sync_stats(m), r.log_tail())
+    workload(m, 100, 14)
+    time.sleep(0.1)
+    assert in_sync(m, r)
+    same_data(m, r)
+    # A master restarted from its file: its replica continues too.
+    m.call('CONFIG', 'SET', 'save', '3600 1')
+    restart(m)
+    wait_until(lambda: repl_info(r).get('master_link_status') == 'up', timeout=20)
+    assert sync_stats(m) == (0, 1), (sync_stats(m), m.log_tail())
+    m.call('SET', 'after', 'restart')
+    assert wait_until(lambda: r.call('GET', 'after') == b'restart', timeout=10)
+
+
+@test
+@xkv_only
+def publish_reaches_the_replicas_subscribers_and_not_the_aof(t):
+    a = t.spawn('sut', appendonly='yes')
+    ref = redis_replica_of(t, a)
+    x = t.spawn('sut')
+    x.call('REPLICAOF', '127.0.0.1', a.port)
+    wait_until(lambda: repl_info(x).get('master_link_status') == 'up', timeout=20)
+    subs = [srv.client() for srv in (ref, x)]
+    try:
+        for s in subs:
+            assert s.call('SUBSCRIBE', 'news') == [b'subscribe', b'news', 1]
+        with a.client() as c:
+            c.call('SELECT', 2)
+            assert c.call('PUBLISH', 'news', 'hello') == 0
+            c.call('MULTI')
+            c.call('SPUBLISH', 'news', 'sharded')
+            c.call('PUBLISH', 'news', 'in-exec')
+            c.call('SET', 'k', 'v')
+            c.call('EXEC')
+        for s in subs:
+            got = decode(s.read_reply())
+            assert got == [b"message", b"news", b"hello"], (s, got)
+            assert decode(s.read_reply()) == [b"message", b"news", b"in-exec"]
+    finally:
+        for s in subs:
+            s.close()
+    assert in_sync(a, x) and x.call('SELECT', 2) == b'OK'
+    incr = os.path.join(a.dir, 'appendonlydir', 'appendonly.aof.1.incr.aof')
+    with open(incr, 'rb') as f:
+        aof = f.read()
+    assert b'PUBLISH' not in aof.upper() and b'$1\r\nk\r\n' in aof, aof
+
+
+@test
+@xkv_only
+def waitaof_counts_the_local_fsync_and_xkvd_replicas_facks(t):
+    a = t.spawn('sut')
+    assert a.call('WAITAOF', 1, 0, 0) == RespError(
+        'ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled.')
+    m = t.spawn('sut', appendonly='yes', appendfsync='always')
+    with m.client() as c:
+        assert c.call('WAITAOF', 1, 0, 0) == [1, 0]
+        c.call('SET', 'k', 'v')
+        assert c.call('WAITAOF', 1, 0, 0) == [1, 0]
+    e = t.spawn('sut', appendonly='yes', appendfsync='everysec')
+    with e.client() as c:
+        c.call('SET', 'k', 'v')
+        # Blocks until the once-a-second fsync has it.
+        assert c.call('WAITAOF', 1, 0, 5000) == [1, 0]
+    n = t.spawn('sut', appendonly='yes', appendfsync='no')
+    with n.client() as c:
+        c.call('SET', 'k', 'v')
+        assert c.call('WAITAOF', 1, 0, 300) == [0, 0]     # never fsynced: times out
+    # An xkvd replica with an AOF acks what its AOF holds (FACK).
+    r = t.spawn('sut', appendonly='yes', appendfsync='always')
+    r.call('REPLICAOF', '127.0.0.1', m.port)
+    wait_until(lambda: repl_info(r).get('master_link_status') == 'up', timeout=20)
+    plain = redis_replica_of(t, m)                        # 7.0 without AOF: no FACK
+    with m.client() as c:
+        c.call('SET', 'k2', 'v2')
+        assert c.call('WAITAOF', 1, 1, 5000) == [1, 1]
+        assert c.call('WAITAOF', 0, 2, 300) == [1, 1]
+        assert c.call('WAIT', 2, 5000) == 2
+    assert r.call('GET', 'k2') == b'v2' and plain.call('GET', 'k2') == b'v2'
+
+
+@test
+@xkv_only
+def kill_9_of_the_primary_loses_no_write_that_wait_acknowledged(t):
+    import signal
+    import threading
+    m = t.spawn('sut', save='')
+    r = t.spawn('sut')
+    r.call('REPLICAOF', '127.0.0.1', m.port)
+    wait_until(lambda: repl_info(r).get('master_link_status') == 'up', timeout=20)
+    acked, sent = [], [0]
+    # Killed by PID from another thread while writes are in flight.
+    killer = threading.Timer(0.5, lambda: os.kill(m.proc.pid, signal.SIGKILL))
+    with m.client(timeout=3) as c, m.client(timeout=3) as c2:
+        killer.start()
+        try:
+            for i in range(100000):
+                sent[0] = i
+                c.send('SET', 'w%d' % i, i)
+                c.send('WAIT', 1, 1000)
+                c2.send('INCR', 'other%d' % (i % 7))       # a second writer meanwhile
+                if decode(c.read_reply()) == b'OK' and decode(c.read_reply()) == 1:
+                    acked.append(i)
+                c2.read_reply()
+        except (ConnectionClosed, OSError):
+            pass
+        finally:
+            killer.join()
+    m.proc.wait()
+    assert len(acked) > 20, (len(acked), sent)
+    with r.client() as c:
+        missing = [i for i in acked if c.call('GET', 'w%d' % i) != str(i).encode()]
+    assert not missing, missing[:10]
+
+
+def sentinel_start(t, master_port, name='mymaster'):
+    """A redis-sentinel (Debian's) monitoring master_port, quorum 1."""
+    import tempfile
+    from harness import _die_with_parent, free_port
+    exe = '/usr/bin/redis-sentinel'
+    d = tempfile.mkdtemp(prefix='xkv-it-sentinel-')
+    port = free_port()
+    conf = os.path.join(d, 'sentinel.conf')
+    with open(conf, 'w') as f:
+        f.write('port %d\nbind 127.0.0.1\ndir %s\nsentinel monitor %s 127.0.0.1 %d 1\n'
+                'sentinel down-after-milliseconds %s 1000\n'
+                'sentinel failover-timeout %s 10000\n' % (port, d, name, master_port, name, name))
+    log = open(os.path.join(d, 'sentinel.log'), 'wb')
+    args = [exe, conf] if os.path.exists(exe) else [REDIS_SERVER_BIN, conf, '--sentinel']
+    proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT,
+                            stdin=subprocess.DEVNULL, preexec_fn=_die_with_parent)
+    return proc, port, d
+
+
+REDIS_SERVER_BIN = '/usr/bin/redis-server'
+
+
+@test
+@xkv_only
+def sentinel_fails_over_and_redis_py_follows_the_new_primary(t):
+    import shutil
+    import signal
+    from redis.sentinel import Sentinel
+    m = t.spawn('sut')
+    reps = [t.spawn('sut'), t.spawn('sut')]
+    for r in reps:
+        r.call('REPLICAOF', '127.0.0.1', m.port)
+    wait_until(lambda: all(repl_info(r).get('master_link_status') == 'up' for r in reps),
+               timeout=20)
+    proc, sport, sdir = sentinel_start(t, m.port)
+    try:
+        sen = Sentinel([('127.0.0.1', sport)], socket_timeout=2)
+        # It finds the replicas through the primary's INFO.
+        assert wait_until(lambda: len(sen.discover_slaves('mymaster')) == 2, timeout=20), \
+            open(os.path.join(sdir, 'sentinel.log')).read()[-3000:]
+        primary = sen.master_for('mymaster', socket_timeout=2)
+        for i in range(100):
+            primary.set('before%d' % i, i)
+        assert primary.execute_command('WAIT', 2, 2000) == 2
+        os.kill(m.proc.pid, signal.SIGKILL)
+        m.proc.wait()
+        ports = {r.port for r in reps}
+        assert wait_until(lambda: _master_port(sen) in ports, timeout=40), \
+            open(os.path.join(sdir, 'sentinel.log')).read()[-3000:]
+        new = sen.discover_master('mymaster')[1]
+        # redis-py reconnects to the new primary through Sentinel.
+        assert wait_until(lambda: _try_set(primary, 'after', 'failover'), timeout=20)
+        promoted = [r for r in reps if r.port == new][0]
+        other = [r for r in reps if r.port != new][0]
+        assert repl_info(promoted)['role'] == 'master'
+        assert primary.get('before99') == b'99'
+        # The other replica follows the new primary (Sentinel reconfigures it).
+        assert wait_until(lambda: other.call('GET', 'after') == b'failover', timeout=30), \
+            repl_info(other)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        shutil.rmtree(sdir, ignore_errors=True)
+
+
+def _master_port(sen):
+    try:
+        return sen.discover_master('mymaster')[1]
+    except Exception:
+        return None
+
+
+def _try_set(client, k, v):
+    try:
+        return client.set(k, v) is True
+    except Exception:
+        return False
+
+
+@test
+@xkv_only
+def failover_hands_over_to_a_synced_replica_as_redis_8_8(t):
+    m, a = t.spawn('sut'), t.spawn('sut')
+    with m.client() as c:
+        assert c.call('FAILOVER') == RespError('ERR FAILOVER requires connected replicas.')
+        assert c.call('FAILOVER', 'ABORT') == RespError('ERR No failover in progress.')
+        assert c.call('FAILOVER', 'TIMEOUT', 0) == RespError(
+            'ERR FAILOVER timeout must be greater than 0')
+        assert c.call('FAILOVER', 'BOGUS') == RespError('ERR syntax error')
+    a.call('REPLICAOF', '127.0.0.1', m.port)
+    wait_until(lambda: repl_info(a).get('master_link_status') == 'up', timeout=20)
+    assert a.call('FAILOVER') == RespError('ERR FAILOVER is not valid when server is a replica.')
+    assert m.call('FAILOVER', 'TO', '127.0.0.1', 1) == RespError(
+        'ERR FAILOVER target HOST and PORT is not a replica.')
+    assert m.call('FAILOVER', 'FORCE') == RespError(
+        'ERR FAILOVER with force option requires both a timeout and target HOST and IP.')
+    workload(m, 300, 21)
+    old = repl_info(m)['master_replid']
+    assert m.call('FAILOVER', 'TO', '127.0.0.1', a.port) == b'OK'
+    wait_until(lambda: repl_info(a)['role'] == 'master' and
+               repl_info(m).get('master_link_status') == 'up', timeout=20)
+    assert repl_info(m)['master_failover_state'] == 'no-failover'
+    assert repl_info(a)['master_replid2'] == old
+    assert sync_stats(a) == (0, 1), sync_stats(a)            # the old master continued
+    assert b'Failover target 127.0.0.1:%d is synced, failing over.' % a.port in m.log_bytes()
+    assert b'MASTER MODE enabled (failover request from' in a.log_bytes()
+    a.call('SET', 'after', 'failover')
+    assert wait_until(lambda: m.call('GET', 'after') == b'failover', timeout=10)
+    same_data(a, m)
+    assert m.call('SET', 'k', 'v') == RespError(
+        'READONLY You can\'t write against a read only replica.')
+
+
+@test
+@xkv_only
+def failover_waits_pauses_writes_times_out_and_aborts(t):
+    import threading
+    m = t.spawn('sut')
+    # A replica that never acks: the failover can only wait for it.
+    r = Replica(m.port)
+    r.send('REPLCONF', 'listening-port', 1)
+    assert r.line() == b'+OK'
+    r.send('PSYNC', '?', '-1')
+    assert r.line().startswith(b'+FULLRESYNC')
+    r.bulk_payload()
+    m.call('SET', 'k', '1')
+    assert m.call('FAILOVER', 'TO', '127.0.0.1', 1, 'TIMEOUT', 300) == b'OK'
+    assert repl_info(m)['master_failover_state'] == 'waiting-for-sync'
+    assert m.call('FAILOVER') == RespError('ERR FAILOVER already in progress.')
+    assert m.call('REPLICAOF', 'NO', 'ONE') == RespError(
+        'ERR REPLICAOF not allowed while failing over.')
+    assert m.call('GET', 'k') == b'1'                      # reads go on
+    done = []
+    writer = threading.Thread(target=lambda: done.append(m.call('SET', 'k', '2')))
+    writer.start()
+    time.sleep(0.1)
+    assert not done                                        # the write is held
+    assert wait_until(lambda: repl_info(m)['master_failover_state'] == 'no-failover', timeout=5)
+    writer.join(5)
+    assert done == [b'OK'] and repl_info(m)['role'] == 'master'
+    assert b'FAILOVER to 127.0.0.1:1 aborted: Replica never caught up before timeout' in \
+        m.log_bytes()
+    # ABORT by hand; FORCE after the timeout turns it into the target's replica.
+    assert m.call('FAILOVER', 'TO', '127.0.0.1', 1) == b'OK'
+    assert m.call('FAILOVER', 'ABORT') == b'OK'
+    assert repl_info(m)['master_failover_state'] == 'no-failover'
+    assert m.call('FAILOVER', 'TO', '127.0.0.1', 1, 'TIMEOUT', 100, 'FORCE') == b'OK'
+    assert wait_until(lambda: repl_info(m)['master_failover_state'] == 'failover-in-progress',
+                      timeout=5)
+    assert b'FAILOVER to 127.0.0.1:1 time out exceeded, failing over.' in m.log_bytes()
+    assert repl_info(m)['role'] == 'slave'
+    assert m.call('FAILOVER', 'ABORT') == b'OK'
+    info = repl_info(m)
+    assert (info['role'], info['master_failover_state']) == ('master', 'no-failover'), info
+    assert m.call('SET', 'k', '3') == b'OK'
+    r.close()
+
+
+@test
+@xkv_only
+def a_redis_7_replica_loads_streams_with_groups_from_the_full_sync(t):
+    a = t.spawn('sut')
+    with a.client() as c:
+        for i in range(50):
+            c.call('XADD', 's', '%d-1' % (i + 1), 'f', i, 'g', 'x' * (i % 5))
+        c.call('XDEL', 's', '3-1')
+        c.call('XGROUP', 'CREATE', 's', 'g1', '0')
+        c.call('XGROUP', 'CREATE', 's', 'g2', '$')
+        c.call('XREADGROUP', 'GROUP', 'g1', 'alice', 'COUNT', 5, 'STREAMS', 's', '>')
+        c.call('XREADGROUP', 'GROUP', 'g1', 'bob', 'COUNT', 3, 'STREAMS', 's', '>')
+        c.call('XACK', 's', 'g1', '1-1', '2-1')
+        c.call('HSET', 'h', 'a', 1)
+    rep = redis_replica_of(t, a)
+    assert b'Done loading RDB' in rep.log_bytes() or repl_info(rep)['master_link_status'] == 'up'
+
+    def view(srv):
+        with srv.client() as c:
+            groups = [dict(zip(g[::2], g[1::2])) for g in c.call('XINFO', 'GROUPS', 's')]
+            for g in groups:
+                g.pop(b'lag', None)
+            return (c.call('XRANGE', 's', '-', '+'), groups,
+                    c.call('XPENDING', 's', 'g1', '-', '+', 100)[:],
+                    sorted(x[1] for x in c.call('XINFO', 'CONSUMERS', 's', 'g1')),
+                    c.call('HGETALL', 'h'))
+    va, vr = view(a), view(rep)
+    # XPENDING's idle times differ by the time between the two calls.
+    strip = lambda v: (v[0], v[1], [(p[0], p[1], p[3]) for p in v[2]], v[3], v[4])
+    assert strip(va) == strip(vr), (strip(va), strip(vr))
+    # The stream goes on live.
+    a.call('XADD', 's', '100-1', 'f', 'live')
+    assert wait_until(lambda: rep.call('XLEN', 's') == 50, timeout=10)
