@@ -189,11 +189,16 @@ enum db_change_reason {
 	DB_CHANGE_SWAP,	  /* db and other_db are about to be exchanged (e NULL) */
 };
 
+struct field_list;
+
 struct db_change {
 	enum db_change_reason reason;
 	int db, other_db;
 	struct entry *e; /* the key, still in place for removals; NULL for FLUSH, SWAP */
 	unsigned flags;	 /* DB_CHANGE_F_* */
+	/* DB_CHANGE_F_FIELDS: the names of the expired fields, when subkey
+	 * notifications want them (config_notify_subkeys), else NULL. */
+	const struct field_list *fields;
 };
 
 enum db_change_flag {
