@@ -137,7 +137,14 @@ def command_table_rows(t):
              'ssubscribe', 'sunsubscribe', 'spublish')
 
     def heads(srv):
-        return [e[:6] for e in srv.call('COMMAND', 'INFO', *names)]
+        rows = [e[:6] for e in srv.call('COMMAND', 'INFO', *names)]
+        if srv.kind == 'redis':
+            # Redis 8.8 refuses the subscribing commands under maxmemory
+            # (denyoom first, as redis-server 8.8.0 lists it); 7.0 did not.
+            for r in rows:
+                if r[0] in (b'subscribe', b'psubscribe', b'ssubscribe'):
+                    r[2] = [b'denyoom'] + r[2]
+        return rows
     t.same(heads, 'COMMAND INFO of the pub/sub commands')
 
 
