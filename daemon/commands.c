@@ -765,6 +765,8 @@ void command_call(struct client *c, struct command *cmd)
 	/* Its own invalidations follow its reply (and a served waiter's its
 	 * answer). */
 	tracking_command_end(c, cmd);
+	/* Then what it published to itself (a RESP3 subscriber), as Redis. */
+	pubsub_command_end(c);
 	account(c, cmd, start, errors);
 }
 
