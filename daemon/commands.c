@@ -509,6 +509,15 @@ static struct command *resolve(struct client *c)
 		stat_add(&own_stats(c, cmd)->rejected, 1);
 		return NULL;
 	}
+	if (!module_allowed(c, cmd)) {
+		reply_error(
+			c, "MODULE command not allowed. If the enable-module-command option is set "
+			   "to \"local\", you can run it from a local connection, otherwise you "
+			   "need to set this option in the configuration file, and then restart "
+			   "the server.");
+		stat_add(&own_stats(c, cmd)->rejected, 1);
+		return NULL;
+	}
 	if (!c->authenticated && !(cmd->flags & CMD_NO_AUTH)) {
 		reply_error(c, "-NOAUTH Authentication required.");
 		stat_add(&own_stats(c, cmd)->rejected, 1);

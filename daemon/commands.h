@@ -175,8 +175,13 @@ bool command_has_keys(const struct command *cmd);
 int command_key_indexes(const struct command *cmd, int argc, const struct arg *argv, int *keys,
 			const struct key_spec **specs, int max);
 
-/* May c run DEBUG (enable-debug-command)? In cmd/debug.c. */
+/* May c run a command protected by action (an enum protected_action
+ * setting: no, yes, local)? DEBUG's enable-debug-command, in cmd/debug.c. */
+bool protected_allowed(long long action, const struct client *c);
 bool debug_allowed(const struct client *c);
+/* May c run cmd, if it is MODULE LOAD, LOADEX or UNLOAD
+ * (enable-module-command)? In cmd/module.c. */
+bool module_allowed(const struct client *c, const struct command *cmd);
 
 /* Argument helpers: on failure they reply with Redis's error and return false. */
 bool arg_ll(struct client *c, int i, long long *v);

@@ -40,7 +40,13 @@
 
 bool debug_allowed(const struct client *c)
 {
-	switch (__atomic_load_n(&config.enable_debug_command, __ATOMIC_RELAXED)) {
+	return protected_allowed(__atomic_load_n(&config.enable_debug_command, __ATOMIC_RELAXED),
+				 c);
+}
+
+bool protected_allowed(long long action, const struct client *c)
+{
+	switch (action) {
 	case PROTECTED_ACTION_YES:
 		return true;
 	case PROTECTED_ACTION_LOCAL:
