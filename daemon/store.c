@@ -136,9 +136,12 @@ static inline uint64_t key_hash(const char *key, size_t len)
 	return XXH3_64bits(key, len);
 }
 
+int store_allow_access_expired;
+
 bool entry_expired(const struct entry *e, int64_t now)
 {
-	return e->expire >= 0 && now > e->expire;
+	return e->expire >= 0 && now > e->expire &&
+	       !__atomic_load_n(&store_allow_access_expired, __ATOMIC_RELAXED);
 }
 
 static void entry_free(struct entry *e)
@@ -756,7 +759,7 @@ static void expire_visit(void *arg, struct dict_node *node)
 
 	if (e->expire >= 0) {
 		ctx->sampled++;
-		if (entry_expired(e, ctx->now)) {
+		if (ctx->now > e->expire) {
 			ctx->shard->expired++;
 			ctx->shard->expired_active++;
 			ctx->expired++;

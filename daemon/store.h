@@ -252,7 +252,11 @@ void db_dirty(int db, struct entry *e, unsigned n);
  * and LFU decay); 32 bits last 497 days. */
 #define STORE_CLOCK_HZ 100
 uint32_t store_clock(void);
-/* Is e past its deadline? */
+/* DEBUG SET-ALLOW-ACCESS-EXPIRED: nonzero makes lookups see keys (and hash
+ * fields) past their deadlines, as Redis's allow_access_expired; the
+ * active expiry cycle still reclaims them. */
+extern int store_allow_access_expired;
+/* Is e past its deadline, as lookups see it (see store_allow_access_expired)? */
 bool entry_expired(const struct entry *e, int64_t now);
 
 /* Keys and keys with deadlines in db (a racy sum over shards; exact when

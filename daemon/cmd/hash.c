@@ -91,7 +91,9 @@ static bool lookup(struct client *c, bool read, struct entry **out)
 		return true;
 	if (!entry_is(c, e, OBJ_HASH))
 		return false;
-	gone = hash_expire_due(&e->val, store_now(), want ? &names : NULL);
+	gone = __atomic_load_n(&store_allow_access_expired, __ATOMIC_RELAXED)
+		       ? 0
+		       : hash_expire_due(&e->val, store_now(), want ? &names : NULL);
 	if (gone) {
 		db_count_expired_fields(c->db, e, gone);
 		order_as_argv(c, &names);
@@ -135,7 +137,9 @@ static bool lookup_for_set(struct client *c, struct entry **out)
 		return true;
 	if (!entry_is(c, e, OBJ_HASH))
 		return false;
-	gone = hash_expire_due(&e->val, store_now(), want ? &names : NULL);
+	gone = __atomic_load_n(&store_allow_access_expired, __ATOMIC_RELAXED)
+		       ? 0
+		       : hash_expire_due(&e->val, store_now(), want ? &names : NULL);
 	if (gone) {
 		db_count_expired_fields(c->db, e, gone);
 		order_as_argv(c, &names);
