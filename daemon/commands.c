@@ -750,7 +750,10 @@ void command_call(struct client *c, struct command *cmd)
 	/* Three clock reads per command: its monotonic start and end (duration,
 	 * idle time, the access clock) and the wall clock for deadlines. */
 	start = mono_us();
-	exec_ctx_push(&x, c, cmd, c->db, touch_flags(c, cmd), start);
+	exec_ctx_push(&x, c, cmd, c->db,
+		      touch_flags(c, cmd) |
+			      (cmd->flags & CMD_TOUCHES_ARBITRARY_KEYS ? EXEC_ARBITRARY_KEYS : 0),
+		      start);
 	cmd->fn(c);
 	tracking_call_done(c, cmd);
 	/* Its effect enters the stream under its locks, before the pops it

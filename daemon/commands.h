@@ -63,6 +63,9 @@ enum command_flag {
 	/* Not shown by COMMAND INFO (Redis hides it too). */
 	CMD_MAY_REPLICATE = 1u << 15,	  /* held by CLIENT PAUSE WRITE (PUBLISH) */
 	CMD_NO_MANDATORY_KEYS = 1u << 17, /* may take no key (EVAL with numkeys 0) */
+	/* SCAN, RANDOMKEY: their lazy expiry is not one transaction, and
+	 * lazyexpire-nested-arbitrary-keys applies. */
+	CMD_TOUCHES_ARBITRARY_KEYS = 1u << 18,
 	/* Internal. */
 	CMD_NOT_QUEUED = 1u << 29, /* runs at once inside MULTI (EXEC, DISCARD...) */
 	/* The lock scope, beyond the key specs (see above). */
