@@ -3,8 +3,9 @@
  * util: number parsing and formatting with Redis's exact rules.
  *
  * Redis accepts an integer only in its canonical form (no '+', no leading
- * zeros, no spaces), and prints floats with "%.17Lg" trimmed of trailing
- * zeros for INCRBYFLOAT. Replies must match byte for byte, so these are
+ * zeros, no spaces), prints INCRBYFLOAT's floats with "%.17Lf" trimmed of
+ * trailing zeros, and other doubles in their shortest round-trip form
+ * (d_to_str). Replies must match byte for byte, so these are
  * written to the same rules rather than with strtoll/printf defaults.
  */
 #ifndef XKV_UTIL_H
