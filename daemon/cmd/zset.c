@@ -807,8 +807,12 @@ void cmd_zmpop(struct client *c)
 	if (!e)
 		reply_null_array(c);
 	else if (entry_is(c, e, OBJ_ZSET)) {
-		zpop_reply(c, e, key, max, count == -1 ? 1 : (size_t)count, false, true);
-		propagate_pop(max ? "ZPOPMAX" : "ZPOPMIN", &c->argv[key], count == -1 ? 1 : count);
+		size_t want = count == -1 ? 1 : (size_t)count, len = zset_len(&e->val);
+		/* Propagated with the count it popped, as Redis 8.8. */
+		long long popped = (long long)(want < len ? want : len);
+
+		zpop_reply(c, e, key, max, want, false, true);
+		propagate_pop(max ? "ZPOPMAX" : "ZPOPMIN", &c->argv[key], popped);
 	}
 }
 
