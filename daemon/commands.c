@@ -510,6 +510,15 @@ static struct command *resolve(struct client *c)
 		stat_add(&own_stats(c, cmd)->rejected, 1);
 		return NULL;
 	}
+	if (!module_allowed(c, cmd)) {
+		reply_error(
+			c, "MODULE command not allowed. If the enable-module-command option is set "
+			   "to \"local\", you can run it from a local connection, otherwise you "
+			   "need to set this option in the configuration file, and then restart "
+			   "the server.");
+		stat_add(&own_stats(c, cmd)->rejected, 1);
+		return NULL;
+	}
 	if (!c->authenticated && !(cmd->flags & CMD_NO_AUTH)) {
 		reply_error(c, "-NOAUTH Authentication required.");
 		stat_add(&own_stats(c, cmd)->rejected, 1);
@@ -754,7 +763,10 @@ void command_call(struct client *c, struct command *cmd)
 	 * idle time, the access clock) and the wall clock for deadlines. */
 	start = mono_us();
 	reply_mark = c->reply_bytes;
-	exec_ctx_push(&x, c, cmd, c->db, touch_flags(c, cmd), start);
+	exec_ctx_push(&x, c, cmd, c->db,
+		      touch_flags(c, cmd) |
+			      (cmd->flags & CMD_TOUCHES_ARBITRARY_KEYS ? EXEC_ARBITRARY_KEYS : 0),
+		      start);
 	cmd->fn(c);
 	tracking_call_done(c, cmd);
 	/* Its effect enters the stream under its locks, before the pops it
@@ -779,6 +791,8 @@ void command_call(struct client *c, struct command *cmd)
 	/* Its own invalidations follow its reply (and a served waiter's its
 	 * answer). */
 	tracking_command_end(c, cmd);
+	/* Then what it published to itself (a RESP3 subscriber), as Redis. */
+	pubsub_command_end(c);
 	account(c, cmd, start, errors);
 	if (hotkeys_active())
 		hotkeys_charge(c, cmd, start, reply_mark);

@@ -63,6 +63,9 @@ enum command_flag {
 	/* Not shown by COMMAND INFO (Redis hides it too). */
 	CMD_MAY_REPLICATE = 1u << 15,	  /* held by CLIENT PAUSE WRITE (PUBLISH) */
 	CMD_NO_MANDATORY_KEYS = 1u << 17, /* may take no key (EVAL with numkeys 0) */
+	/* SCAN, RANDOMKEY: their lazy expiry is not one transaction, and
+	 * lazyexpire-nested-arbitrary-keys applies. */
+	CMD_TOUCHES_ARBITRARY_KEYS = 1u << 18,
 	/* Internal. */
 	CMD_NOT_QUEUED = 1u << 29, /* runs at once inside MULTI (EXEC, DISCARD...) */
 	/* The lock scope, beyond the key specs (see above). */
@@ -175,8 +178,13 @@ bool command_has_keys(const struct command *cmd);
 int command_key_indexes(const struct command *cmd, int argc, const struct arg *argv, int *keys,
 			const struct key_spec **specs, int max);
 
-/* May c run DEBUG (enable-debug-command)? In cmd/debug.c. */
+/* May c run a command protected by action (an enum protected_action
+ * setting: no, yes, local)? DEBUG's enable-debug-command, in cmd/debug.c. */
+bool protected_allowed(long long action, const struct client *c);
 bool debug_allowed(const struct client *c);
+/* May c run cmd, if it is MODULE LOAD, LOADEX or UNLOAD
+ * (enable-module-command)? In cmd/module.c. */
+bool module_allowed(const struct client *c, const struct command *cmd);
 
 /* Argument helpers: on failure they reply with Redis's error and return false. */
 bool arg_ll(struct client *c, int i, long long *v);

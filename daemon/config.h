@@ -83,6 +83,16 @@ struct config {
 
 extern struct config config;
 
+/* Whether events of class type (an enum notify_class bit) go out with their
+ * subkeys: the class and one of S T I V are on. One load and a test. */
+static inline bool config_notify_subkeys(long long type)
+{
+	long long f = __atomic_load_n(&config.notify_keyspace_events, __ATOMIC_RELAXED);
+
+	return (f & type) && (f & (NOTIFY_SUBKEYSPACE | NOTIFY_SUBKEYEVENT |
+				   NOTIFY_SUBKEYSPACEITEM | NOTIFY_SUBKEYSPACEEVENT));
+}
+
 /* Sets the defaults. */
 void config_init(void);
 /* Reads the file (if path is not NULL) and then the command-line pairs in

@@ -28,6 +28,9 @@ enum exec_flag {
 	EXEC_IN_EXEC = 1u << 1,	 /* a queued command run by EXEC: nothing may block */
 	EXEC_RETRY = 1u << 2,	 /* a blocked command run again for its waiter */
 	EXEC_SCRIPT = 1u << 3,	 /* a script's redis.call (SORT orders sets) */
+	/* A top-level SCAN or RANDOMKEY (CMD_TOUCHES_ARBITRARY_KEYS): its lazy
+	 * expiry is propagated as plain DELs, not one transaction. */
+	EXEC_ARBITRARY_KEYS = 1u << 4,
 };
 
 struct exec_ctx {

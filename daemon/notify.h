@@ -20,9 +20,17 @@
 #include "config.h"
 
 struct db_change;
+struct field_list;
 
-/* Publishes one event (the slow path of notify_keyspace_event). */
-void notify_publish(const char *event, const char *key, size_t len, int db);
+/* Publishes one event (the slow path of notify_keyspace_event), and with
+ * fields (NULL or empty: none) Redis 8.8's subkey events: for the classes S,
+ * T, I, V, to __subkeyspace@<db>__:<key> "<event>|<subkeys>",
+ * __subkeyevent@<db>__:<event> "<klen>:<key>|<subkeys>",
+ * __subkeyspaceitem@<db>__:<key>\n<field> "<event>" (one per field) and
+ * __subkeyspaceevent@<db>__:<event>|<key> "<subkeys>", where <subkeys> is
+ * "<len>:<field>" joined by commas. */
+void notify_publish(const char *event, const char *key, size_t len, int db,
+		    const struct field_list *fields);
 
 static inline void notify_keyspace_event(int type, const char *event, const char *key, size_t len,
 					 int db)
@@ -31,7 +39,17 @@ static inline void notify_keyspace_event(int type, const char *event, const char
 	if (__builtin_expect(
 		    !(__atomic_load_n(&config.notify_keyspace_events, __ATOMIC_RELAXED) & type), 1))
 		return;
-	notify_publish(event, key, len, db);
+	notify_publish(event, key, len, db, NULL);
+}
+
+/* An event with the fields it touched (see notify_publish). */
+static inline void notify_keyspace_fields(int type, const char *event, const char *key, size_t len,
+					  int db, const struct field_list *fields)
+{
+	if (__builtin_expect(
+		    !(__atomic_load_n(&config.notify_keyspace_events, __ATOMIC_RELAXED) & type), 1))
+		return;
+	notify_publish(event, key, len, db, fields);
 }
 
 /* The event for key argument i of the running command c (a struct client). */

@@ -222,14 +222,17 @@ void propagate_flush(struct exec_ctx *x)
 
 	if (!ops)
 		return;
-	pthread_mutex_lock(&lock);
 	/* More than one command: one transaction, as Redis propagates it, so
-	 * a consumer never applies half of it. */
-	if (ops->n > 1)
+	 * a consumer never applies half of it; but the lazy expiry of SCAN or
+	 * RANDOMKEY run directly goes as plain DELs, as Redis's active expiry. */
+	bool tx = ops->n > 1 && !(x->flags & EXEC_ARBITRARY_KEYS);
+
+	pthread_mutex_lock(&lock);
+	if (tx)
 		emit(1, &multi); /* before any SELECT, as Redis 7+ */
 	for (int i = 0; i < ops->n; i++)
 		emit_in(ops->v[i].db, ops->v[i].argc, ops->v[i].argv, ops->v[i].repl_only);
-	if (ops->n > 1)
+	if (tx)
 		emit(1, &exec);
 	pthread_mutex_unlock(&lock);
 	for (int i = 0; i < ops->n; i++) {

@@ -65,6 +65,11 @@ struct ps_client {
 	uint64_t id;	       /* immutable: read by publishers under the lock */
 	unsigned worker;       /* immutable: read by publishers under the lock */
 	struct dict subs[PUBSUB_KINDS];
+	/* Pushes to itself while it runs a command (PUBLISH to a channel it is
+	 * subscribed to, in EXEC or a script too): the bytes, sent after the
+	 * command's reply by pubsub_command_end, as Redis 8.8 does. */
+	char *deferred;
+	size_t dlen, dcap;
 };
 
 /* A published message, shared by the mail sent to several workers. */
@@ -322,6 +327,7 @@ void pubsub_client_free(struct client *c)
 	dict_remove(&by_id, &pc->node);
 	dict_maybe_shrink(&by_id);
 	c->pubsub = NULL;
+	xfree(pc->deferred);
 	xfree(pc);
 }
 
@@ -370,6 +376,68 @@ static void match_pattern(void *ctx, struct dict_node *node)
 		add_rcpt(l, s->owner, p);
 }
 
+/* Whether c is the client of the outermost running call (not a waiter served
+ * on its behalf, which gets its answer inside another's command). */
+static bool runs_command(const struct client *c)
+{
+	const struct exec_ctx *x = exec_ctx_top;
+
+	while (x && x->outer)
+		x = x->outer;
+	return x && x->client == c && !(x->flags & EXEC_RETRY);
+}
+
+static void defer_add(struct ps_client *pc, const char *p, size_t len)
+{
+	if (pc->dlen + len > pc->dcap) {
+		pc->dcap = (pc->dlen + len) * 2 + 64;
+		pc->deferred = xrealloc(pc->deferred, pc->dcap);
+	}
+	memcpy(pc->deferred + pc->dlen, p, len);
+	pc->dlen += len;
+}
+
+static void defer_bulk(struct ps_client *pc, const char *p, size_t len)
+{
+	char head[LL_STR_SIZE + 4];
+
+	head[0] = '$';
+	defer_add(pc, head, 1 + (size_t)ll_to_str(head + 1, (long long)len));
+	defer_add(pc, "\r\n", 2);
+	defer_add(pc, p, len);
+	defer_add(pc, "\r\n", 2);
+}
+
+/* A message for the publisher itself, kept for after its reply. */
+static void defer_message(struct ps_client *pc, const char *kind, const char *pat, size_t patlen,
+			  const char *ch, size_t chlen, const char *msg, size_t msglen)
+{
+	defer_add(pc, pc->c->resp >= 3 ? ">" : "*", 1);
+	defer_add(pc, pat ? "4\r\n" : "3\r\n", 3);
+	defer_bulk(pc, kind, strlen(kind));
+	if (pat)
+		defer_bulk(pc, pat, patlen);
+	defer_bulk(pc, ch, chlen);
+	defer_bulk(pc, msg, msglen);
+}
+
+void pubsub_command_end(struct client *c)
+{
+	struct ps_client *pc = c->pubsub;
+
+	if (!pc || !pc->dlen)
+		return;
+	c->flags |= CLIENT_PUSHING;
+	reply_raw(c, pc->deferred, pc->dlen);
+	c->flags &= ~CLIENT_PUSHING;
+	pc->dlen = 0;
+	if (pc->dcap > 65536) {
+		xfree(pc->deferred);
+		pc->deferred = NULL;
+		pc->dcap = 0;
+	}
+}
+
 /* Appends one message to a subscriber (on its own worker). */
 static void push_message(struct ps_client *pc, enum pubsub_kind kind, const char *pat,
 			 size_t patlen, const char *ch, size_t chlen, const char *msg,
@@ -379,6 +447,14 @@ static void push_message(struct ps_client *pc, enum pubsub_kind kind, const char
 
 	if (c->closing || (c->flags & CLIENT_CLOSE_ASAP))
 		return;
+	if (runs_command(c)) {
+		defer_message(pc,
+			      pat		     ? "pmessage"
+			      : kind == PUBSUB_SHARD ? "smessage"
+						     : "message",
+			      pat, patlen, ch, chlen, msg, msglen);
+		return;
+	}
 	c->flags |= CLIENT_PUSHING;
 	reply_push(c, pat ? 4 : 3);
 	if (pat) {

@@ -52,6 +52,8 @@ long pubsub_client_count(const struct client *c, enum pubsub_kind kind);
 bool pubsub_client_subscribed(const struct client *c);
 /* Drops every subscription of c, silently (client_free, on its worker). */
 void pubsub_client_free(struct client *c);
+/* After c's command (and its reply): the messages it published to itself. */
+void pubsub_command_end(struct client *c);
 
 /* Introspection (PUBSUB): active channels (or shard channels) matching an
  * optional pattern, replied as an array; subscribers of a channel; number of

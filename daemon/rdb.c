@@ -420,7 +420,7 @@ static void rdb_save_zset(struct rdb_buf *b, const struct obj *o, bool compress)
 			if (rdb_double_ll(el.score, &ll))
 				rdb_lp_int(&lp, ll);
 			else
-				rdb_lp_str(&lp, tmp, d_to_str_shortest(tmp, sizeof(tmp), el.score));
+				rdb_lp_str(&lp, tmp, d_to_str(tmp, sizeof(tmp), el.score));
 		}
 		rdb_lp_save(&lp, b, compress);
 		return;

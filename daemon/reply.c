@@ -226,25 +226,7 @@ void reply_set(struct client *c, long len)
 void reply_double(struct client *c, double v)
 {
 	char buf[64];
-	int len;
-
-	if (c->resp >= 3) {
-		/* Redis 7.0 prints RESP3 doubles with %.17g; infinities by name. */
-		if (isinf(v))
-			len = snprintf(buf, sizeof(buf), ",%s\r\n", v > 0 ? "inf" : "-inf");
-		else
-			len = snprintf(buf, sizeof(buf), ",%.17g\r\n", v);
-		reply_raw(c, buf, len);
-		return;
-	}
-	len = d_to_str(buf, sizeof(buf), v);
-	reply_bulk(c, buf, len);
-}
-
-void reply_double_shortest(struct client *c, double v)
-{
-	char buf[64];
-	int len = d_to_str_shortest(buf, sizeof(buf), v);
+	int len = d_to_str(buf, sizeof(buf), v);
 
 	if (c->resp >= 3) {
 		reply_raw(c, ",", 1);

@@ -41,10 +41,9 @@ void reply_push(struct client *c, long len);
 void reply_map(struct client *c, long len);
 /* A set: "~len" in RESP3, "*len" in RESP2. */
 void reply_set(struct client *c, long len);
-/* A double: ",v" in RESP3, a bulk string in RESP2. */
+/* A double as Redis 8 prints it (d_to_str: the shortest digits that read
+ * back): ",v" in RESP3, a bulk string in RESP2. */
 void reply_double(struct client *c, double v);
-/* A double as Redis 8 prints it (shortest round-trip digits: d_to_str_shortest). */
-void reply_double_shortest(struct client *c, double v);
 /* A boolean: "#t"/"#f" in RESP3, ":1"/":0" in RESP2. */
 void reply_bool(struct client *c, int v);
 /* Verbatim text ("=len\r\ntxt:..." in RESP3, a bulk string in RESP2). */

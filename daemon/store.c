@@ -136,9 +136,12 @@ static inline uint64_t key_hash(const char *key, size_t len)
 	return XXH3_64bits(key, len);
 }
 
+int store_allow_access_expired;
+
 bool entry_expired(const struct entry *e, int64_t now)
 {
-	return e->expire >= 0 && now > e->expire;
+	return e->expire >= 0 && now > e->expire &&
+	       !__atomic_load_n(&store_allow_access_expired, __ATOMIC_RELAXED);
 }
 
 static void entry_free(struct entry *e)
@@ -228,12 +231,15 @@ void store_hook_set(enum store_hook h, store_hook_fn *fn)
 }
 
 /* The choke point: every change, whatever made it, ends here. */
-static void signal_change_as(int db, int other_db, struct entry *e, enum db_change_reason why,
-			     unsigned flags)
+static void signal_change_fields(int db, int other_db, struct entry *e, enum db_change_reason why,
+				 unsigned flags, const struct field_list *fields)
 {
-	struct db_change ch = {
-		.reason = why, .db = db, .other_db = other_db, .e = e, .flags = flags
-	};
+	struct db_change ch = { .reason = why,
+				.db = db,
+				.other_db = other_db,
+				.e = e,
+				.flags = flags,
+				.fields = fields };
 
 	if (e) {
 		/* Under the key's shard lock, on a line the change wrote anyway;
@@ -247,6 +253,12 @@ static void signal_change_as(int db, int other_db, struct entry *e, enum db_chan
 	for (unsigned i = 0; i < STORE_HOOKS; i++)
 		if (hooks[i])
 			hooks[i](&ch);
+}
+
+static void signal_change_as(int db, int other_db, struct entry *e, enum db_change_reason why,
+			     unsigned flags)
+{
+	signal_change_fields(db, other_db, e, why, flags, NULL);
 }
 
 static void signal_change(int db, int other_db, struct entry *e, enum db_change_reason why)
@@ -265,13 +277,19 @@ void db_dirty(int db, struct entry *e, unsigned n)
 enum { FIELD_TTLS_NONE, FIELD_TTLS_SEEN, FIELD_TTLS_NEW };
 
 /* A key was written: its hash may now have field deadlines to expire. */
-static void written(int db, struct entry *e, enum db_change_reason why, unsigned flags)
+static void written_fields(int db, struct entry *e, enum db_change_reason why, unsigned flags,
+			   const struct field_list *fields)
 {
 	struct shard *s = entry_shard(db, e);
 
 	if (e->val.type == OBJ_HASH && s->field_ttls != FIELD_TTLS_NEW && hash_has_expire(&e->val))
 		__atomic_store_n(&s->field_ttls, FIELD_TTLS_NEW, __ATOMIC_RELAXED);
-	signal_change_as(db, -1, e, why, flags);
+	signal_change_fields(db, -1, e, why, flags, fields);
+}
+
+static void written(int db, struct entry *e, enum db_change_reason why, unsigned flags)
+{
+	written_fields(db, e, why, flags, NULL);
 }
 
 void db_changed(int db, struct entry *e)
@@ -700,9 +718,10 @@ struct expire_ctx {
 
 /* Unlinks e from the shard being scanned: db_delete would shrink the table
  * under dict_scan, so the scan shrinks it once the bucket is done. */
-static void expire_unlink(struct expire_ctx *ctx, struct entry *e, unsigned flags)
+static void expire_unlink(struct expire_ctx *ctx, struct entry *e, unsigned flags,
+			  const struct field_list *fields)
 {
-	signal_change_as(ctx->db, -1, e, DB_CHANGE_EXPIRE, flags);
+	signal_change_fields(ctx->db, -1, e, DB_CHANGE_EXPIRE, flags, fields);
 	if (e->expire >= 0)
 		ctx->shard->nexpires--;
 	if (config.lazyfree_lazy_expire) {
@@ -722,6 +741,8 @@ static void expire_unlink(struct expire_ctx *ctx, struct entry *e, unsigned flag
  * a hash left empty is deleted. */
 static void expire_hash_fields(struct expire_ctx *ctx, struct entry *e)
 {
+	struct field_list names = { 0 };
+	bool want = config_notify_subkeys(NOTIFY_HASH);
 	uint64_t n;
 
 	ctx->shard->field_ttls_seen++;
@@ -729,13 +750,15 @@ static void expire_hash_fields(struct expire_ctx *ctx, struct entry *e)
 		return;
 	ctx->sampled++;
 	ctx->expired++;
-	n = hash_expire_due(&e->val, ctx->now);
+	n = hash_expire_due(&e->val, ctx->now, want ? &names : NULL);
 	ctx->shard->expired_subkeys += n;
 	ctx->shard->expired_subkeys_active += n;
 	if (hash_len(&e->val))
-		written(ctx->db, e, DB_CHANGE_WRITE, DB_CHANGE_F_FIELDS);
+		written_fields(ctx->db, e, DB_CHANGE_WRITE, DB_CHANGE_F_FIELDS,
+			       want ? &names : NULL);
 	else
-		expire_unlink(ctx, e, DB_CHANGE_F_FIELDS);
+		expire_unlink(ctx, e, DB_CHANGE_F_FIELDS, want ? &names : NULL);
+	field_list_free(&names);
 }
 
 static void expire_visit(void *arg, struct dict_node *node)
@@ -745,11 +768,11 @@ static void expire_visit(void *arg, struct dict_node *node)
 
 	if (e->expire >= 0) {
 		ctx->sampled++;
-		if (entry_expired(e, ctx->now)) {
+		if (ctx->now > e->expire) {
 			ctx->shard->expired++;
 			ctx->shard->expired_active++;
 			ctx->expired++;
-			expire_unlink(ctx, e, 0);
+			expire_unlink(ctx, e, 0, NULL);
 			return;
 		}
 		ctx->ttl_sum += (uint64_t)(e->expire - ctx->now);

@@ -189,11 +189,16 @@ enum db_change_reason {
 	DB_CHANGE_SWAP,	  /* db and other_db are about to be exchanged (e NULL) */
 };
 
+struct field_list;
+
 struct db_change {
 	enum db_change_reason reason;
 	int db, other_db;
 	struct entry *e; /* the key, still in place for removals; NULL for FLUSH, SWAP */
 	unsigned flags;	 /* DB_CHANGE_F_* */
+	/* DB_CHANGE_F_FIELDS: the names of the expired fields, when subkey
+	 * notifications want them (config_notify_subkeys), else NULL. */
+	const struct field_list *fields;
 };
 
 enum db_change_flag {
@@ -253,7 +258,11 @@ void db_dirty(int db, struct entry *e, unsigned n);
  * and LFU decay); 32 bits last 497 days. */
 #define STORE_CLOCK_HZ 100
 uint32_t store_clock(void);
-/* Is e past its deadline? */
+/* DEBUG SET-ALLOW-ACCESS-EXPIRED: nonzero makes lookups see keys (and hash
+ * fields) past their deadlines, as Redis's allow_access_expired; the
+ * active expiry cycle still reclaims them. */
+extern int store_allow_access_expired;
+/* Is e past its deadline, as lookups see it (see store_allow_access_expired)? */
 bool entry_expired(const struct entry *e, int64_t now);
 
 /* Keys and keys with deadlines in db (a racy sum over shards; exact when

@@ -123,7 +123,7 @@ enum ar_kind ar_kind(ar_value v)
  * on integral values, so that "1.0" written is "1.0" read. */
 static int format_float(double d, char *buf)
 {
-	int len = d_to_str_shortest(buf, AR_VALUE_BUF - 2, d);
+	int len = d_to_str(buf, AR_VALUE_BUF - 2, d);
 
 	if (isfinite(d) && !memchr(buf, '.', (size_t)len) && !memchr(buf, 'e', (size_t)len) &&
 	    !memchr(buf, 'E', (size_t)len)) {

@@ -231,7 +231,45 @@ static void lp_set_expire(struct obj *o, const struct lp_ent *e, int64_t when)
 
 /* Removes the entries whose deadline is before now in one compacting pass and
  * makes min_expire exact. */
-static uint64_t lp_expire_due(struct obj *o, int64_t now)
+static void field_list_add(struct field_list *l, const char *p, size_t len, bool owned)
+{
+	if (l->n == l->cap) {
+		l->cap = l->cap ? l->cap * 2 : 16;
+		l->v = xrealloc(l->v, l->cap * sizeof(*l->v));
+	}
+	l->v[l->n++] = (struct field_ref){ .p = p, .len = len, .owned = owned };
+}
+
+void field_list_push(struct field_list *l, const char *p, size_t len)
+{
+	field_list_add(l, p, len, false);
+}
+
+void field_list_free(struct field_list *l)
+{
+	if (!l)
+		return;
+	for (uint32_t i = 0; i < l->n; i++)
+		if (l->v[i].owned)
+			xfree((void *)l->v[i].p);
+	xfree(l->v);
+	*l = (struct field_list){ 0 };
+}
+
+/* Adds a copy of p to names (if any), for a field about to be freed. */
+static void field_list_copy(struct field_list *names, const char *p, size_t len)
+{
+	char *q;
+
+	if (!names)
+		return;
+	q = xmalloc(len + 1);
+	memcpy(q, p, len);
+	q[len] = '\0';
+	field_list_add(names, q, len, true);
+}
+
+static uint64_t lp_expire_due(struct obj *o, int64_t now, struct field_list *names)
 {
 	struct lp *lp = o->ptr;
 	size_t r = 0, w = 0;
@@ -244,6 +282,7 @@ static uint64_t lp_expire_due(struct obj *o, int64_t now)
 	while (r < lp->used) {
 		lp_decode(lp, r, &e);
 		if (e.hf.expire != HASH_NO_EXPIRE && e.hf.expire < now) {
+			field_list_copy(names, e.hf.f, e.hf.flen);
 			removed++;
 		} else {
 			if (w != r)
@@ -429,11 +468,12 @@ static void ht_replace_value(struct ht *ht, struct hnode *n, const char *v, size
 	n->vlen = vlen;
 }
 
-static uint64_t ht_expire_due(struct ht *ht, int64_t now)
+static uint64_t ht_expire_due(struct ht *ht, int64_t now, struct field_list *names)
 {
 	uint64_t removed = 0;
 
 	while (ht->nheap && ht->heap[0]->expire < now) {
+		field_list_copy(names, ht->heap[0]->data, ht->heap[0]->flen);
 		ht_remove(ht, ht->heap[0]);
 		removed++;
 	}
@@ -609,11 +649,11 @@ bool hash_set_expire(struct obj *o, const char *f, size_t flen, int64_t when)
 	return true;
 }
 
-uint64_t hash_expire_due(struct obj *o, int64_t now)
+uint64_t hash_expire_due(struct obj *o, int64_t now, struct field_list *names)
 {
 	if (o->enc == ENC_LISTPACK)
-		return lp_expire_due(o, now);
-	return ht_expire_due(o->ptr, now);
+		return lp_expire_due(o, now, names);
+	return ht_expire_due(o->ptr, now, names);
 }
 
 void hash_mark_ex(struct obj *o)

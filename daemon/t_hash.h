@@ -44,6 +44,26 @@ struct hash_field {
 	int64_t expire; /* absolute ms, or HASH_NO_EXPIRE */
 };
 
+/*
+ * Field names, as notifications with subkeys (Redis 8.8's S T I V classes)
+ * carry them. A name pushed with field_list_push points at storage that
+ * outlives the list (the command's argv); one added by hash_expire_due is a
+ * copy the list owns. field_list_free releases both kinds.
+ */
+struct field_ref {
+	const char *p;
+	size_t len;
+	bool owned;
+};
+
+struct field_list {
+	struct field_ref *v;
+	uint32_t n, cap;
+};
+
+void field_list_push(struct field_list *l, const char *p, size_t len);
+void field_list_free(struct field_list *l); /* NULL: nothing */
+
 /* An empty hash value (listpack encoded); obj_free() releases it. */
 struct obj hash_new(void);
 /* Number of fields, expired ones not yet reclaimed included. */
@@ -72,8 +92,9 @@ bool hash_delete(struct obj *o, const char *f, size_t flen);
  * Returns false if f is absent. */
 bool hash_set_expire(struct obj *o, const char *f, size_t flen, int64_t when);
 /* Removes every field whose deadline is before now; returns how many. O(1)
- * when none is due. The caller signals the change and deletes an emptied key. */
-uint64_t hash_expire_due(struct obj *o, int64_t now);
+ * when none is due. The caller signals the change and deletes an emptied key.
+ * With names non-NULL, a copy of each removed field's name is added to it. */
+uint64_t hash_expire_due(struct obj *o, int64_t now, struct field_list *names);
 /* The earliest field deadline, or HASH_NO_EXPIRE if no field has one. */
 int64_t hash_next_expire(const struct obj *o);
 /* True if some field has a deadline (cheap: no walk). */

@@ -2,6 +2,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -148,23 +149,6 @@ int ld_to_str(char *buf, size_t size, long double v)
 	return len;
 }
 
-int d_to_str(char *buf, size_t size, double v)
-{
-	if (isnan(v))
-		return snprintf(buf, size, "nan");
-	if (isinf(v))
-		return snprintf(buf, size, "%s", v > 0 ? "inf" : "-inf");
-	if (v == 0)
-		return snprintf(buf, size, "%s", signbit(v) ? "-0" : "0");
-	/* Integral values within 2^52 print as integers, like Redis 7.0. */
-	if (v > -4503599627370495.0 && v < 4503599627370496.0 && v == (double)(long long)v) {
-		if (size <= LL_STR_SIZE)
-			return 0;
-		return ll_to_str(buf, (long long)v);
-	}
-	return snprintf(buf, size, "%.17g", v);
-}
-
 /* The shortest significant digits of v (1 to 17, no trailing zeros) into
  * digits, and the power of ten of the last one: v = digits * 10^*k. */
 static int shortest_digits(double v, char *digits, int *k)
@@ -172,9 +156,10 @@ static int shortest_digits(double v, char *digits, int *k)
 	char tmp[40];
 	int n = 0, exp10;
 
-	/* The fewest digits that read back as v: tried from 15, as any shorter
-	 * form is this one with trailing zeros. */
-	for (int prec = 15; prec <= 17; prec++) {
+	/* The fewest digits that read back as v: tried from 15 for normal
+	 * values, as any shorter form is this one with trailing zeros; from 1
+	 * for subnormals, which hold fewer digits. */
+	for (int prec = fabs(v) < DBL_MIN ? 1 : 15; prec <= 17; prec++) {
 		snprintf(tmp, sizeof(tmp), "%.*e", prec - 1, v);
 		if (strtod(tmp, NULL) == v)
 			break;
@@ -192,15 +177,21 @@ static int shortest_digits(double v, char *digits, int *k)
 	return n;
 }
 
-int d_to_str_shortest(char *buf, size_t size, double v)
+int d_to_str(char *buf, size_t size, double v)
 {
 	char digits[20];
 	int k, n, exp, len = 0;
 
-	if (isnan(v) || isinf(v) || v == 0)
-		return d_to_str(buf, size, v);
-	/* Integral values as integers, below Redis 8's LLONG_MAX / 2 bound. */
-	if (v > -4611686018427387903.0 && v < 4611686018427387903.0 && v == (double)(long long)v) {
+	if (isnan(v))
+		return snprintf(buf, size, "nan");
+	if (isinf(v))
+		return snprintf(buf, size, "%s", v > 0 ? "inf" : "-inf");
+	if (v == 0)
+		return snprintf(buf, size, "%s", signbit(v) ? "-0" : "0");
+	/* Integral values as integers, within Redis 8's bound (LLONG_MAX / 2
+	 * as a double: 2^62 itself is in). */
+	if (v >= -(double)(LLONG_MAX / 2) && v <= (double)(LLONG_MAX / 2) &&
+	    v == (double)(long long)v) {
 		if (size <= LL_STR_SIZE)
 			return 0;
 		return ll_to_str(buf, (long long)v);

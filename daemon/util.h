@@ -3,8 +3,9 @@
  * util: number parsing and formatting with Redis's exact rules.
  *
  * Redis accepts an integer only in its canonical form (no '+', no leading
- * zeros, no spaces), and prints floats with "%.17Lg" trimmed of trailing
- * zeros for INCRBYFLOAT. Replies must match byte for byte, so these are
+ * zeros, no spaces), prints INCRBYFLOAT's floats with "%.17Lf" trimmed of
+ * trailing zeros, and other doubles in their shortest round-trip form
+ * (d_to_str). Replies must match byte for byte, so these are
  * written to the same rules rather than with strtoll/printf defaults.
  */
 #ifndef XKV_UTIL_H
@@ -39,12 +40,12 @@ int ll_to_str(char *buf, long long v);
 /* Formats as INCRBYFLOAT does (human-friendly: fixed notation, trailing
  * zeros and point trimmed). Returns the length, 0 if it would not fit. */
 int ld_to_str(char *buf, size_t size, long double v);
-/* Formats a double as Redis replies with scores ("%.17g", "inf", "-inf"). */
+/* As Redis 8 formats doubles (its d2string, for scores and every double
+ * reply): "nan", "inf", "-inf", "-0"; integral values within 2^62 as
+ * integers; others with the fewest digits that read back as v, in plain
+ * notation for moderate exponents and as "2.5e-7" otherwise. size must be
+ * 32 or more. */
 int d_to_str(char *buf, size_t size, double v);
-/* As Redis 8 formats doubles (its d2string): integral values as integers,
- * others with the fewest digits that read back as v, in plain notation for
- * moderate exponents and as "2.5e-7" otherwise. size must be 32 or more. */
-int d_to_str_shortest(char *buf, size_t size, double v);
 
 /* Locks m, waiting in slices of 1 ms while give_up() is false; false if it
  * gave up. Uncontended, this is one trylock, as pthread_mutex_lock. */

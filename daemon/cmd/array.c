@@ -935,11 +935,11 @@ void cmd_arinfo(struct client *c)
 	reply_bulk_cstr(c, "sparse-slices");
 	reply_int(c, (long long)in.sparse);
 	reply_bulk_cstr(c, "avg-dense-size");
-	reply_double_shortest(c, in.dense ? (double)in.dense_window_total / (double)in.dense : 0);
+	reply_double(c, in.dense ? (double)in.dense_window_total / (double)in.dense : 0);
 	reply_bulk_cstr(c, "avg-dense-fill");
-	reply_double_shortest(c, in.dense_window_total ? (double)in.dense_count_total /
-								 (double)in.dense_window_total
-						       : 0);
+	reply_double(c, in.dense_window_total
+				? (double)in.dense_count_total / (double)in.dense_window_total
+				: 0);
 	reply_bulk_cstr(c, "avg-sparse-size");
-	reply_double_shortest(c, in.sparse ? (double)in.sparse_cap_total / (double)in.sparse : 0);
+	reply_double(c, in.sparse ? (double)in.sparse_cap_total / (double)in.sparse : 0);
 }

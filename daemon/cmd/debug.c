@@ -40,7 +40,13 @@
 
 bool debug_allowed(const struct client *c)
 {
-	switch (__atomic_load_n(&config.enable_debug_command, __ATOMIC_RELAXED)) {
+	return protected_allowed(__atomic_load_n(&config.enable_debug_command, __ATOMIC_RELAXED),
+				 c);
+}
+
+bool protected_allowed(long long action, const struct client *c)
+{
+	switch (action) {
 	case PROTECTED_ACTION_YES:
 		return true;
 	case PROTECTED_ACTION_LOCAL:
@@ -126,6 +132,10 @@ static void debug_help(struct client *c)
 		"    Setting it to 0 disables expiring keys (and hash-fields) in background ",
 		"    when they are not accessed (otherwise the Redis behavior). Setting it",
 		"    to 1 reenables back the default.",
+		"SET-ALLOW-ACCESS-EXPIRED <0|1>",
+		"    Setting it to 0 prevents access to expired keys (and hash-fields),",
+		"    simulating the standard Redis behavior. Setting it to 1 allows",
+		"    access to expired keys (and hash-fields) without triggering deletion.",
 		"QUICKLIST-PACKED-THRESHOLD <size>",
 		"    Sets the threshold for elements to be inserted as plain vs packed nodes",
 		"    Default value is 1GB, allows values up to 4GB. Setting to 0 restores to "
@@ -609,6 +619,9 @@ void cmd_debug(struct client *c)
 		debug_sleep(c);
 	} else if (argc == 3 && !strcasecmp(sub, "set-active-expire")) {
 		__atomic_store_n(&debug_active_expire, atoi(c->argv[2].p), __ATOMIC_RELAXED);
+		reply_ok(c);
+	} else if (argc == 3 && !strcasecmp(sub, "set-allow-access-expired")) {
+		__atomic_store_n(&store_allow_access_expired, atoi(c->argv[2].p), __ATOMIC_RELAXED);
 		reply_ok(c);
 	} else if (argc == 3 && !strcasecmp(sub, "set-disable-deny-scripts")) {
 		__atomic_store_n(&debug_disable_deny_scripts, atoi(c->argv[2].p), __ATOMIC_RELAXED);

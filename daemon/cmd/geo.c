@@ -393,8 +393,8 @@ static void reply_points(struct client *c, const struct geo_query *q, const stru
 			reply_int(c, (long long)p->score);
 		if (q->withcoord) {
 			reply_array(c, 2);
-			reply_double_shortest(c, p->xy[0]);
-			reply_double_shortest(c, p->xy[1]);
+			reply_double(c, p->xy[0]);
+			reply_double(c, p->xy[1]);
 		}
 	}
 }
@@ -526,8 +526,8 @@ void cmd_geopos(struct client *c)
 
 		if (e && member_position(&e->val, &c->argv[j], xy)) {
 			reply_array(c, 2);
-			reply_double_shortest(c, xy[0]);
-			reply_double_shortest(c, xy[1]);
+			reply_double(c, xy[0]);
+			reply_double(c, xy[1]);
 		} else {
 			reply_null_array(c);
 		}

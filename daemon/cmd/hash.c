@@ -35,6 +35,45 @@
 #define ERR_NUMFIELDS_MATCH "The `numfields` parameter must match the number of arguments"
 #define ERR_ONE_EXPIRY "Only one of EX, PX, EXAT, PXAT or KEEPTTL arguments can be specified"
 
+/* Adds field a to l when subkey notifications want the fields (want). */
+static void note(struct field_list *l, bool want, const struct arg *a)
+{
+	if (want)
+		field_list_push(l, a->p, a->len);
+}
+
+/* The event for the hash at argv[1] with the fields in l, then frees l. */
+static void notify_hash(struct client *c, const char *event, struct field_list *l)
+{
+	notify_keyspace_fields(NOTIFY_HASH, event, c->argv[1].p, c->argv[1].len, c->db, l);
+	field_list_free(l);
+}
+
+/*
+ * Lazily expired fields in the order Redis reports them: Redis expires the
+ * fields a command names, one by one in argument order, so the ones named
+ * come first in that order (the rest, which xkvd reclaims at once, after).
+ * Bounded: a huge hash keeps the order it expired in.
+ */
+static void order_as_argv(const struct client *c, struct field_list *l)
+{
+	uint32_t at = 0;
+
+	if ((uint64_t)l->n * (uint64_t)c->argc > 1u << 20)
+		return;
+	for (int i = 2; i < c->argc && at < l->n; i++) {
+		for (uint32_t j = at; j < l->n; j++) {
+			struct field_ref t = l->v[j];
+
+			if (t.len != c->argv[i].len || memcmp(t.p, c->argv[i].p, t.len))
+				continue;
+			memmove(&l->v[at + 1], &l->v[at], (j - at) * sizeof(t));
+			l->v[at++] = t;
+			break;
+		}
+	}
+}
+
 /*
  * Finds the hash at argv[1] and reclaims its expired fields. Returns false
  * after replying WRONGTYPE; otherwise *out is the entry, or NULL if the key is
@@ -43,6 +82,8 @@
 static bool lookup(struct client *c, bool read, struct entry **out)
 {
 	struct entry *e = read ? key_find_read(c, 1) : key_find(c, 1);
+	bool want = config_notify_subkeys(NOTIFY_HASH);
+	struct field_list names = { 0 };
 	uint64_t gone;
 
 	*out = NULL;
@@ -50,14 +91,24 @@ static bool lookup(struct client *c, bool read, struct entry **out)
 		return true;
 	if (!entry_is(c, e, OBJ_HASH))
 		return false;
-	gone = hash_expire_due(&e->val, store_now());
+	gone = __atomic_load_n(&store_allow_access_expired, __ATOMIC_RELAXED)
+		       ? 0
+		       : hash_expire_due(&e->val, store_now(), want ? &names : NULL);
 	if (gone) {
 		db_count_expired_fields(c->db, e, gone);
+		order_as_argv(c, &names);
 		/* As Redis's lazy field expiry, field by field: "hexpired" while
 		 * fields remain, "del" for the one whose expiry empties the hash
 		 * (so a lone last field gives only "del"). */
+		if (!hash_len(&e->val) && names.n) {
+			struct field_ref *last = &names.v[--names.n];
+
+			if (last->owned)
+				xfree((void *)last->p);
+		}
 		if (gone > 1 || hash_len(&e->val))
-			notify_arg(c, NOTIFY_HASH, "hexpired", 1);
+			notify_hash(c, "hexpired", &names);
+		field_list_free(&names);
 		if (!hash_len(&e->val)) {
 			db_delete(c->db, e);
 			notify_arg(c, NOTIFY_GENERIC, "del", 1);
@@ -77,6 +128,8 @@ static bool lookup(struct client *c, bool read, struct entry **out)
 static bool lookup_for_set(struct client *c, struct entry **out)
 {
 	struct entry *e = key_find(c, 1);
+	bool want = config_notify_subkeys(NOTIFY_HASH);
+	struct field_list names = { 0 };
 	uint64_t gone;
 
 	*out = NULL;
@@ -84,10 +137,13 @@ static bool lookup_for_set(struct client *c, struct entry **out)
 		return true;
 	if (!entry_is(c, e, OBJ_HASH))
 		return false;
-	gone = hash_expire_due(&e->val, store_now());
+	gone = __atomic_load_n(&store_allow_access_expired, __ATOMIC_RELAXED)
+		       ? 0
+		       : hash_expire_due(&e->val, store_now(), want ? &names : NULL);
 	if (gone) {
 		db_count_expired_fields(c->db, e, gone);
-		notify_arg(c, NOTIFY_HASH, "hexpired", 1);
+		order_as_argv(c, &names);
+		notify_hash(c, "hexpired", &names);
 		if (!hash_len(&e->val)) {
 			db_delete(c->db, e);
 			return true;
@@ -105,9 +161,10 @@ static struct entry *create(struct client *c)
 }
 
 /* After an in-place change: an emptied hash is deleted, as Redis does. Then
- * Redis's events: ev1 and ev2 (either may be NULL), and "del" for a deleted
- * key. */
-static void changed(struct client *c, struct entry *e, const char *ev1, const char *ev2)
+ * Redis's events: ev1 with the fields l1, ev2 with l2 (either event may be
+ * NULL; both lists are freed), and "del" for a deleted key. */
+static void changed(struct client *c, struct entry *e, const char *ev1, struct field_list *l1,
+		    const char *ev2, struct field_list *l2)
 {
 	bool empty = !hash_len(&e->val);
 
@@ -116,9 +173,11 @@ static void changed(struct client *c, struct entry *e, const char *ev1, const ch
 	else
 		db_changed(c->db, e);
 	if (ev1)
-		notify_arg(c, NOTIFY_HASH, ev1, 1);
+		notify_hash(c, ev1, l1);
 	if (ev2)
-		notify_arg(c, NOTIFY_HASH, ev2, 1);
+		notify_hash(c, ev2, l2);
+	field_list_free(l1);
+	field_list_free(l2);
 	if (empty)
 		notify_arg(c, NOTIFY_GENERIC, "del", 1);
 }
@@ -143,6 +202,8 @@ static void reply_field(struct client *c, const struct entry *e, int i)
 
 static void hset_generic(struct client *c, bool hmset)
 {
+	bool want = config_notify_subkeys(NOTIFY_HASH);
+	struct field_list fl = { 0 };
 	long long created = 0;
 	struct entry *e;
 
@@ -160,9 +221,10 @@ static void hset_generic(struct client *c, bool hmset)
 		const struct arg *f = &c->argv[i], *v = &c->argv[i + 1];
 
 		created += hash_set(&e->val, f->p, f->len, v->p, v->len, 0);
+		note(&fl, want, f);
 	}
 	db_changed(c->db, e);
-	notify_arg(c, NOTIFY_HASH, "hset", 1);
+	notify_hash(c, "hset", &fl);
 	if (hmset)
 		reply_ok(c);
 	else
@@ -192,9 +254,12 @@ void cmd_hsetnx(struct client *c)
 	}
 	if (!e)
 		e = create(c);
+	struct field_list fl = { 0 };
+
 	hash_set(&e->val, f->p, f->len, v->p, v->len, 0);
 	db_changed(c->db, e);
-	notify_arg(c, NOTIFY_HASH, "hset", 1);
+	note(&fl, config_notify_subkeys(NOTIFY_HASH), f);
+	notify_hash(c, "hset", &fl);
 	reply_int(c, 1);
 }
 
@@ -220,16 +285,22 @@ void cmd_hmget(struct client *c)
 
 void cmd_hdel(struct client *c)
 {
+	bool want = config_notify_subkeys(NOTIFY_HASH);
+	struct field_list fl = { 0 };
 	long long deleted = 0;
 	struct entry *e;
 
 	if (!lookup(c, false, &e))
 		return;
 	if (e) {
-		for (int i = 2; i < c->argc; i++)
-			deleted += hash_delete(&e->val, c->argv[i].p, c->argv[i].len);
+		for (int i = 2; i < c->argc; i++) {
+			if (!hash_delete(&e->val, c->argv[i].p, c->argv[i].len))
+				continue;
+			deleted++;
+			note(&fl, want, &c->argv[i]);
+		}
 		if (deleted)
-			changed(c, e, "hdel", NULL);
+			changed(c, e, "hdel", &fl, NULL, NULL);
 	}
 	reply_int(c, deleted);
 }
@@ -309,12 +380,14 @@ static void set_counter(struct client *c, struct entry *e, const char *buf, size
 			const char *event)
 {
 	const struct arg *f = &c->argv[2];
+	struct field_list fl = { 0 };
 
 	if (!e)
 		e = create(c);
 	hash_set(&e->val, f->p, f->len, buf, len, HASH_SET_KEEPTTL);
 	db_changed(c->db, e);
-	notify_arg(c, NOTIFY_HASH, event, 1);
+	note(&fl, config_notify_subkeys(NOTIFY_HASH), f);
+	notify_hash(c, event, &fl);
 }
 
 void cmd_hincrby(struct client *c)
@@ -795,6 +868,8 @@ static void hexpire_generic(struct client *c, bool relative, bool seconds, const
 {
 	enum hfe_cond cond = COND_NONE;
 	int64_t now = store_now(), when;
+	bool want = config_notify_subkeys(NOTIFY_HASH);
+	struct field_list fl = { 0 };
 	bool dirty = false;
 	struct entry *e;
 	int first, n;
@@ -819,16 +894,18 @@ static void hexpire_generic(struct client *c, bool relative, bool seconds, const
 			/* A deadline already reached deletes the field. */
 			hash_delete(&e->val, f->p, f->len);
 			dirty = true;
+			note(&fl, want, f);
 			reply_int(c, HFE_DELETED);
 		} else {
 			hash_set_expire(&e->val, f->p, f->len, when);
 			dirty = true;
+			note(&fl, want, f);
 			reply_int(c, HFE_SET);
 		}
 	}
 	if (dirty) {
 		/* One deadline for every field: all deleted or all set. */
-		changed(c, e, when <= now ? "hdel" : "hexpire", NULL);
+		changed(c, e, when <= now ? "hdel" : "hexpire", &fl, NULL, NULL);
 		propagate_deadline(c->argc, c->argv, "HPEXPIREAT", 2, false, when);
 	}
 }
@@ -902,6 +979,8 @@ void cmd_hpexpiretime(struct client *c)
 
 void cmd_hpersist(struct client *c)
 {
+	bool want = config_notify_subkeys(NOTIFY_HASH);
+	struct field_list fl = { 0 };
 	bool dirty = false;
 	struct entry *e;
 
@@ -919,17 +998,20 @@ void cmd_hpersist(struct client *c)
 		} else {
 			hash_set_expire(&e->val, f->p, f->len, HASH_NO_EXPIRE);
 			dirty = true;
+			note(&fl, want, f);
 			reply_int(c, 1);
 		}
 	}
 	if (dirty)
-		changed(c, e, "hpersist", NULL);
+		changed(c, e, "hpersist", &fl, NULL, NULL);
 }
 
 /* ---- HGETDEL, HGETEX, HSETEX (Redis 8.0) ------------------------------------------------------ */
 
 void cmd_hgetdel(struct client *c)
 {
+	bool want = config_notify_subkeys(NOTIFY_HASH);
+	struct field_list fl = { 0 };
 	bool dirty = false;
 	struct entry *e;
 
@@ -947,11 +1029,12 @@ void cmd_hgetdel(struct client *c)
 		reply_bulk(c, hf.v, hf.vlen);
 		hash_delete(&e->val, f->p, f->len);
 		dirty = true;
+		note(&fl, want, f);
 	}
 	if (dirty) {
 		/* Redis propagates HDEL key field... (every field named). */
 		propagate_renamed_from(c->argc, c->argv, "HDEL", 4);
-		changed(c, e, "hdel", NULL);
+		changed(c, e, "hdel", &fl, NULL, NULL);
 	}
 }
 
@@ -1089,6 +1172,8 @@ one_expiry:
 
 void cmd_hgetex(struct client *c)
 {
+	bool want = config_notify_subkeys(NOTIFY_HASH);
+	struct field_list fl = { 0 };
 	bool dirty = false;
 	int64_t when = 0;
 	struct entry *e;
@@ -1113,9 +1198,11 @@ void cmd_hgetex(struct client *c)
 		if (opt == OPT_PERSIST && hf.expire != HASH_NO_EXPIRE) {
 			hash_set_expire(&e->val, f->p, f->len, HASH_NO_EXPIRE);
 			dirty = true;
+			note(&fl, want, f);
 		} else if (opt & OPT_DEADLINE) {
 			field_deadline(e, f, when);
 			dirty = true;
+			note(&fl, want, f);
 		}
 	}
 	if (dirty) {
@@ -1123,7 +1210,7 @@ void cmd_hgetex(struct client *c)
 			opt == OPT_PERSIST    ? "hpersist"
 			: when <= store_now() ? "hdel"
 					      : "hexpire",
-			NULL);
+			&fl, NULL, NULL);
 		if (opt & OPT_DEADLINE)
 			propagate_deadline(c->argc, c->argv, NULL, when_at, true, when);
 	}
@@ -1131,6 +1218,8 @@ void cmd_hgetex(struct client *c)
 
 void cmd_hsetex(struct client *c)
 {
+	bool want = config_notify_subkeys(NOTIFY_HASH);
+	struct field_list set = { 0 }, ex = { 0 };
 	unsigned opts;
 	int64_t when = 0;
 	struct entry *e;
@@ -1163,14 +1252,18 @@ void cmd_hsetex(struct client *c)
 
 		hash_set(&e->val, f->p, f->len, v->p, v->len,
 			 opts & (OPT_DEADLINE | OPT_KEEPTTL) ? HASH_SET_KEEPTTL : 0);
-		if (opts & OPT_DEADLINE)
+		note(&set, want, f);
+		if (opts & OPT_DEADLINE) {
 			field_deadline(e, f, when);
+			note(&ex, want, f);
+		}
 	}
 	reply_int(c, 1);
-	changed(c, e, "hset",
+	changed(c, e, "hset", &set,
 		!(opts & OPT_DEADLINE) ? NULL
 		: when <= store_now()  ? "hdel"
-				       : "hexpire");
+				       : "hexpire",
+		&ex);
 	if (opts & OPT_DEADLINE)
 		propagate_deadline(c->argc, c->argv, NULL, when_at, true, when);
 }

@@ -26,6 +26,7 @@
 
 #include "blocking.h"
 #include "commands.h"
+#include "config.h"
 #include "exec_ctx.h"
 #include "evict.h"
 #include "fastpath.h"
@@ -75,10 +76,16 @@ static void reply_keyvec(struct client *c, const struct keyvec *kv)
 
 /* Deletes the keys in kv that db_find() finds expired (it deletes them and
  * counts them as expired). The caller holds their shard. */
+/* The lazy expiry of SCAN and RANDOMKEY: the expired keys they met are
+ * deleted (and propagated), unless lazyexpire-nested-arbitrary-keys is off
+ * and they run inside MULTI or a script, as Redis's confAllowsExpireDel. */
 static void expire_collected(int db, struct keyvec *kv)
 {
-	for (size_t i = 0; i < kv->n; i++)
-		db_find(db, kv->v[i].p, kv->v[i].len);
+	bool nested = exec_ctx_top && exec_ctx_top->outer;
+
+	if (!nested || __atomic_load_n(&config.lazyexpire_nested_arbitrary_keys, __ATOMIC_RELAXED))
+		for (size_t i = 0; i < kv->n; i++)
+			db_find(db, kv->v[i].p, kv->v[i].len);
 	keyvec_free(kv);
 }
 

@@ -459,7 +459,14 @@ void cmd_getex(struct client *c)
 	reply_string(c, &e->val);
 
 	if ((flags & (SET_EXAT | SET_PXAT)) && when <= store_now()) {
+		/* Propagated as the deletion it is, as Redis 8.8 (UNLINK under
+		 * lazyfree-lazy-expire). */
+		struct arg del[2] = { PROP_STR("DEL"), c->argv[1] };
+
+		if (config.lazyfree_lazy_expire)
+			del[0] = PROP_STR("UNLINK");
 		db_delete(c->db, e);
+		propagate_rewrite(2, del);
 		notify_arg(c, NOTIFY_GENERIC, "del", 1);
 	} else if (expire_arg) {
 		char buf[LL_STR_SIZE + 1];

@@ -807,8 +807,12 @@ void cmd_zmpop(struct client *c)
 	if (!e)
 		reply_null_array(c);
 	else if (entry_is(c, e, OBJ_ZSET)) {
-		zpop_reply(c, e, key, max, count == -1 ? 1 : (size_t)count, false, true);
-		propagate_pop(max ? "ZPOPMAX" : "ZPOPMIN", &c->argv[key], count == -1 ? 1 : count);
+		size_t want = count == -1 ? 1 : (size_t)count, len = zset_len(&e->val);
+		/* Propagated with the count it popped, as Redis 8.8. */
+		long long popped = (long long)(want < len ? want : len);
+
+		zpop_reply(c, e, key, max, want, false, true);
+		propagate_pop(max ? "ZPOPMAX" : "ZPOPMIN", &c->argv[key], popped);
 	}
 }
 
@@ -1416,19 +1420,6 @@ static void scan_collect(void *ctx, const struct zset_elem *el)
 	so->v[so->n++] = *el;
 }
 
-/*
- * A score as ZSCAN shows it from a packed set, which Redis's listpack holds
- * as text: integral values up to 2^62 in magnitude as integers (where "%.17g"
- * would switch to an exponent), anything else as "%.17g" does.
- */
-static int packed_score_str(char *buf, size_t size, double v)
-{
-	if (v >= -(double)(LLONG_MAX / 2) && v <= (double)(LLONG_MAX / 2) &&
-	    v == (double)(long long)v)
-		return ll_to_str(buf, (long long)v);
-	return d_to_str(buf, size, v);
-}
-
 /* ZSCAN key cursor [MATCH pattern] [COUNT count]: scores are sent as
  * strings in both protocols, as Redis's SCAN family sends them. */
 void cmd_zscan(struct client *c)
@@ -1475,11 +1466,14 @@ void cmd_zscan(struct client *c)
 	reply_array(c, (long)(2 * so.n));
 	for (size_t i = 0; i < so.n; i++) {
 		reply_bulk(c, so.v[i].m, so.v[i].len);
+		/* As Redis 8.8: a listpack holds d2string's text, a skiplist's
+		 * score is printed with "%.17Lg" (ld2string's auto mode). */
 		if (e->val.enc == ENC_LISTPACK)
-			reply_bulk(c, buf,
-				   (size_t)packed_score_str(buf, sizeof(buf), so.v[i].score));
-		else
 			reply_bulk(c, buf, (size_t)d_to_str(buf, sizeof(buf), so.v[i].score));
+		else
+			reply_bulk(c, buf,
+				   (size_t)snprintf(buf, sizeof(buf), "%.17Lg",
+						    (long double)so.v[i].score));
 	}
 	xfree(so.v);
 }

@@ -4,6 +4,7 @@ redis-vs-xkvd compare helper and a tiny TAP test framework (stdlib only)."""
 
 import atexit
 import ctypes
+import decimal
 import os
 import re
 import shutil
@@ -484,9 +485,67 @@ def _show(value, limit=300):
 SHOW = bool(os.environ.get('XKV_IT_SHOW'))   # print every compared reply
 
 
-def compare(ref, sut, steps, proto=2):
+def double8(x):
+    """A double as Redis 8.8 replies it (d2string: fpconv's shortest digits,
+    integers within 2^62 as such, exponents unpadded)."""
+    if x != x:
+        return 'nan'
+    if x in (float('inf'), float('-inf')):
+        return 'inf' if x > 0 else '-inf'
+    if x == 0:
+        return '-0' if str(x)[0] == '-' else '0'
+    if -(2 ** 62) <= x <= 2 ** 62 and x == int(x):
+        return str(int(x))
+    t = decimal.Decimal(repr(abs(x))).as_tuple()
+    digits, k = ''.join(map(str, t.digits)), t.exponent
+    while len(digits) > 1 and digits.endswith('0'):
+        digits, k = digits[:-1], k + 1
+    n, point = len(digits), len(digits) + k
+    sign = '-' if x < 0 else ''
+    ex = abs(k + n - 1)
+    if k >= 0 and ex < n + 7:
+        return sign + digits + '0' * k
+    if k < 0 and (k > -7 or ex < 4):
+        if point <= 0:
+            return sign + '0.' + '0' * -point + digits
+        return sign + digits[:point] + '.' + digits[point:]
+    return '%s%s%se%s%d' % (sign, digits[0], '.' + digits[1:] if n > 1 else '',
+                            '-' if k + n - 1 < 0 else '+', ex)
+
+
+_BULK = re.compile(rb'\$(\d+)\r\n([-+0-9.e]+|inf|-inf|nan)\r\n')
+_DOUBLE = re.compile(rb'(^|\n),([^\r\n]+)\r\n')
+
+
+def doubles_as_redis8(raw):
+    """The reply bytes of Redis 7.0 with its doubles ("%.17g") as Redis 8.8
+    prints them: RESP3 doubles, and RESP2 bulks whose text is exactly the
+    "%.17g" form of a float (a score, a distance). Other bytes untouched."""
+    def bulk(m):
+        text = m.group(2).decode()
+        try:
+            x = float(text)
+        except ValueError:
+            return m.group(0)
+        if int(m.group(1)) != len(text) or '%.17g' % x != text:
+            return m.group(0)
+        new = double8(x).encode()
+        return b'$%d\r\n%s\r\n' % (len(new), new)
+
+    def double(m):
+        try:
+            x = float(m.group(2).decode())
+        except ValueError:
+            return m.group(0)
+        return m.group(1) + b',' + double8(x).encode() + b'\r\n'
+    return _DOUBLE.sub(double, _BULK.sub(bulk, raw))
+
+
+def compare(ref, sut, steps, proto=2, doubles8=False):
     """Run steps on fresh connections to both servers; each reply must be
-    byte-identical. Returns the reference's replies."""
+    byte-identical. Returns the reference's replies. doubles8: the 7.0
+    reference's doubles are compared as Redis 8.8 prints them
+    (doubles_as_redis8), for steps whose replies hold scores."""
     out = []
     with ref.client(proto) as a, sut.client(proto) as b:
         for n, step in enumerate(steps, 1):
@@ -494,6 +553,8 @@ def compare(ref, sut, steps, proto=2):
                 step = Cmd(*step)
             where = 'step %d (RESP%d): %s' % (n, proto, repr(step)[:300])
             ra, rb = _run_step(step, a, ref, where), _run_step(step, b, sut, where)
+            if doubles8 and ref.kind == 'redis' and isinstance(ra, bytes):
+                ra = doubles_as_redis8(ra)
             if ra != rb:
                 raise AssertionError('reply differs at %s\n  %-8s %s\n  %-8s %s' % (
                     where, ref.label + ':', _show(ra), sut.label + ':', _show(rb)))
@@ -559,8 +620,8 @@ class Ctx:
     def reference_only(self):
         return self.env.reference_only
 
-    def compare(self, steps, proto=2, ref=None, sut=None):
-        return compare(ref or self.ref, sut or self.sut, steps, proto)
+    def compare(self, steps, proto=2, ref=None, sut=None, doubles8=False):
+        return compare(ref or self.ref, sut or self.sut, steps, proto, doubles8)
 
     def same(self, fn, what='result'):
         """fn(server) must give equal results on both servers; returns it."""

@@ -428,3 +428,29 @@ def info_limit_disconnections(t):
         after = stats(c)
         assert after['client_output_buffer_limit_disconnections'] == '1', after
         assert int(after['total_writes_processed']) > int(before['total_writes_processed'])
+
+
+@xkv_only
+@test
+def allow_access_expired_as_redis_88(t):
+    """DEBUG SET-ALLOW-ACCESS-EXPIRED 1: lookups see keys and hash fields
+    past their deadlines and delete nothing; 0 restores expiry on access."""
+    with t.sut.client() as c:
+        c.call('FLUSHALL')
+        c.call('DEBUG', 'SET-ACTIVE-EXPIRE', 0)
+        try:
+            assert c.call('DEBUG', 'SET-ALLOW-ACCESS-EXPIRED', 1) == b'OK'
+            c.call('SET', 'k', 'v', 'PX', 1)
+            c.call('HSET', 'h', 'f', 1, 'g', 2)
+            c.call('HPEXPIRE', 'h', 1, 'FIELDS', 1, 'f')
+            time.sleep(0.01)
+            assert c.call('KEYS', '*') in ([b'k', b'h'], [b'h', b'k'])
+            assert c.call('GET', 'k') == b'v'
+            assert c.call('HLEN', 'h') == 2 and c.call('HGET', 'h', 'f') == b'1'
+            assert c.call('DEBUG', 'SET-ALLOW-ACCESS-EXPIRED', 0) == b'OK'
+            assert c.call('GET', 'k') is None
+            assert c.call('HGET', 'h', 'f') is None
+            assert c.call('KEYS', '*') == [b'h']
+        finally:
+            c.call('DEBUG', 'SET-ALLOW-ACCESS-EXPIRED', 0)
+            c.call('DEBUG', 'SET-ACTIVE-EXPIRE', 1)

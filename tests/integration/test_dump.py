@@ -52,7 +52,9 @@ def content(srv, key):
     elif t == b'set':
         v = sorted(srv.call('SMEMBERS', key))
     elif t == b'zset':
-        v = srv.call('ZRANGE', key, 0, -1, 'WITHSCORES')
+        # Scores as numbers: Redis 8.8 prints them shortest, 7.0 "%.17g".
+        r = srv.call('ZRANGE', key, 0, -1, 'WITHSCORES')
+        v = [(r[i], float(r[i + 1])) for i in range(0, len(r), 2)]
     else:
         v = sorted(srv.call('HGETALL', key))
     return t, v

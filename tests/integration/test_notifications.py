@@ -5,6 +5,8 @@ every write command family sends (compared with redis-server), Redis 8's
 commands against events recorded from redis-server 8.8.0, expiry and
 eviction events, and per-key order across workers."""
 
+import json
+import os
 import threading
 import time
 
@@ -551,3 +553,56 @@ def config_set_maxmemory_evicts_at_once(t):
         # No write in between: CONFIG SET itself evicted, as in Redis.
         assert c.call('DBSIZE') == 0
         c.call('CONFIG', 'SET', 'maxmemory', '0')
+
+
+# Redis 8.8's subkey events (classes S T I V): every hash command that names
+# fields, a deadline already past, a key with a newline (no item channel), an
+# event channel key with '|', and lazy field expiry reported in the order of
+# the reading command's arguments.
+SUBKEY_STEPS = [
+    ('HSET', 'h', 'a', 1, 'b', 2, 'c', 3), ('HSETNX', 'h', 'd', 4), ('HSETNX', 'h', 'd', 5),
+    ('HINCRBY', 'h', 'n', 5), ('HINCRBYFLOAT', 'h', 'x', '1.5'), ('HDEL', 'h', 'a', 'zz', 'b'),
+    ('HEXPIRE', 'h', 100, 'FIELDS', 2, 'c', 'd'), ('HPERSIST', 'h', 'FIELDS', 2, 'c', 'zz'),
+    ('HGETDEL', 'h', 'FIELDS', 2, 'n', 'zz'), ('HGETEX', 'h', 'EX', 100, 'FIELDS', 1, 'x'),
+    ('HGETEX', 'h', 'PERSIST', 'FIELDS', 1, 'x'),
+    ('HSETEX', 'h', 'PX', 100000, 'FIELDS', 1, 'e', 5), ('HEXPIREAT', 'h', 1, 'FIELDS', 1, 'e'),
+    ('HSETEX', 'h', 'PXAT', 1, 'FIELDS', 2, 'g', 1, 'i', 2), ('HSET', 'k\nl', 'f', 'v'),
+    ('HSET', 'e|v', 'f', 'v'), ('DEBUG', 'SET-ACTIVE-EXPIRE', 0),
+    ('HSET', 'lz', 'f1', 1, 'f2', 2, 'keep', 3), ('HPEXPIRE', 'lz', 10, 'FIELDS', 2, 'f2', 'f1'),
+    0.05, ('HMGET', 'lz', 'f1', 'f2'), ('DEBUG', 'SET-ACTIVE-EXPIRE', 1),
+    ('HSET', 'ac', 'f1', 1, 'f2', 2), ('HPEXPIRE', 'ac', 100000, 'FIELDS', 1, 'f2'),
+]
+
+
+@xkv_only
+@test
+def subkey_events_as_redis_88(t):
+    """The messages of the four subkey channels, equal to those redis-server
+    8.8.0 sent for SUBKEY_STEPS (data/subkey-events-redis-8.8.json)."""
+    path = os.path.join(os.path.dirname(__file__), 'data', 'subkey-events-redis-8.8.json')
+    with open(path) as f:
+        want = [tuple(m) for m in json.load(f)]
+    with t.sut.client() as c:
+        c.call('FLUSHALL')
+        assert c.call('CONFIG', 'SET', 'notify-keyspace-events', 'STIVh') == b'OK'
+        sub = t.sut.client(2)
+        sub.send('PSUBSCRIBE', '__subkey*')
+        assert decode(sub.read_reply())[0] == b'psubscribe'
+        got = []
+        try:
+            for step in SUBKEY_STEPS:
+                if isinstance(step, float):
+                    time.sleep(step)
+                else:
+                    c.call(*step)
+            c.call('PUBLISH', '__subkeyend', END)
+            while True:
+                msg = decode(sub.read_reply())
+                if msg[2] == b'__subkeyend':
+                    break
+                got.append((msg[2].decode('latin1'), msg[3].decode('latin1')))
+        finally:
+            sub.close()
+            c.call('CONFIG', 'SET', 'notify-keyspace-events', '')
+            c.call('DEBUG', 'SET-ACTIVE-EXPIRE', 1)
+    assert got == want, '\n'.join('%r' % (m,) for m in got)

@@ -913,3 +913,42 @@ def a_redis_7_replica_loads_streams_with_groups_from_the_full_sync(t):
     # The stream goes on live.
     a.call('XADD', 's', '100-1', 'f', 'live')
     assert wait_until(lambda: rep.call('XLEN', 's') == 50, timeout=10)
+
+
+@test
+@xkv_only
+def lazy_expiry_of_scan_and_getex_propagate_as_redis_88(t):
+    """SCAN's lazy expiry goes as plain DELs (no MULTI, as Redis 8.8 does for
+    commands that touch arbitrary keys); GETEX with a past deadline as DEL;
+    with lazyexpire-nested-arbitrary-keys no, SCAN in MULTI deletes nothing."""
+    a = t.spawn('sut')
+    r = Replica(a.port)
+    r.send('SYNC')
+    r.bulk_payload()
+    off0 = int(repl_info(a)['master_repl_offset'])
+    with a.client() as c:
+        c.call('DEBUG', 'SET-ACTIVE-EXPIRE', 0)
+        c.call('SET', 'foo1', 'bar', 'PX', 1)
+        c.call('SET', 'foo2', 'bar', 'PX', 1)
+        time.sleep(0.01)
+        start = int(repl_info(a)['master_repl_offset'])
+        r.stream(start - off0)                  # the SETs before
+        c.call('SCAN', 0)
+        c.call('SET', 'g', 'v')
+        c.call('GETEX', 'g', 'EXAT', 1)
+        c.call('SET', 'n', 'v', 'PX', 1)
+        assert c.call('CONFIG', 'SET', 'lazyexpire-nested-arbitrary-keys', 'no') == b'OK'
+        time.sleep(0.01)
+        c.call('MULTI')
+        c.call('SCAN', 0)
+        assert c.call('EXEC')[0][1] == []
+        c.call('SET', 'x', '1')
+        c.call('CONFIG', 'SET', 'lazyexpire-nested-arbitrary-keys', 'yes')
+        c.call('DEBUG', 'SET-ACTIVE-EXPIRE', 1)
+        end = int(repl_info(a)['master_repl_offset'])
+    got = commands(r.stream(end - start))
+    got = [[x.upper() if i == 0 else x for i, x in enumerate(cmd)] for cmd in got]
+    assert sorted(got[:2]) == [[b'DEL', b'foo1'], [b'DEL', b'foo2']], got
+    assert got[2:4] == [[b'SET', b'g', b'v'], [b'DEL', b'g']], got
+    assert got[4][:3] == [b'SET', b'n', b'v'] and got[5:] == [[b'SET', b'x', b'1']], got
+    r.close()

@@ -194,8 +194,8 @@ TEST(conversion_keeps_deadlines)
 	ASSERT_EQ(3000, expire_of(&o, "c"));
 	ASSERT_EQ(3000, hash_next_expire(&o));
 	/* Deadline 3000 is still live at 3000 and gone at 3001. */
-	ASSERT_EQ(0, hash_expire_due(&o, 3000));
-	ASSERT_EQ(1, hash_expire_due(&o, 3001));
+	ASSERT_EQ(0, hash_expire_due(&o, 3000, NULL));
+	ASSERT_EQ(1, hash_expire_due(&o, 3001, NULL));
 	ASSERT_EQ(-2, expire_of(&o, "c"));
 	ASSERT_EQ(5000, hash_next_expire(&o));
 	ASSERT_EQ(3, hash_len(&o));
@@ -203,7 +203,7 @@ TEST(conversion_keeps_deadlines)
 		snprintf(name, sizeof(name), "%c", 'a' + i);
 		hash_set_expire(&o, name, 1, 100);
 	}
-	ASSERT_EQ(2, hash_expire_due(&o, 200));
+	ASSERT_EQ(2, hash_expire_due(&o, 200, NULL));
 	ASSERT_EQ(1, hash_len(&o));
 	ASSERT_EQ(HASH_NO_EXPIRE, hash_next_expire(&o));
 	obj_free(&o);
@@ -223,7 +223,7 @@ static void deadlines(struct __test_metadata *_metadata, bool large)
 	set(&o, "d", "4");
 	ASSERT_EQ(large ? ENC_HASHTABLE : ENC_LISTPACK, o.enc);
 	ASSERT_EQ(HASH_NO_EXPIRE, hash_next_expire(&o));
-	ASSERT_EQ(0, hash_expire_due(&o, INT64_MAX));
+	ASSERT_EQ(0, hash_expire_due(&o, INT64_MAX, NULL));
 
 	ASSERT_TRUE(hash_set_expire(&o, "a", 1, 1000));
 	ASSERT_TRUE(hash_set_expire(&o, "b", 1, 2000));
@@ -236,7 +236,7 @@ static void deadlines(struct __test_metadata *_metadata, bool large)
 	ASSERT_EQ(HASH_NO_EXPIRE, expire_of(&o, "b"));
 	ASSERT_EQ(2500, hash_next_expire(&o));
 	/* Nothing is due before 2500, even with a stale bound. */
-	ASSERT_EQ(0, hash_expire_due(&o, 2100));
+	ASSERT_EQ(0, hash_expire_due(&o, 2100, NULL));
 	ASSERT_EQ(4, hash_len(&o));
 	ASSERT_STREQ("2", get(&o, "b", buf, sizeof(buf)));
 
@@ -247,7 +247,7 @@ static void deadlines(struct __test_metadata *_metadata, bool large)
 	ASSERT_EQ(HASH_NO_EXPIRE, expire_of(&o, "a"));
 	ASSERT_EQ(3000, hash_next_expire(&o));
 
-	ASSERT_EQ(1, hash_expire_due(&o, 3001));
+	ASSERT_EQ(1, hash_expire_due(&o, 3001, NULL));
 	ASSERT_EQ(3, hash_len(&o));
 	ASSERT_EQ(NULL, get(&o, "c", buf, sizeof(buf)));
 	ASSERT_EQ(HASH_NO_EXPIRE, hash_next_expire(&o));
@@ -256,9 +256,9 @@ static void deadlines(struct __test_metadata *_metadata, bool large)
 	hash_set_expire(&o, "a", 1, 10);
 	hash_set_expire(&o, "b", 1, 20);
 	hash_set_expire(&o, "d", 1, 30);
-	ASSERT_EQ(2, hash_expire_due(&o, 21));
+	ASSERT_EQ(2, hash_expire_due(&o, 21, NULL));
 	ASSERT_STREQ("4", get(&o, "d", buf, sizeof(buf)));
-	ASSERT_EQ(1, hash_expire_due(&o, 31));
+	ASSERT_EQ(1, hash_expire_due(&o, 31, NULL));
 	ASSERT_EQ(0, hash_len(&o));
 	ASSERT_EQ(HASH_NO_EXPIRE, hash_next_expire(&o));
 	/* An emptied hash takes new fields again. */
@@ -302,7 +302,7 @@ TEST(delete_fields_with_deadlines)
 		/* f3 (1001) and f6 (1002) were deleted: f1 (1007) is next. */
 		ASSERT_EQ(1007, hash_next_expire(&o));
 		ASSERT_EQ(13, hash_len(&o));
-		ASSERT_EQ(13, hash_expire_due(&o, 2000));
+		ASSERT_EQ(13, hash_expire_due(&o, 2000, NULL));
 		obj_free(&o);
 	}
 }
@@ -354,7 +354,7 @@ TEST(hashtable_deadline_heap)
 					min = when[i];
 			}
 		}
-		ASSERT_EQ(due, hash_expire_due(&o, now));
+		ASSERT_EQ(due, hash_expire_due(&o, now, NULL));
 		ASSERT_EQ(left, hash_len(&o));
 		ASSERT_EQ(min == INT64_MAX ? HASH_NO_EXPIRE : min, hash_next_expire(&o));
 	}
@@ -398,7 +398,7 @@ TEST(hashtable_value_resize)
 		}
 	}
 	ASSERT_EQ(1000, hash_next_expire(&o));
-	ASSERT_EQ(50, hash_expire_due(&o, 2000));
+	ASSERT_EQ(50, hash_expire_due(&o, 2000, NULL));
 	obj_free(&o);
 }
 
@@ -572,6 +572,45 @@ TEST(large_hash)
 	ASSERT_EQ(0, hash_len(&o));
 	ASSERT_GT(mem_full / 100, obj_mem(&o));
 	obj_free(&o);
+}
+
+/* The names of the expired fields, copied, for the subkey notifications:
+ * both encodings, a name the freed field no longer backs. */
+TEST(expired_field_names)
+{
+	for (int ht = 0; ht < 2; ht++) {
+		struct obj o = hash_new();
+		struct field_list names = { 0 };
+		bool seen_a = false, seen_c = false;
+
+		limits(128, 64);
+		ASSERT_TRUE(set(&o, "a", "v"));
+		ASSERT_TRUE(set(&o, "b", "v"));
+		ASSERT_TRUE(set(&o, "c", "v"));
+		for (int i = 0; ht && i < 300; i++) {
+			char name[16];
+
+			snprintf(name, sizeof(name), "x%d", i);
+			ASSERT_TRUE(set(&o, name, "v"));
+		}
+		ASSERT_EQ(ht ? ENC_HASHTABLE : ENC_LISTPACK, o.enc);
+		hash_set_expire(&o, "a", 1, 10);
+		hash_set_expire(&o, "c", 1, 20);
+		ASSERT_EQ(2, hash_expire_due(&o, 100, &names));
+		ASSERT_EQ(2, names.n);
+		for (uint32_t i = 0; i < names.n; i++) {
+			ASSERT_EQ(1, names.v[i].len);
+			ASSERT_TRUE(names.v[i].owned);
+			seen_a |= names.v[i].p[0] == 'a';
+			seen_c |= names.v[i].p[0] == 'c';
+		}
+		ASSERT_TRUE(seen_a && seen_c);
+		field_list_free(&names);
+		ASSERT_EQ(0, names.n);
+		ASSERT_EQ(0, hash_expire_due(&o, 200, &names));
+		ASSERT_EQ(0, names.n);
+		obj_free(&o);
+	}
 }
 
 TEST_HARNESS_MAIN
