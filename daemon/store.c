@@ -1020,6 +1020,86 @@ void store_active_expire(unsigned self, unsigned n, int64_t budget_us)
 	stale_perc_update(sampled, expired);
 }
 
+/* ---- active defragmentation ------------------------------------------------------------------ */
+
+struct defrag_ctx {
+	struct shard *shard;
+	struct store_defrag_counts *c;
+};
+
+static void defrag_visit(void *arg, struct dict_node *node)
+{
+	struct defrag_ctx *ctx = arg;
+	struct entry *e = entry_of(node), *ne;
+	size_t voff = e->val.inl ? (size_t)(e->val.bytes - (char *)e) : 0;
+	bool moved = false;
+
+	ne = mem_defrag_move(e);
+	if (ne) {
+		/* As entry_resize: relinked where it was, its inline value
+		 * with it. */
+		dict_replace(&ctx->shard->keys, &e->node, &ne->node);
+		if (voff)
+			ne->val.bytes = (char *)ne + voff;
+		e = ne;
+		moved = true;
+		ctx->c->hits++;
+	} else {
+		ctx->c->misses++;
+	}
+	if (e->val.type == OBJ_STRING && e->val.enc != ENC_INT && !e->val.inl) {
+		char *b = mem_defrag_move(e->val.bytes);
+
+		if (b) {
+			e->val.bytes = b;
+			moved = true;
+			ctx->c->hits++;
+		} else {
+			ctx->c->misses++;
+		}
+	}
+	if (moved)
+		ctx->c->key_hits++;
+	else
+		ctx->c->key_misses++;
+}
+
+/* The shard each worker resumes at (an index among the shards it owns). */
+static __thread unsigned defrag_next;
+
+bool store_defrag(unsigned self, unsigned n, int64_t budget_us, struct store_defrag_counts *c)
+{
+	int64_t deadline = now_us() + budget_us;
+	unsigned total = (unsigned)store.ndbs * STORE_SHARDS;
+
+	for (unsigned id = self + defrag_next * n; id < total; id += n, defrag_next++) {
+		struct shard *s = store_shard((int)(id / STORE_SHARDS), id % STORE_SHARDS);
+		struct defrag_ctx ctx = { .shard = s, .c = c };
+
+		if (!__atomic_load_n(&s->keys.count, __ATOMIC_RELAXED))
+			continue;
+		pthread_mutex_lock(&s->lock);
+		/* 16 buckets between looks at the clock. */
+		do {
+			for (int i = 0; i < 16; i++) {
+				s->defrag_cursor =
+					dict_scan(&s->keys, s->defrag_cursor, defrag_visit, &ctx);
+				if (!s->defrag_cursor)
+					break;
+			}
+		} while (s->defrag_cursor && now_us() < deadline);
+		pthread_mutex_unlock(&s->lock);
+		if (s->defrag_cursor)
+			return false; /* out of time in this shard: resume here */
+		if (now_us() >= deadline) {
+			defrag_next++;
+			return false;
+		}
+	}
+	defrag_next = 0;
+	return true;
+}
+
 void lockset_init(struct lockset *ls)
 {
 	slot_memo.key = NULL;

@@ -103,6 +103,7 @@ struct shard {
 	struct dict keys;
 	uint64_t nexpires;	/* entries with a deadline */
 	uint64_t expire_cursor; /* where active expiry resumes its scan */
+	uint64_t defrag_cursor; /* where active defragmentation resumes (defrag.c) */
 	/* Some hash here may have field deadlines: active expiry then visits the
 	 * shard's hashes too (FIELD_TTLS_*; see store_active_expire). */
 	uint8_t field_ttls;
@@ -323,6 +324,17 @@ void db_swap(int a, int b);
 /* Runs active expiry on the shards that belong to worker `self` of `n`,
  * for at most budget_us microseconds. Takes the shard locks itself. */
 void store_active_expire(unsigned self, unsigned n, int64_t budget_us);
+
+/* Active defragmentation's figures (INFO stats: active_defrag_*). */
+struct store_defrag_counts {
+	uint64_t hits, misses;	       /* blocks moved, blocks left */
+	uint64_t key_hits, key_misses; /* keys with a block moved, keys without */
+};
+/* Moves the blocks of the keys (entries, string buffers) of the shards that
+ * belong to worker `self` of `n` out of sparse slabs (mem_defrag_move), for
+ * at most budget_us, resuming where the last call stopped; takes the shard
+ * locks itself. True once a whole pass over those shards is done. */
+bool store_defrag(unsigned self, unsigned n, int64_t budget_us, struct store_defrag_counts *c);
 
 /*
  * A set of shards to lock together, always in ascending (db, shard) order: a
