@@ -115,13 +115,15 @@ static bool db_index_ok(int db)
 /*
  * Moves e's value and deadline to key (dst, dlen) in database ddb, which must
  * be absent, and deletes e. O(1) whatever the value's size, as in Redis: the
- * value is handed over rather than copied, and e is left holding an integer
+ * value is handed over rather than copied (a string inside its entry, at most
+ * ENTRY_INLINE_MAX bytes, is copied), and e is left holding an integer
  * (which owns no memory) for db_delete to free. The caller holds both shards.
  */
 static void move_entry(int sdb, struct entry *e, int ddb, const char *dst, size_t dlen)
 {
 	int64_t expire = entry_expire(e);
-	struct obj val = e->val;
+	/* A string inside e (store.h) is copied out: e is freed below. */
+	struct obj val = e->val.inl ? obj_dup(&e->val) : e->val;
 	struct entry *ne;
 
 	e->val = obj_string_ll(0);

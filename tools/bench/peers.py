@@ -41,12 +41,32 @@ CLK_TCK = os.sysconf('SC_CLK_TCK')
 KEYS = 100000
 
 
+_next_port = [0]
+
+
 def free_port():
-    s = socket.socket()
-    s.bind(('127.0.0.1', 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
+    """A free loopback port: from $BENCH_PORTS ("first-last", taken in turn,
+    so that servers alive together never get the same one) when set, else
+    any the kernel picks."""
+    rng = os.environ.get('BENCH_PORTS')
+    if not rng:
+        s = socket.socket()
+        s.bind(('127.0.0.1', 0))
+        port = s.getsockname()[1]
+        s.close()
+        return port
+    first, last = (int(x) for x in rng.split('-'))
+    for _ in range(last - first + 1):
+        port = first + _next_port[0] % (last - first + 1)
+        _next_port[0] += 1
+        with socket.socket() as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                s.bind(('127.0.0.1', port))
+                return port
+            except OSError:
+                continue
+    raise RuntimeError('no free port in ' + rng)
 
 
 def cpu_seconds(pid):
