@@ -831,8 +831,9 @@ static int write_commands(int wfd)
 					}
 					rdb_dump_payload(&v, &e->val);
 					a[0] = PROP_STR("RESTORE");
-					a[1] = (struct arg){ (char *)e->key, e->klen };
-					a[2] = prop_ll(ttl, e->expire == -1 ? 0 : e->expire);
+					a[1] = (struct arg){ (char *)e->key, entry_klen(e) };
+					a[2] = prop_ll(ttl,
+						       entry_expire(e) == -1 ? 0 : entry_expire(e));
 					a[3] = (struct arg){ (char *)v.p, v.len };
 					a[4] = PROP_STR("REPLACE");
 					a[5] = PROP_STR("ABSTTL");
@@ -840,7 +841,8 @@ static int write_commands(int wfd)
 						struct text save = buf;
 
 						buf = t;
-						buf_append_command(e->expire == -1 ? 5 : 6, a);
+						buf_append_command(entry_expire(e) == -1 ? 5 : 6,
+								   a);
 						t = buf;
 						buf = save;
 					}

@@ -239,7 +239,7 @@ void blocking_on_change(const struct db_change *ch)
 		return;
 	db = ch->db;
 	key = ch->e->key;
-	len = ch->e->klen;
+	len = entry_klen(ch->e);
 	for (int i = 0; i < nready; i++)
 		if (ready[i].db == db && ready[i].len == len && !memcmp(ready[i].key, key, len))
 			return;

@@ -19,6 +19,7 @@
 #include "access.h"
 #include "aof.h"
 #include "config.h"
+#include "defrag.h"
 #include "config_table.h"
 #include "log.h"
 #include "mem.h"
@@ -162,11 +163,12 @@ static int check_hz(struct config_value *v, const char **err)
 	return 0;
 }
 
-/* xkv has no active defragmentation: refused as a Redis built without a
- * defrag-capable jemalloc refuses it. */
+/* Without jemalloc's utilization query (the sanitizer build's libc
+ * malloc) activedefrag is refused, as a Redis built without a defrag-capable
+ * jemalloc refuses it. */
 static int check_activedefrag(struct config_value *v, const char **err)
 {
-	if (v->num) {
+	if (v->num && !defrag_supported()) {
 		*err = "Active defragmentation cannot be enabled: it requires a Redis server "
 		       "compiled with a modified Jemalloc like the one shipped by default with the "
 		       "Redis source distribution";

@@ -201,7 +201,7 @@ void debug_value_digest(const struct entry *e, uint8_t d[SHA1_LEN])
 		break;
 	}
 	}
-	if (e->expire != -1)
+	if (entry_expire(e) != -1)
 		xor_digest(d, "!!expire!!", 10);
 }
 
@@ -215,7 +215,7 @@ static void digest_node(void *ctx, struct dict_node *node)
 	const struct entry *e = entry_of(node);
 	uint8_t d[SHA1_LEN] = { 0 };
 
-	mix_digest(d, e->key, e->klen);
+	mix_digest(d, e->key, entry_klen(e));
 	debug_value_digest(e, d);
 	xor_digest(w->final, d, SHA1_LEN);
 }

@@ -43,8 +43,8 @@ struct dict_node *dict_find(const struct dict *d, const void *key, size_t len, u
 {
 	if (!d->table)
 		return NULL;
-	for (struct dict_node *n = d->table[hash & d->mask]; n; n = n->next)
-		if (n->hash == hash && d->type->key_equal(n, key, len))
+	for (struct dict_node *n = d->table[(uint32_t)hash & d->mask]; n; n = n->next)
+		if (n->hash == (uint32_t)hash && d->type->key_equal(n, key, len))
 			return n;
 	return NULL;
 }
@@ -74,6 +74,16 @@ void dict_insert(struct dict *d, struct dict_node *node)
 	node->next = d->table[node->hash & d->mask];
 	d->table[node->hash & d->mask] = node;
 	d->count++;
+}
+
+void dict_replace(struct dict *d, struct dict_node *old, struct dict_node *node)
+{
+	struct dict_node **pp = &d->table[old->hash & d->mask];
+
+	while (*pp != old)
+		pp = &(*pp)->next;
+	node->next = old->next;
+	*pp = node;
 }
 
 void dict_remove(struct dict *d, struct dict_node *node)

@@ -19,9 +19,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/*
+ * The low 32 bits of the key's hash are kept (a table never has 2^32
+ * buckets), so that the owner's 32 bits of `aux` fill the word instead of
+ * padding: the keyspace keeps its key length there (store.h).
+ */
 struct dict_node {
 	struct dict_node *next;
-	uint64_t hash;
+	uint32_t hash;
+	uint32_t aux; /* the owner's */
 };
 
 struct dict_type {
@@ -47,6 +53,9 @@ void dict_clear(struct dict *d, void (*free_node)(struct dict_node *node));
 struct dict_node *dict_find(const struct dict *d, const void *key, size_t len, uint64_t hash);
 /* Adds node (node->hash set by the caller); the key must not be present. */
 void dict_insert(struct dict *d, struct dict_node *node);
+/* Puts node where old is (old, which must be in d, is unlinked; node has
+ * old's hash): for an owner that moved its struct to a new address. */
+void dict_replace(struct dict *d, struct dict_node *old, struct dict_node *node);
 /* Unlinks node, which must be in d. Never resizes, so it is safe inside a
  * dict_scan callback; call dict_maybe_shrink() afterwards. */
 void dict_remove(struct dict *d, struct dict_node *node);

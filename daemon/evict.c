@@ -101,7 +101,7 @@ static uint64_t eviction_rank(const struct entry *e, uint32_t now)
 	case POLICY_VOLATILE_LFU:
 		return lfu_value(e, now);
 	case POLICY_VOLATILE_TTL:
-		return (uint64_t)e->expire;
+		return (uint64_t)entry_expire(e);
 	default:
 		return 0;
 	}
@@ -132,7 +132,7 @@ static bool evict_from(int db, unsigned shard)
 		bool again = false;
 		uint64_t rank;
 
-		if (!e || (only_volatile && e->expire < 0))
+		if (!e || (only_volatile && entry_expire(e) < 0))
 			continue;
 		/* dict_random() favours a key after a run of empty buckets: drawn
 		 * again and again, one hot key could make a whole sample, and lose. */

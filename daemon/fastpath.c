@@ -99,7 +99,8 @@ static uint32_t reply_sum(const uint8_t *p, size_t len)
 /* Is e a value the kernel may serve? */
 static bool cacheable(const struct entry *e)
 {
-	return e->val.type == OBJ_STRING && e->val.len <= XKV_MAX_VALUE && e->klen <= XKV_MAX_KEY;
+	return e->val.type == OBJ_STRING && e->val.len <= XKV_MAX_VALUE &&
+	       entry_klen(e) <= XKV_MAX_KEY;
 }
 
 /* See xkv_key_hash() for why kv_index is keyed by a hash. */
@@ -167,8 +168,8 @@ static void slot_store(struct xkv_slot *s, const struct entry *e)
 	const char *val = obj_str(&e->val, tmp, &vlen);
 	uint64_t expire_ns = 0;
 
-	if (e->expire >= 0) {
-		int64_t left_ms = e->expire - now_ms();
+	if (entry_expire(e) >= 0) {
+		int64_t left_ms = entry_expire(e) - now_ms();
 
 		/* The kernel clock is monotonic; a deadline already passed is
 		 * stored as "now", which the program treats as expired. */
@@ -176,7 +177,7 @@ static void slot_store(struct xkv_slot *s, const struct entry *e)
 		if (!expire_ns)
 			expire_ns = 1;
 	}
-	fastpath_slot_write(s, e->key, e->klen, val, vlen, expire_ns);
+	fastpath_slot_write(s, e->key, entry_klen(e), val, vlen, expire_ns);
 }
 
 static void slot_clear(struct xkv_slot *s)
@@ -400,7 +401,7 @@ void fastpath_note_read(int db, struct entry *e)
 	/* Not referenced until read again: the next pass of the hand may take it. */
 	__atomic_store_n(&fp.ref[slot], 0, __ATOMIC_RELAXED);
 	slot_store(&fp.slots[slot], e);
-	k = fastpath_index_key(e->key, e->klen, fp.ld.hash_seed);
+	k = fastpath_index_key(e->key, entry_klen(e), fp.ld.hash_seed);
 	/* BPF_NOEXIST: an entry there belongs to a cached key with the same hash,
 	 * which keeps it. */
 	if (bpf_map_update_elem(fp.ld.index_fd, &k, &slot, BPF_NOEXIST) < 0) {

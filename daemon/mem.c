@@ -120,6 +120,74 @@ void xfree(void *ptr)
 	free(ptr);
 }
 
+#ifdef HAVE_JEMALLOC
+/* jemalloc's experimental.utilization.query, looked up once. */
+static size_t util_mib[4];
+static size_t util_miblen;
+static int util_state; /* 0 not looked up, 1 available, -1 not */
+
+bool mem_defrag_supported(void)
+{
+	int st = __atomic_load_n(&util_state, __ATOMIC_ACQUIRE);
+
+	if (!st) {
+		size_t mib[4], n = 4;
+
+		st = mallctlnametomib("experimental.utilization.query", mib, &n) == 0 ? 1 : -1;
+		if (st > 0) {
+			memcpy(util_mib, mib, sizeof(mib));
+			util_miblen = n;
+		}
+		__atomic_store_n(&util_state, st, __ATOMIC_RELEASE);
+	}
+	return st > 0;
+}
+
+void *mem_defrag_move(void *p)
+{
+	/* jemalloc's inspect_extent_util_stats_verbose_t. */
+	struct {
+		void *slabcur;
+		size_t nfree, nregs, size, bin_nfree, bin_nregs;
+	} u;
+	size_t len = sizeof(u), sz;
+	void *q;
+
+	if (!p || !mem_defrag_supported() ||
+	    mallctlbymib(util_mib, util_miblen, &u, &len, &p, sizeof(p)))
+		return NULL;
+	/* A large block, a full slab, or the slab being filled: moving frees
+	 * nothing. */
+	if (u.nregs <= 1 || !u.nfree || !u.bin_nregs ||
+	    ((char *)p >= (char *)u.slabcur && (char *)p < (char *)u.slabcur + u.size))
+		return NULL;
+	/* Used less than the bin's average: its blocks go to fuller slabs,
+	 * so that it empties and its pages go back (Redis's defrag hint). */
+	if ((u.nregs - u.nfree) * u.bin_nregs > (u.bin_nregs - u.bin_nfree) * u.nregs)
+		return NULL;
+	sz = malloc_usable_size(p);
+	/* Past the thread cache, which would hand back a block of the same
+	 * sparse slab. The size class is the same: accounting is unchanged. */
+	q = mallocx(sz, MALLOCX_TCACHE_NONE);
+	if (!q)
+		return NULL;
+	memcpy(q, p, sz);
+	dallocx(p, MALLOCX_TCACHE_NONE);
+	return q;
+}
+#else
+bool mem_defrag_supported(void)
+{
+	return false;
+}
+
+void *mem_defrag_move(void *p)
+{
+	(void)p;
+	return NULL;
+}
+#endif
+
 char *xstrndup(const char *p, size_t len)
 {
 	char *s = xmalloc(len + 1);

@@ -11,6 +11,7 @@
 #ifndef XKV_MEM_H
 #define XKV_MEM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -23,6 +24,14 @@ void *xcalloc_aligned(size_t nmemb, size_t size, size_t align);
 void *xrealloc(void *ptr, size_t size);
 void xfree(void *ptr);
 /* Returns a NUL-terminated copy of p[0..len); the caller frees it with xfree(). */
+/* Active defragmentation (defrag.c): can the allocator say where a block
+ * lies (jemalloc's utilization query)? */
+bool mem_defrag_supported(void);
+/* p's block moved to a fuller slab when jemalloc's figures say its own is
+ * used less than its size class's average: the new block (same size and
+ * contents; p is freed), or NULL when p stays. The caller repoints what
+ * pointed to p. */
+void *mem_defrag_move(void *p);
 char *xstrndup(const char *p, size_t len);
 /* The usable size of an allocation made here (what accounting charges for it). */
 size_t xusable(void *ptr);

@@ -163,31 +163,31 @@ void notify_on_change(const struct db_change *ch)
 	switch (ch->reason) {
 	case DB_CHANGE_WRITE:
 		if (ch->flags & DB_CHANGE_F_CREATED)
-			notify_keyspace_event(NOTIFY_NEW, "new", e->key, e->klen, ch->db);
+			notify_keyspace_event(NOTIFY_NEW, "new", e->key, entry_klen(e), ch->db);
 		else if (ch->flags & DB_CHANGE_F_FIELDS)
-			notify_keyspace_fields(NOTIFY_HASH, "hexpired", e->key, e->klen, ch->db,
+			notify_keyspace_fields(NOTIFY_HASH, "hexpired", e->key, entry_klen(e), ch->db,
 					       ch->fields);
 		/* Before the command's own event, as Redis's setKey sends them. */
 		if (ch->flags & DB_CHANGE_F_OVERWRITTEN)
-			notify_keyspace_event(NOTIFY_OVERWRITTEN, "overwritten", e->key, e->klen,
-					      ch->db);
+			notify_keyspace_event(NOTIFY_OVERWRITTEN, "overwritten", e->key,
+					      entry_klen(e), ch->db);
 		if (ch->flags & DB_CHANGE_F_TYPE_CHANGED)
-			notify_keyspace_event(NOTIFY_TYPE_CHANGED, "type_changed", e->key, e->klen,
-					      ch->db);
+			notify_keyspace_event(NOTIFY_TYPE_CHANGED, "type_changed", e->key,
+					      entry_klen(e), ch->db);
 		break;
 	case DB_CHANGE_EXPIRE:
 		/* A hash that active field expiry emptied: its fields expired, and
 		 * then the key was deleted, as Redis reports it. */
 		if (ch->flags & DB_CHANGE_F_FIELDS) {
-			notify_keyspace_fields(NOTIFY_HASH, "hexpired", e->key, e->klen, ch->db,
+			notify_keyspace_fields(NOTIFY_HASH, "hexpired", e->key, entry_klen(e), ch->db,
 					       ch->fields);
-			notify_keyspace_event(NOTIFY_GENERIC, "del", e->key, e->klen, ch->db);
+			notify_keyspace_event(NOTIFY_GENERIC, "del", e->key, entry_klen(e), ch->db);
 			break;
 		}
-		notify_keyspace_event(NOTIFY_EXPIRED, "expired", e->key, e->klen, ch->db);
+		notify_keyspace_event(NOTIFY_EXPIRED, "expired", e->key, entry_klen(e), ch->db);
 		break;
 	case DB_CHANGE_EVICT:
-		notify_keyspace_event(NOTIFY_EVICTED, "evicted", e->key, e->klen, ch->db);
+		notify_keyspace_event(NOTIFY_EVICTED, "evicted", e->key, entry_klen(e), ch->db);
 		break;
 	default:
 		break;

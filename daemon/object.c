@@ -39,7 +39,7 @@ void obj_string_assign(struct obj *o, const void *p, size_t len)
 {
 	long long v;
 
-	if (o->type == OBJ_STRING && o->enc != ENC_INT &&
+	if (o->type == OBJ_STRING && o->enc != ENC_INT && !o->inl &&
 	    !(len <= LL_STR_SIZE && str_to_ll(p, len, &v)) &&
 	    xusable(o->bytes) == xgood_size(len + 1)) {
 		/* SET of a value of about the same size, the common case: a
@@ -64,9 +64,10 @@ void obj_free(struct obj *o)
 {
 	if (o->type != OBJ_STRING)
 		type_ops[o->type]->free(o);
-	else if (o->enc != ENC_INT)
+	else if (o->enc != ENC_INT && !o->inl)
 		xfree(o->bytes);
 	o->ptr = NULL;
+	o->inl = 0;
 }
 
 struct obj obj_dup(const struct obj *o)
@@ -75,6 +76,7 @@ struct obj obj_dup(const struct obj *o)
 
 	if (o->type != OBJ_STRING)
 		return type_ops[o->type]->dup(o);
+	copy.inl = 0;
 	if (o->enc != ENC_INT) {
 		copy.bytes = xmalloc(o->len + 1);
 		memcpy(copy.bytes, o->bytes, o->len + 1);
@@ -110,6 +112,13 @@ char *obj_string_make_raw(struct obj *o, size_t cap)
 		o->bytes = xmalloc((cap > len ? cap : len) + 1);
 		memcpy(o->bytes, tmp, len + 1);
 		o->len = len;
+	} else if (o->inl) {
+		/* Out of the entry, which cannot grow in place. */
+		char *b = xmalloc((cap > o->len ? cap : o->len) + 1);
+
+		memcpy(b, o->bytes, o->len + 1);
+		o->bytes = b;
+		o->inl = 0;
 	} else if (cap + 1 > xusable(o->bytes)) {
 		/* Grow geometrically so repeated APPENDs stay linear. */
 		size_t want = cap < 1024 * 1024 ? cap * 2 : cap + 1024 * 1024;
@@ -162,7 +171,8 @@ size_t obj_mem(const struct obj *o)
 {
 	if (o->type != OBJ_STRING)
 		return type_ops[o->type]->mem(o);
-	if (o->enc != ENC_INT)
+	/* Inline bytes are part of the entry's allocation. */
+	if (o->enc != ENC_INT && !o->inl)
 		return xusable(o->bytes);
 	return 0;
 }

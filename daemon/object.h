@@ -41,16 +41,28 @@ enum obj_enc {
 /* Strings up to this length are reported as "embstr" when set whole. */
 #define EMBSTR_MAX 44
 
+/*
+ * Two words (the bit-fields share the first with type and enc, as the
+ * x86-64 and arm64 ABIs lay them out): the header word packs the type, the encoding, whether a
+ * string's bytes are inline in its entry, and the length (strings: bytes,
+ * also for ENC_INT: digits), so that an entry of the keyspace fits a small
+ * size class (store.h).
+ */
 struct obj {
 	uint8_t type;
 	uint8_t enc;
+	/* ENC_EMBSTR / ENC_RAW: bytes lie inside the key's entry, which owns
+	 * them (store.c): freeing the value frees nothing, and anything that
+	 * reallocates them first copies them to a buffer of their own. */
+	uint64_t inl : 1;
+	uint64_t len : 47;
 	union {
 		int64_t i;   /* ENC_INT */
-		char *bytes; /* ENC_EMBSTR / ENC_RAW: len bytes, owned */
+		char *bytes; /* ENC_EMBSTR / ENC_RAW: len bytes and a NUL, owned */
 		void *ptr;   /* other types */
 	};
-	size_t len; /* string length (also for ENC_INT: digits) */
 };
+_Static_assert(sizeof(struct obj) == 16, "struct obj is two words");
 
 /* A string value that copies p[0..len), choosing the encoding as SET does. */
 struct obj obj_string(const void *p, size_t len);

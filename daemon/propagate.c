@@ -128,7 +128,7 @@ static void propagate_on_change(const struct db_change *ch)
 		del[0] = PROP_STR("UNLINK");
 	else
 		del[0] = PROP_STR("DEL");
-	del[1] = (struct arg){ ch->e->key, ch->e->klen };
+	del[1] = (struct arg){ ch->e->key, entry_klen(ch->e) };
 	if (x && x->client) {
 		op_add(x->unit, ch->db, 2, del);
 		return;

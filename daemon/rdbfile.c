@@ -116,11 +116,11 @@ static void out_key(struct rdb_out *o, const struct entry *e, uint32_t clock)
 	bool compress = config.rdbcompression;
 	uint8_t t;
 
-	if (e->expire != -1) {
+	if (entry_expire(e) != -1) {
 		t = RDB_OPCODE_EXPIRETIME_MS;
 		rdb_buf_put(&o->b, &t, 1);
 		for (int i = 0; i < 8; i++) {
-			t = (uint64_t)e->expire >> (8 * i);
+			t = (uint64_t)entry_expire(e) >> (8 * i);
 			rdb_buf_put(&o->b, &t, 1);
 		}
 	}
@@ -146,7 +146,7 @@ static void out_key(struct rdb_out *o, const struct entry *e, uint32_t clock)
 
 		rdb_save_value(&v, &e->val, compress);
 		rdb_buf_put(&o->b, v.p, 1);
-		rdb_save_string(&o->b, e->key, e->klen, compress);
+		rdb_save_string(&o->b, e->key, entry_klen(e), compress);
 		rdb_buf_put(&o->b, v.p + 1, v.len - 1);
 		xfree(v.p);
 	}
@@ -737,7 +737,7 @@ static int load_key(struct rdb_reader *r, uint8_t t, int db, int64_t expire, lon
 		db_delete(db, e);
 	e = db_add(db, key, klen, val);
 	if (expire != -1)
-		db_set_expire(db, e, expire);
+		e = db_set_expire(db, e, expire);
 	if (idle >= 0 && !evict_policy_is_lfu())
 		e->atime = store_clock() - (uint32_t)(idle < UINT32_MAX / 2 / STORE_CLOCK_HZ
 							      ? idle * STORE_CLOCK_HZ

@@ -37,7 +37,7 @@ static bool entry_key_equal(const struct dict_node *node, const void *key, size_
 {
 	const struct entry *e = entry_of(node);
 
-	return e->klen == len && memcmp(e->key, key, len) == 0;
+	return entry_klen(e) == len && memcmp(e->key, key, len) == 0;
 }
 
 static const struct dict_type keyspace_type = { .key_equal = entry_key_equal };
@@ -140,8 +140,9 @@ int store_allow_access_expired;
 
 bool entry_expired(const struct entry *e, int64_t now)
 {
-	return e->expire >= 0 && now > e->expire &&
-	       !__atomic_load_n(&store_allow_access_expired, __ATOMIC_RELAXED);
+	int64_t t = entry_expire(e);
+
+	return t >= 0 && now > t && !__atomic_load_n(&store_allow_access_expired, __ATOMIC_RELAXED);
 }
 
 static void entry_free(struct entry *e)
@@ -448,12 +449,37 @@ void db_prefetch_value(const struct db_prefetch *p)
 	pthread_mutex_unlock(&p->shard->lock);
 }
 
-struct entry *db_add(int db, const char *key, size_t len, struct obj val)
-{
-	unsigned slot = key_slot(key, len);
-	struct shard *s = store_shard(db, slot % STORE_SHARDS);
-	struct entry *e = xmalloc(sizeof(*e) + len + 1);
+/* ---- the entry's layout (store.h) ---------------------------------------------------------- */
 
+/* Where the deadline's 8 bytes are, when ENTRY_F_TTL says they exist. */
+static inline char *entry_ttl_at(struct entry *e)
+{
+	return e->key + entry_klen(e) + 1;
+}
+
+/* Where an inline value starts: after the key and the deadline's room. */
+static inline size_t entry_value_off(const struct entry *e, bool ttl)
+{
+	return ENTRY_HDR + entry_klen(e) + 1 + (ttl ? sizeof(int64_t) : 0);
+}
+
+/* Is p[0..len) a string SET keeps inside its entry (not an integer)? */
+static bool string_inlines(const void *p, size_t len)
+{
+	long long v;
+
+	return len <= ENTRY_INLINE_MAX && !(len <= LL_STR_SIZE && str_to_ll(p, len, &v));
+}
+
+/* An unlinked entry for key with room for a deadline (-1 in it) if ttl and
+ * for `extra` bytes after; the caller fills val. */
+static struct entry *entry_new(const char *key, size_t len, unsigned slot, bool ttl, size_t extra)
+{
+	size_t size = ENTRY_HDR + len + 1 + (ttl ? sizeof(int64_t) : 0) + extra;
+	struct entry *e = xmalloc(size);
+
+	e->node.hash = (uint32_t)key_hash(key, len);
+	e->node.aux = (uint32_t)len;
 	e->slot = (uint16_t)slot;
 	e->fp_reads = 0;
 	e->fp_flags = 0;
@@ -463,15 +489,85 @@ struct entry *db_add(int db, const char *key, size_t len, struct obj val)
 	e->lfu = LFU_INIT_VAL;
 	e->ks_type = KEYSIZES_NONE;
 	e->ks_bin = 0;
-	e->node.hash = key_hash(key, len);
-	e->expire = -1;
-	e->val = val;
-	e->klen = (uint32_t)len;
+	e->flags = ttl ? ENTRY_F_TTL : 0;
 	memcpy(e->key, key, len);
 	e->key[len] = '\0';
-	dict_insert(&s->keys, &e->node);
+	if (ttl) {
+		int64_t none = -1;
+
+		memcpy(entry_ttl_at(e), &none, sizeof(none));
+	}
+	return e;
+}
+
+/* Makes e's value the inline string p[0..len), at off (room checked). */
+static void entry_put_inline(struct entry *e, size_t off, const void *p, size_t len)
+{
+	char *b = (char *)e + off;
+
+	memmove(b, p, len);
+	b[len] = '\0';
+	e->val = (struct obj){ .type = OBJ_STRING,
+			       .enc = len <= EMBSTR_MAX ? ENC_EMBSTR : ENC_RAW,
+			       .inl = 1,
+			       .len = len,
+			       .bytes = b };
+}
+
+/*
+ * Reallocates e to size bytes, keeping its contents and its place in the
+ * shard's table; returns it where it is now. An inline value moves with it.
+ */
+static struct entry *entry_resize(struct shard *s, struct entry *e, size_t size)
+{
+	size_t voff = e->val.inl ? (size_t)(e->val.bytes - (char *)e) : 0;
+	struct entry *ne = xrealloc(e, size);
+
+	if (ne != e) {
+		dict_replace(&s->keys, &e->node, &ne->node);
+		if (voff)
+			ne->val.bytes = (char *)ne + voff;
+	}
+	return ne;
+}
+
+/* After e's value stopped being inline or shrank: gives back the room the
+ * entry no longer needs, when a smaller size class would hold it. */
+static struct entry *entry_fit(struct shard *s, struct entry *e)
+{
+	size_t need = e->val.inl ? (size_t)(e->val.bytes - (char *)e) + e->val.len + 1
+				 : entry_value_off(e, e->flags & ENTRY_F_TTL);
+
+	if (xgood_size(need) < xusable(e))
+		return entry_resize(s, e, need);
+	return e;
+}
+
+/* Links e, new, into its shard and signals it. */
+static struct entry *entry_link(int db, struct entry *e)
+{
+	dict_insert(&store_shard(db, e->slot % STORE_SHARDS)->keys, &e->node);
 	written(db, e, DB_CHANGE_WRITE, DB_CHANGE_F_CREATED);
 	return e;
+}
+
+struct entry *db_add(int db, const char *key, size_t len, struct obj val)
+{
+	unsigned slot = key_slot(key, len);
+	struct entry *e;
+
+	/* A string made whole elsewhere (RESTORE, a loaded RDB, RENAME) goes
+	 * inside the entry, unless its buffer has room to grow into. */
+	if (val.type == OBJ_STRING && val.enc != ENC_INT && !val.inl &&
+	    val.len <= ENTRY_INLINE_MAX && xusable(val.bytes) == xgood_size(val.len + 1)) {
+		e = entry_new(key, len, slot, false, val.len + 1);
+		entry_put_inline(e, entry_value_off(e, false), val.bytes, val.len);
+		xfree(val.bytes);
+		return entry_link(db, e);
+	}
+	e = entry_new(key, len, slot, false, 0);
+	e->val = val;
+	return entry_link(db, e);
 }
 
 void db_set_value(int db, struct entry *e, struct obj val)
@@ -488,8 +584,8 @@ struct entry *db_set(int db, const char *key, size_t len, struct obj val, bool k
 
 	if (!e)
 		return db_add(db, key, len, val);
-	if (!keep_ttl && e->expire >= 0)
-		db_set_expire(db, e, -1);
+	if (!keep_ttl && entry_expire(e) >= 0)
+		e = db_set_expire(db, e, -1);
 	type_changed = e->val.type != val.type;
 	/* Redis's setKey: the old value goes as lazyfree-lazy-server-del says. */
 	lazyfree_obj(&e->val, config.lazyfree_lazy_server_del);
@@ -500,21 +596,56 @@ struct entry *db_set(int db, const char *key, size_t len, struct obj val, bool k
 }
 
 struct entry *db_set_string(int db, struct entry *e, const char *key, size_t len, const void *p,
-			    size_t vlen, bool keep_ttl)
+			    size_t vlen, bool keep_ttl, bool will_expire)
 {
-	bool type_changed;
+	bool type_changed, inl = string_inlines(p, vlen);
+	struct shard *s;
 
-	if (!e)
-		return db_add(db, key, len, obj_string(p, vlen));
-	if (!keep_ttl && e->expire >= 0)
-		db_set_expire(db, e, -1);
+	if (!e) {
+		unsigned slot = key_slot(key, len);
+
+		e = entry_new(key, len, slot, will_expire, inl ? vlen + 1 : 0);
+		if (inl)
+			entry_put_inline(e, entry_value_off(e, will_expire), p, vlen);
+		else
+			e->val = obj_string(p, vlen);
+		return entry_link(db, e);
+	}
+	s = entry_shard(db, e);
+	if (!keep_ttl && entry_expire(e) >= 0)
+		e = db_set_expire(db, e, -1);
 	type_changed = e->val.type != OBJ_STRING;
 	/* A string frees in one step; anything else may be big. */
-	if (type_changed) {
+	if (type_changed)
 		lazyfree_obj(&e->val, config.lazyfree_lazy_server_del);
-		e->val = obj_string(p, vlen);
+	if (inl) {
+		size_t off, need;
+
+		if (!type_changed)
+			obj_free(&e->val); /* an old inline value frees nothing */
+		if (will_expire && !(e->flags & ENTRY_F_TTL)) {
+			/* The room for the deadline is free: the value goes. */
+			int64_t none = -1;
+
+			e->flags |= ENTRY_F_TTL;
+			memcpy(entry_ttl_at(e), &none, sizeof(none));
+		}
+		off = entry_value_off(e, e->flags & ENTRY_F_TTL);
+		need = off + vlen + 1;
+		/* In place when the size class is the same (the common SET of
+		 * a value of about the same size), else resized to fit. */
+		if (xgood_size(need) != xusable(e))
+			e = entry_resize(s, e, need);
+		entry_put_inline(e, off, p, vlen);
 	} else {
-		obj_string_assign(&e->val, p, vlen);
+		bool was_inline = e->val.inl;
+
+		if (type_changed)
+			e->val = obj_string(p, vlen);
+		else
+			obj_string_assign(&e->val, p, vlen);
+		if (was_inline)
+			e = entry_fit(s, e);
 	}
 	written(db, e, DB_CHANGE_WRITE,
 		DB_CHANGE_F_OVERWRITTEN | (type_changed ? DB_CHANGE_F_TYPE_CHANGED : 0));
@@ -526,7 +657,7 @@ static void remove_entry(int db, struct entry *e, enum db_change_reason why, boo
 	struct shard *s = entry_shard(db, e);
 
 	signal_change(db, -1, e, why);
-	if (e->expire >= 0)
+	if (entry_expire(e) >= 0)
 		s->nexpires--;
 	dict_remove(&s->keys, &e->node);
 	entry_free_lazy(e, lazy);
@@ -548,16 +679,47 @@ void db_remove(int db, struct entry *e, enum db_change_reason why)
 	remove_entry(db, e, why, lazy_for(why));
 }
 
-void db_set_expire(int db, struct entry *e, int64_t when_ms)
+/* Makes room for e's deadline after its key: an inline value moves up by 8
+ * bytes, within the entry's size class if it has the room, else the entry
+ * is resized (and may move). */
+static struct entry *entry_add_ttl(struct shard *s, struct entry *e)
+{
+	size_t need = entry_value_off(e, true);
+	int64_t none = -1;
+
+	if (e->val.inl) {
+		size_t vlen = e->val.len;
+
+		need += vlen + 1;
+		if (xusable(e) < need)
+			e = entry_resize(s, e, need);
+		memmove((char *)e + entry_value_off(e, true), e->val.bytes, vlen + 1);
+		e->val.bytes = (char *)e + entry_value_off(e, true);
+	} else if (xusable(e) < need) {
+		e = entry_resize(s, e, need);
+	}
+	e->flags |= ENTRY_F_TTL;
+	memcpy(entry_ttl_at(e), &none, sizeof(none));
+	return e;
+}
+
+struct entry *db_set_expire(int db, struct entry *e, int64_t when_ms)
 {
 	struct shard *s = entry_shard(db, e);
+	int64_t old = entry_expire(e);
 
-	if (e->expire < 0 && when_ms >= 0)
+	if (old < 0 && when_ms >= 0)
 		s->nexpires++;
-	else if (e->expire >= 0 && when_ms < 0)
+	else if (old >= 0 && when_ms < 0)
 		s->nexpires--;
-	e->expire = when_ms;
+	/* Removing a deadline keeps its room (-1 in it): a key that had one
+	 * often gets another. */
+	if (when_ms >= 0 && !(e->flags & ENTRY_F_TTL))
+		e = entry_add_ttl(s, e);
+	if (e->flags & ENTRY_F_TTL)
+		memcpy(entry_ttl_at(e), &when_ms, sizeof(when_ms));
 	written(db, e, DB_CHANGE_TTL, 0);
+	return e;
 }
 
 uint64_t store_changes(void)
@@ -722,7 +884,7 @@ static void expire_unlink(struct expire_ctx *ctx, struct entry *e, unsigned flag
 			  const struct field_list *fields)
 {
 	signal_change_fields(ctx->db, -1, e, DB_CHANGE_EXPIRE, flags, fields);
-	if (e->expire >= 0)
+	if (entry_expire(e) >= 0)
 		ctx->shard->nexpires--;
 	if (config.lazyfree_lazy_expire) {
 		dict_remove(&ctx->shard->keys, &e->node);
@@ -765,17 +927,20 @@ static void expire_visit(void *arg, struct dict_node *node)
 {
 	struct expire_ctx *ctx = arg;
 	struct entry *e = entry_of(node);
+	int64_t t = entry_expire(e);
 
-	if (e->expire >= 0) {
+	/* Not entry_expired(): active expiry goes on under
+	 * DEBUG SET-ALLOW-ACCESS-EXPIRED. */
+	if (t >= 0) {
 		ctx->sampled++;
-		if (ctx->now > e->expire) {
+		if (ctx->now > t) {
 			ctx->shard->expired++;
 			ctx->shard->expired_active++;
 			ctx->expired++;
 			expire_unlink(ctx, e, 0, NULL);
 			return;
 		}
-		ctx->ttl_sum += (uint64_t)(e->expire - ctx->now);
+		ctx->ttl_sum += (uint64_t)(t - ctx->now);
 		ctx->ttl_n++;
 	}
 	if (ctx->shard->field_ttls && e->val.type == OBJ_HASH && hash_has_expire(&e->val))
@@ -885,6 +1050,86 @@ void store_active_expire(unsigned self, unsigned n, int64_t budget_us)
 	}
 	__atomic_fetch_add(&cycle_us, (uint64_t)(now_us() - start), __ATOMIC_RELAXED);
 	stale_perc_update(sampled, expired);
+}
+
+/* ---- active defragmentation ------------------------------------------------------------------ */
+
+struct defrag_ctx {
+	struct shard *shard;
+	struct store_defrag_counts *c;
+};
+
+static void defrag_visit(void *arg, struct dict_node *node)
+{
+	struct defrag_ctx *ctx = arg;
+	struct entry *e = entry_of(node), *ne;
+	size_t voff = e->val.inl ? (size_t)(e->val.bytes - (char *)e) : 0;
+	bool moved = false;
+
+	ne = mem_defrag_move(e);
+	if (ne) {
+		/* As entry_resize: relinked where it was, its inline value
+		 * with it. */
+		dict_replace(&ctx->shard->keys, &e->node, &ne->node);
+		if (voff)
+			ne->val.bytes = (char *)ne + voff;
+		e = ne;
+		moved = true;
+		ctx->c->hits++;
+	} else {
+		ctx->c->misses++;
+	}
+	if (e->val.type == OBJ_STRING && e->val.enc != ENC_INT && !e->val.inl) {
+		char *b = mem_defrag_move(e->val.bytes);
+
+		if (b) {
+			e->val.bytes = b;
+			moved = true;
+			ctx->c->hits++;
+		} else {
+			ctx->c->misses++;
+		}
+	}
+	if (moved)
+		ctx->c->key_hits++;
+	else
+		ctx->c->key_misses++;
+}
+
+/* The shard each worker resumes at (an index among the shards it owns). */
+static __thread unsigned defrag_next;
+
+bool store_defrag(unsigned self, unsigned n, int64_t budget_us, struct store_defrag_counts *c)
+{
+	int64_t deadline = now_us() + budget_us;
+	unsigned total = (unsigned)store.ndbs * STORE_SHARDS;
+
+	for (unsigned id = self + defrag_next * n; id < total; id += n, defrag_next++) {
+		struct shard *s = store_shard((int)(id / STORE_SHARDS), id % STORE_SHARDS);
+		struct defrag_ctx ctx = { .shard = s, .c = c };
+
+		if (!__atomic_load_n(&s->keys.count, __ATOMIC_RELAXED))
+			continue;
+		pthread_mutex_lock(&s->lock);
+		/* 16 buckets between looks at the clock. */
+		do {
+			for (int i = 0; i < 16; i++) {
+				s->defrag_cursor =
+					dict_scan(&s->keys, s->defrag_cursor, defrag_visit, &ctx);
+				if (!s->defrag_cursor)
+					break;
+			}
+		} while (s->defrag_cursor && now_us() < deadline);
+		pthread_mutex_unlock(&s->lock);
+		if (s->defrag_cursor)
+			return false; /* out of time in this shard: resume here */
+		if (now_us() >= deadline) {
+			defrag_next++;
+			return false;
+		}
+	}
+	defrag_next = 0;
+	return true;
 }
 
 void lockset_init(struct lockset *ls)

@@ -28,12 +28,25 @@
 #define STORE_SHARDS 64
 #define CLUSTER_SLOTS 16384
 
-/* A key and its value: one allocation holding the key bytes. */
+/*
+ * A key and its value: one allocation, laid out as
+ *
+ *	header | key bytes, NUL | deadline (8 bytes, if ENTRY_F_TTL) | value bytes, NUL (if inline)
+ *
+ * The header is 52 bytes (the key's length in the dict node's spare word,
+ * a two-word struct obj), so a key of 8 bytes with a value of 256 fits
+ * jemalloc's 320-byte class. A string value of up to ENTRY_INLINE_MAX bytes
+ * written whole (SET, db_add) lives inside the entry (val.inl); one that
+ * grows past its room (APPEND, SETRANGE) moves to a buffer of its own. The
+ * deadline's 8 bytes exist only once a key has had one: setting the first
+ * deadline may move the entry (db_set_expire returns where it is now), and
+ * so may db_set_string and active defragmentation. Nothing keeps an entry's
+ * address past the shard lock: the fast path, WATCH, blocking and tracking
+ * find keys by name.
+ */
 struct entry {
-	struct dict_node node;
-	int64_t expire; /* absolute Unix time in ms, or -1 */
+	struct dict_node node; /* node.aux: the key's length */
 	struct obj val;
-	uint32_t klen;
 	uint16_t slot; /* cluster slot of the key, computed once */
 	/* The kernel cache's bookkeeping (fastpath.c), under the shard lock. */
 	uint8_t fp_reads;  /* daemon-served reads, toward admission */
@@ -44,8 +57,31 @@ struct entry {
 	uint8_t lfu;	   /* logarithmic access counter, under LFU policies (evict.c) */
 	/* Where INFO keysizes counts the key: type and bin, or KEYSIZES_NONE. */
 	uint8_t ks_type, ks_bin;
+	uint8_t flags; /* ENTRY_F_* */
 	char key[];
 };
+
+#define ENTRY_F_TTL 1 /* the deadline's 8 bytes follow the key (-1: none) */
+/* Bytes of the header, where the key starts. */
+#define ENTRY_HDR __builtin_offsetof(struct entry, key)
+/* The longest string value kept inside its entry. */
+#define ENTRY_INLINE_MAX 4096
+
+static inline uint32_t entry_klen(const struct entry *e)
+{
+	return e->node.aux;
+}
+
+/* Absolute Unix ms, or -1. */
+static inline int64_t entry_expire(const struct entry *e)
+{
+	int64_t t;
+
+	if (!(e->flags & ENTRY_F_TTL))
+		return -1;
+	__builtin_memcpy(&t, e->key + e->node.aux + 1, sizeof(t)); /* unaligned */
+	return t;
+}
 
 #define FP_UNCACHEABLE 1 /* indexing failed once: stay daemon-served */
 
@@ -67,6 +103,7 @@ struct shard {
 	struct dict keys;
 	uint64_t nexpires;	/* entries with a deadline */
 	uint64_t expire_cursor; /* where active expiry resumes its scan */
+	uint64_t defrag_cursor; /* where active defragmentation resumes (defrag.c) */
 	/* Some hash here may have field deadlines: active expiry then visits the
 	 * shard's hashes too (FIELD_TTLS_*; see store_active_expire). */
 	uint8_t field_ttls;
@@ -163,10 +200,12 @@ void db_set_value(int db, struct entry *e, struct obj val);
 struct entry *db_set(int db, const char *key, size_t len, struct obj val, bool keep_ttl);
 /* SET of a string, given the entry the caller found for key (or NULL):
  * db_set(db, key, len, obj_string(p, vlen), keep_ttl) without a second
- * lookup, and without an allocation when obj_string_assign() can reuse the
- * old string's buffer. */
+ * lookup, the value inside the entry when it fits, and without an
+ * allocation when it fits the old entry's room. will_expire: a deadline
+ * follows (room is made for it at once). Returns the entry, which may have
+ * moved. */
 struct entry *db_set_string(int db, struct entry *e, const char *key, size_t len, const void *p,
-			    size_t vlen, bool keep_ttl);
+			    size_t vlen, bool keep_ttl, bool will_expire);
 /*
  * Every change to the keyspace passes one choke point, which tells a fixed
  * list of hooks, in this order, why and what changed: WATCH (multi.c),
@@ -234,8 +273,10 @@ void db_delete_lazy(int db, struct entry *e, bool lazy);
 /* As db_delete, for another reason (DB_CHANGE_RENAME, EXPIRE, EVICT); lazy
  * as lazyfree-lazy-expire or -eviction says for those two. */
 void db_remove(int db, struct entry *e, enum db_change_reason why);
-/* Sets e's deadline (absolute ms) or removes it with -1. */
-void db_set_expire(int db, struct entry *e, int64_t when_ms);
+/* Sets e's deadline (absolute ms) or removes it with -1. A first deadline
+ * may move e: the entry is returned where it is now. */
+struct entry *db_set_expire(int db, struct entry *e, int64_t when_ms)
+	__attribute__((warn_unused_result));
 /* Counts key as expired (INFO expired_keys) with no change to the store:
  * SET with a deadline already past, which Redis counts as a key added and
  * expired at once. The caller holds the key's shard lock. */
@@ -298,6 +339,17 @@ void db_swap(int a, int b);
 /* Runs active expiry on the shards that belong to worker `self` of `n`,
  * for at most budget_us microseconds. Takes the shard locks itself. */
 void store_active_expire(unsigned self, unsigned n, int64_t budget_us);
+
+/* Active defragmentation's figures (INFO stats: active_defrag_*). */
+struct store_defrag_counts {
+	uint64_t hits, misses;	       /* blocks moved, blocks left */
+	uint64_t key_hits, key_misses; /* keys with a block moved, keys without */
+};
+/* Moves the blocks of the keys (entries, string buffers) of the shards that
+ * belong to worker `self` of `n` out of sparse slabs (mem_defrag_move), for
+ * at most budget_us, resuming where the last call stopped; takes the shard
+ * locks itself. True once a whole pass over those shards is done. */
+bool store_defrag(unsigned self, unsigned n, int64_t budget_us, struct store_defrag_counts *c);
 
 /*
  * A set of shards to lock together, always in ascending (db, shard) order: a

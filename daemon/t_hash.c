@@ -42,13 +42,18 @@ struct lp {
 	unsigned char data[];
 };
 
+/* 32 bytes before the data: the field's length in the dict node's spare
+ * word (hnode_flen), the rest in u32s (fields and values are at most
+ * proto-max-bulk-len, a hash's deadlines fewer than 2^32). */
 struct hnode {
-	struct dict_node node;
+	struct dict_node node; /* node.aux: the field's length */
+	uint32_t vlen;
+	uint32_t heap_idx; /* position in the deadline heap, when expire is set */
 	int64_t expire;
-	size_t heap_idx; /* position in the deadline heap, when expire is set */
-	size_t flen, vlen;
 	char data[]; /* field bytes, then value bytes */
 };
+
+#define hnode_flen(n) ((n)->node.aux)
 
 #define hnode_of(n) ((struct hnode *)((char *)(n) - __builtin_offsetof(struct hnode, node)))
 
@@ -307,7 +312,7 @@ static bool hnode_key_equal(const struct dict_node *node, const void *key, size_
 {
 	const struct hnode *n = hnode_of(node);
 
-	return n->flen == len && memcmp(n->data, key, len) == 0;
+	return hnode_flen(n) == len && memcmp(n->data, key, len) == 0;
 }
 
 static const struct dict_type hnode_type = { .key_equal = hnode_key_equal };
@@ -335,7 +340,7 @@ static struct hnode *ht_find(const struct ht *ht, const char *f, size_t flen)
 static void heap_place(struct ht *ht, size_t i, struct hnode *n)
 {
 	ht->heap[i] = n;
-	n->heap_idx = i;
+	n->heap_idx = (uint32_t)i;
 }
 
 static void heap_up(struct ht *ht, size_t i)
@@ -423,8 +428,8 @@ static struct hnode *hnode_new(const char *f, size_t flen, const char *v, size_t
 
 	n->node.hash = field_hash(f, flen);
 	n->expire = expire;
-	n->flen = flen;
-	n->vlen = vlen;
+	hnode_flen(n) = (uint32_t)flen;
+	n->vlen = (uint32_t)vlen;
 	memcpy(n->data, f, flen);
 	memcpy(n->data + flen, v, vlen);
 	return n;
@@ -451,7 +456,7 @@ static void ht_remove(struct ht *ht, struct hnode *n)
  * does not fit or would leave most of the allocation unused. */
 static void ht_replace_value(struct ht *ht, struct hnode *n, const char *v, size_t vlen)
 {
-	size_t need = sizeof(*n) + n->flen + vlen, have = xusable(n);
+	size_t need = sizeof(*n) + hnode_flen(n) + vlen, have = xusable(n);
 
 	if (need > have || (need < have / 2 && have - need > 64)) {
 		/* The chain and the heap point at the node: unlink, move, relink.
@@ -464,8 +469,8 @@ static void ht_replace_value(struct ht *ht, struct hnode *n, const char *v, size
 		if (n->expire != HASH_NO_EXPIRE)
 			ht->heap[n->heap_idx] = n;
 	}
-	memcpy(n->data + n->flen, v, vlen);
-	n->vlen = vlen;
+	memcpy(n->data + hnode_flen(n), v, vlen);
+	n->vlen = (uint32_t)vlen;
 }
 
 static uint64_t ht_expire_due(struct ht *ht, int64_t now, struct field_list *names)
@@ -473,7 +478,7 @@ static uint64_t ht_expire_due(struct ht *ht, int64_t now, struct field_list *nam
 	uint64_t removed = 0;
 
 	while (ht->nheap && ht->heap[0]->expire < now) {
-		field_list_copy(names, ht->heap[0]->data, ht->heap[0]->flen);
+		field_list_copy(names, ht->heap[0]->data, hnode_flen(ht->heap[0]));
 		ht_remove(ht, ht->heap[0]);
 		removed++;
 	}
@@ -497,8 +502,8 @@ static void ht_free(struct ht *ht)
 static void hnode_fill(const struct hnode *n, struct hash_field *out)
 {
 	out->f = n->data;
-	out->flen = n->flen;
-	out->v = n->data + n->flen;
+	out->flen = hnode_flen(n);
+	out->v = n->data + hnode_flen(n);
 	out->vlen = n->vlen;
 	out->expire = n->expire;
 }

@@ -3,13 +3,11 @@
  * t_zset: the sorted set value, in its two encodings (see t_zset.h).
  *
  * Packed (ENC_LISTPACK). o->ptr is a struct zpack: a count, a byte length and
- * the entries in order, each laid out as
- *
- *	u32 len | member bytes | double score | u32 len
- *
- * The trailing copy of the length lets a walk go backwards (ZREVRANGE) as the
- * leading one lets it go forwards; both are read with memcpy, since entries
- * are not aligned. A set stays packed while it has at most
+ * the entries in order, each its member's length, the member, the score
+ * (small integers in one byte) and a back length that lets a walk go
+ * backwards (ZREVRANGE), as the leading length lets it go forwards (the
+ * layout is at struct zpack); read with memcpy, since entries are not
+ * aligned. A set stays packed while it has at most
  * zset-max-listpack-entries members of at most zset-max-listpack-value bytes.
  *
  * Skiplist (ENC_SKIPLIST). o->ptr is a struct zsl: a skiplist (p = 1/4, at
@@ -124,16 +122,60 @@ static uint64_t zrand(void)
 /* ---- packed encoding ------------------------------------------------------------------------- */
 
 struct zpack {
-	size_t count;
-	size_t used; /* bytes of data[] in use */
+	uint32_t count;
+	uint32_t used; /* bytes of data[] in use */
 	unsigned char data[];
 };
 
-#define ZP_OVERHEAD (2 * sizeof(uint32_t) + sizeof(double))
+/*
+ * An entry is, as compact as Redis's listpack (a member of a few bytes with a
+ * small integral score takes 6):
+ *
+ *	member length (LEB128) | member | score | back length
+ *
+ * The score's first byte is the score itself for integers 0..ZP_SMALL_MAX,
+ * else a tag: an int16, an int32 or a double (8 bytes) follows. The back
+ * length is the entry's size without it: one byte below 128, else the size
+ * as a u32 then a byte 0x80, so a walk backwards reads it from its end.
+ */
+#define ZP_SMALL_MAX 0xef
+#define ZP_TAG_I16 0xf0
+#define ZP_TAG_I32 0xf1
+#define ZP_TAG_DBL 0xf2
 
-static inline size_t zp_entry_size(size_t len)
+static size_t varint_size(size_t v)
 {
-	return len + ZP_OVERHEAD;
+	size_t n = 1;
+
+	while (v >= 0x80) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
+static size_t score_size(double score)
+{
+	if (score >= 0 && score <= ZP_SMALL_MAX && score == (double)(int)score)
+		return 1;
+	if (score >= INT16_MIN && score <= INT16_MAX && score == (double)(int16_t)score)
+		return 1 + sizeof(int16_t);
+	if (score >= INT32_MIN && score <= INT32_MAX && score == (double)(int32_t)score)
+		return 1 + sizeof(int32_t);
+	return 1 + sizeof(double);
+}
+
+static inline size_t backlen_size(size_t body)
+{
+	return body < 0x80 ? 1 : 1 + sizeof(uint32_t);
+}
+
+/* The bytes an entry for (score, a member of len bytes) takes. */
+static size_t zp_encoded_size(double score, size_t len)
+{
+	size_t body = varint_size(len) + len + score_size(score);
+
+	return body + backlen_size(body);
 }
 
 static inline uint32_t get_u32(const unsigned char *p)
@@ -144,27 +186,119 @@ static inline uint32_t get_u32(const unsigned char *p)
 	return v;
 }
 
+/* The member's length at p, and where the member starts. */
+static const unsigned char *varint_get(const unsigned char *p, size_t *v)
+{
+	size_t x = 0;
+	unsigned shift = 0;
+
+	for (;; shift += 7) {
+		x |= (size_t)(*p & 0x7f) << shift;
+		if (!(*p++ & 0x80))
+			break;
+	}
+	*v = x;
+	return p;
+}
+
+/* The score at p, and the end of its bytes. */
+static const unsigned char *score_get(const unsigned char *p, double *score)
+{
+	int16_t i16;
+	int32_t i32;
+
+	switch (*p) {
+	case ZP_TAG_I16:
+		memcpy(&i16, p + 1, sizeof(i16));
+		*score = i16;
+		return p + 1 + sizeof(i16);
+	case ZP_TAG_I32:
+		memcpy(&i32, p + 1, sizeof(i32));
+		*score = i32;
+		return p + 1 + sizeof(i32);
+	case ZP_TAG_DBL:
+		memcpy(score, p + 1, sizeof(*score));
+		return p + 1 + sizeof(*score);
+	default:
+		*score = *p;
+		return p + 1;
+	}
+}
+
+/* The size of the entry at p, its back length included. */
+static size_t zp_size_at(const unsigned char *p)
+{
+	const unsigned char *q;
+	size_t len, body;
+	double score;
+
+	q = varint_get(p, &len);
+	q = score_get(q + len, &score);
+	body = (size_t)(q - p);
+	return body + backlen_size(body);
+}
+
 static void zp_read(const unsigned char *p, struct zset_elem *el)
 {
-	el->len = get_u32(p);
-	el->m = (const char *)p + sizeof(uint32_t);
-	memcpy(&el->score, p + sizeof(uint32_t) + el->len, sizeof(double));
+	size_t len;
+	const unsigned char *m = varint_get(p, &len);
+
+	el->len = len;
+	el->m = (const char *)m;
+	score_get(m + len, &el->score);
 }
 
 static void zp_write(unsigned char *p, double score, const char *m, size_t len)
 {
-	uint32_t l = (uint32_t)len;
+	unsigned char *q = p;
+	size_t v = len, body;
 
 	/* Redis's listpack keeps an integral score as an integer, which loses
 	 * the sign of -0: a packed set holds 0 instead, as Redis's does. */
 	if (score == 0)
 		score = 0;
 
-	memcpy(p, &l, sizeof(l));
+	do {
+		*q++ = (unsigned char)((v & 0x7f) | (v >= 0x80 ? 0x80 : 0));
+		v >>= 7;
+	} while (v);
 	if (len)
-		memcpy(p + sizeof(l), m, len);
-	memcpy(p + sizeof(l) + len, &score, sizeof(score));
-	memcpy(p + sizeof(l) + len + sizeof(score), &l, sizeof(l));
+		memcpy(q, m, len);
+	q += len;
+	switch (score_size(score)) {
+	case 1:
+		*q++ = (unsigned char)score;
+		break;
+	case 1 + sizeof(int16_t): {
+		int16_t i16 = (int16_t)score;
+
+		*q++ = ZP_TAG_I16;
+		memcpy(q, &i16, sizeof(i16));
+		q += sizeof(i16);
+		break;
+	}
+	case 1 + sizeof(int32_t): {
+		int32_t i32 = (int32_t)score;
+
+		*q++ = ZP_TAG_I32;
+		memcpy(q, &i32, sizeof(i32));
+		q += sizeof(i32);
+		break;
+	}
+	default:
+		*q++ = ZP_TAG_DBL;
+		memcpy(q, &score, sizeof(score));
+		q += sizeof(score);
+	}
+	body = (size_t)(q - p);
+	if (body < 0x80) {
+		*q = (unsigned char)body;
+	} else {
+		uint32_t b = (uint32_t)body;
+
+		memcpy(q, &b, sizeof(b));
+		q[sizeof(b)] = 0x80;
+	}
 }
 
 static inline const unsigned char *zp_end(const struct zpack *zp)
@@ -174,7 +308,7 @@ static inline const unsigned char *zp_end(const struct zpack *zp)
 
 static const unsigned char *zp_next(const struct zpack *zp, const unsigned char *p)
 {
-	p += zp_entry_size(get_u32(p));
+	p += zp_size_at(p);
 	return p < zp_end(zp) ? p : NULL;
 }
 
@@ -182,7 +316,9 @@ static const unsigned char *zp_prev(const struct zpack *zp, const unsigned char 
 {
 	if (p == zp->data)
 		return NULL;
-	return p - zp_entry_size(get_u32(p - sizeof(uint32_t)));
+	if (p[-1] < 0x80)
+		return p - 1 - p[-1];
+	return p - 1 - sizeof(uint32_t) - get_u32(p - 1 - sizeof(uint32_t));
 }
 
 /* The entry at index i, or NULL. */
@@ -193,7 +329,7 @@ static const unsigned char *zp_seek(const struct zpack *zp, size_t i)
 	if (i >= zp->count)
 		return NULL;
 	while (i--)
-		p += zp_entry_size(get_u32(p));
+		p += zp_size_at(p);
 	return p;
 }
 
@@ -203,8 +339,11 @@ static const unsigned char *zp_find(const struct zpack *zp, const char *m, size_
 	const unsigned char *p = zp->data, *end = zp_end(zp);
 	size_t i = 0;
 
-	for (; p < end; p += zp_entry_size(get_u32(p)), i++) {
-		if (get_u32(p) == len && (!len || !memcmp(p + sizeof(uint32_t), m, len))) {
+	for (; p < end; p += zp_size_at(p), i++) {
+		size_t mlen;
+		const unsigned char *mp = varint_get(p, &mlen);
+
+		if (mlen == len && (!len || !memcmp(mp, m, len))) {
 			if (idx)
 				*idx = i;
 			return p;
@@ -226,10 +365,10 @@ static struct zpack *zp_new(void)
 static struct zpack *zp_insert(struct zpack *zp, double score, const char *m, size_t len)
 {
 	const unsigned char *p = zp->data, *end = zp_end(zp);
-	size_t off, size = zp_entry_size(len);
+	size_t off, size = zp_encoded_size(score, len);
 	struct zset_elem el;
 
-	for (; p < end; p += zp_entry_size(el.len)) {
+	for (; p < end; p += zp_size_at(p)) {
 		zp_read(p, &el);
 		if (elem_cmp(el.score, el.m, el.len, score, m, len) > 0)
 			break;
@@ -704,7 +843,7 @@ static enum zadd_result zadd_existing(double cur, double *score, unsigned flags)
 static struct zpack *zp_rescore(struct zpack *zp, const unsigned char *p, double score,
 				const char *m, size_t len)
 {
-	size_t off = (size_t)(p - zp->data), size = zp_entry_size(len);
+	size_t off = (size_t)(p - zp->data), size = zp_size_at(p);
 	char buf[64], *tmp = len <= sizeof(buf) ? buf : xmalloc(len);
 
 	/* m may point into the entry itself, which is overwritten. */
@@ -988,7 +1127,7 @@ static int zp_check(const struct zpack *zp)
 
 	for (; p; last = p, p = zp_next(zp, p), n++) {
 		zp_read(p, &el);
-		if (get_u32(p + zp_entry_size(el.len) - sizeof(uint32_t)) != el.len)
+		if (zp_size_at(p) != zp_encoded_size(el.score, el.len))
 			return -__LINE__;
 		if (last && elem_cmp(prev.score, prev.m, prev.len, el.score, el.m, el.len) >= 0)
 			return -__LINE__;
@@ -996,7 +1135,7 @@ static int zp_check(const struct zpack *zp)
 			return -__LINE__;
 		prev = el;
 	}
-	if (n != zp->count || (last && last + zp_entry_size(prev.len) != zp_end(zp)))
+	if (n != zp->count || (last && last + zp_size_at(last) != zp_end(zp)))
 		return -__LINE__;
 	return 0;
 }

@@ -699,10 +699,10 @@ void tracking_on_change(const struct db_change *ch)
 	}
 	cur = current_id();
 	if (bcast)
-		note_bcast(ch->e->key, ch->e->klen, cur);
+		note_bcast(ch->e->key, entry_klen(ch->e), cur);
 	pthread_mutex_lock(&tlock);
-	k = (struct trk_key *)dict_find(&keys, ch->e->key, ch->e->klen,
-					hash_bytes(ch->e->key, ch->e->klen));
+	k = (struct trk_key *)dict_find(&keys, ch->e->key, entry_klen(ch->e),
+					hash_bytes(ch->e->key, entry_klen(ch->e)));
 	if (k)
 		invalidate_locked(k, cur);
 	pthread_mutex_unlock(&tlock);

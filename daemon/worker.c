@@ -30,6 +30,7 @@
 #include "config.h"
 #include "hotkeys.h"
 #include "debug.h"
+#include "defrag.h"
 #include "latency.h"
 #include "log.h"
 #include "mem.h"
@@ -448,6 +449,7 @@ void worker_cron(struct worker *w)
 		store_active_expire(w->id, server.nworkers, period * 1000 / 4);
 		latency_event_done("expire-cycle", (uint64_t)(mono_us() - start));
 	}
+	defrag_cron(w->id, server.nworkers, period * 1000);
 	blocking_serve_ready(); /* a key expiry deleted can feed no one; SWAPDB's can */
 	tracking_cron(w);
 	repl_cron(w);

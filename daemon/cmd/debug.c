@@ -298,7 +298,7 @@ static void debug_listpack(struct client *c)
 	if (packed)
 		/* Redis prints the listpack's entries on its standard output;
 		 * here the log gets the summary. */
-		log_notice("DEBUG LISTPACK %.*s: %s of %zu bytes", (int)e->klen, e->key,
+		log_notice("DEBUG LISTPACK %.*s: %s of %zu bytes", (int)entry_klen(e), e->key,
 			   obj_type_name(&e->val), obj_mem(&e->val));
 	lockset_release(&ls);
 	if (!e)

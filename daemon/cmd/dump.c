@@ -139,7 +139,7 @@ void cmd_restore(struct client *c)
 	}
 	e = db_add(c->db, key->p, key->len, val);
 	if (ttl)
-		db_set_expire(c->db, e, ttl);
+		e = db_set_expire(c->db, e, ttl);
 	/* A relative TTL goes out absolute: RESTORE key ms payload ... ABSTTL. */
 	if (ttl && !absttl && propagate_enabled()) {
 		char buf[LL_STR_SIZE + 1];

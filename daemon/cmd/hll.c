@@ -68,12 +68,14 @@ static int hll_set(struct obj *o, long index, uint8_t count)
 {
 	if (hll_encoding((const uint8_t *)o->bytes) == HLL_SPARSE) {
 		uint8_t *p = (uint8_t *)obj_string_make_raw(o, o->len + HLL_SPARSE_ROOM);
+		size_t len = o->len; /* a bit-field: no address */
 		int r;
 
-		p[o->len] = '\0';
-		r = hll_sparse_set(p, &o->len, index, count, (size_t)config.hll_sparse_max_bytes);
+		p[len] = '\0';
+		r = hll_sparse_set(p, &len, index, count, (size_t)config.hll_sparse_max_bytes);
 
-		p[o->len] = '\0';
+		o->len = len;
+		p[len] = '\0';
 		if (r != HLL_PROMOTE)
 			return r;
 		if (hll_make_dense(o) < 0)

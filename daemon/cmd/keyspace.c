@@ -122,20 +122,22 @@ static bool db_index_ok(int db)
 /*
  * Moves e's value and deadline to key (dst, dlen) in database ddb, which must
  * be absent, and deletes e. O(1) whatever the value's size, as in Redis: the
- * value is handed over rather than copied, and e is left holding an integer
+ * value is handed over rather than copied (a string inside its entry, at most
+ * ENTRY_INLINE_MAX bytes, is copied), and e is left holding an integer
  * (which owns no memory) for db_delete to free. The caller holds both shards.
  */
 static void move_entry(int sdb, struct entry *e, int ddb, const char *dst, size_t dlen)
 {
-	int64_t expire = e->expire;
-	struct obj val = e->val;
+	int64_t expire = entry_expire(e);
+	/* A string inside e (store.h) is copied out: e is freed below. */
+	struct obj val = e->val.inl ? obj_dup(&e->val) : e->val;
 	struct entry *ne;
 
 	e->val = obj_string_ll(0);
 	db_remove(sdb, e, DB_CHANGE_RENAME);
 	ne = db_add(ddb, dst, dlen, val);
 	if (expire != -1)
-		db_set_expire(ddb, ne, expire);
+		ne = db_set_expire(ddb, ne, expire);
 }
 
 /* A thread's pseudo-random numbers (xorshift64*), for RANDOMKEY. */
@@ -293,7 +295,7 @@ static void expire_generic(struct client *c, const char *name, int64_t base, int
 		reply_int(c, 0);
 		return;
 	}
-	cur = e->expire;
+	cur = entry_expire(e);
 	if (((flags & EXP_NX) && cur != -1) || ((flags & EXP_XX) && cur == -1) ||
 	    ((flags & EXP_GT) && (cur == -1 || when <= cur)) ||
 	    ((flags & EXP_LT) && cur != -1 && when >= cur)) {
@@ -313,7 +315,7 @@ static void expire_generic(struct client *c, const char *name, int64_t base, int
 		struct arg at[3] = { PROP_STR("PEXPIREAT"), c->argv[1], prop_ll(buf, when) };
 
 		/* The condition held here; the stream carries the result. */
-		db_set_expire(c->db, e, when);
+		e = db_set_expire(c->db, e, when);
 		propagate_rewrite(3, at);
 		notify_arg(c, NOTIFY_GENERIC, "expire", 1);
 	}
@@ -355,11 +357,11 @@ static void ttl_generic(struct client *c, bool ms, bool absolute)
 		reply_int(c, -2);
 		return;
 	}
-	if (e->expire == -1) {
+	if (entry_expire(e) == -1) {
 		reply_int(c, -1);
 		return;
 	}
-	v = absolute ? e->expire : e->expire - store_now();
+	v = absolute ? entry_expire(e) : entry_expire(e) - store_now();
 	if (v < 0)
 		v = 0;
 	/* v / 1000 + rounding, written so that v near LLONG_MAX cannot overflow. */
@@ -390,11 +392,11 @@ void cmd_persist(struct client *c)
 {
 	struct entry *e = key_find(c, 1);
 
-	if (!e || e->expire == -1) {
+	if (!e || entry_expire(e) == -1) {
 		reply_int(c, 0);
 		return;
 	}
-	db_set_expire(c->db, e, -1);
+	e = db_set_expire(c->db, e, -1);
 	notify_arg(c, NOTIFY_GENERIC, "persist", 1);
 	reply_int(c, 1);
 }
@@ -422,16 +424,16 @@ static void walk_node(void *ctx, struct dict_node *node)
 	w->seen++;
 	/* Redis 8.8's order: the pattern first (a key it filters out is left
 	 * alone, expired or not), then expiry, then the type. */
-	if (w->pat && !glob_match(w->pat, w->plen, e->key, e->klen, false))
+	if (w->pat && !glob_match(w->pat, w->plen, e->key, entry_klen(e), false))
 		return;
 	if (entry_expired(e, w->now)) {
 		if (w->dead)
-			keyvec_push(w->dead, e->key, e->klen);
+			keyvec_push(w->dead, e->key, entry_klen(e));
 		return;
 	}
 	if (w->type && !str_eq_nocase(w->type, w->tlen, obj_type_name(&e->val)))
 		return;
-	keyvec_push(&w->keys, e->key, e->klen);
+	keyvec_push(&w->keys, e->key, entry_klen(e));
 }
 
 /* Expired keys are skipped, not deleted, as Redis's KEYS does. */
@@ -581,7 +583,7 @@ void cmd_randomkey(struct client *c)
 		}
 		e = entry_of(node);
 		if (!entry_expired(e, now)) {
-			reply_bulk(c, e->key, e->klen);
+			reply_bulk(c, e->key, entry_klen(e));
 			return;
 		}
 		/* Under CLIENT PAUSE an expired key stays (pause_frozen). */
@@ -589,7 +591,7 @@ void cmd_randomkey(struct client *c)
 		{
 			struct keyvec dead = { 0 };
 
-			keyvec_push(&dead, e->key, e->klen);
+			keyvec_push(&dead, e->key, entry_klen(e));
 			expire_collected(db, &dead);
 		}
 		counts[i]--;
@@ -598,7 +600,7 @@ void cmd_randomkey(struct client *c)
 	/* As Redis: a paused server whose keys all have deadlines answers an
 	 * expired one rather than nothing (they cannot expire meanwhile). */
 	if (frozen && db_size(db) == db_expires(db)) {
-		reply_bulk(c, frozen->key, frozen->klen);
+		reply_bulk(c, frozen->key, entry_klen(frozen));
 		return;
 	}
 
@@ -726,8 +728,8 @@ void cmd_copy(struct client *c)
 		db_delete(ddb, d);
 	}
 	d = db_add(ddb, c->argv[2].p, c->argv[2].len, obj_dup(&e->val));
-	if (e->expire != -1)
-		db_set_expire(ddb, d, e->expire);
+	if (entry_expire(e) != -1)
+		d = db_set_expire(ddb, d, entry_expire(e));
 	notify_keyspace_event(NOTIFY_GENERIC, "copy_to", c->argv[2].p, c->argv[2].len, ddb);
 	overwrite_events(ddb, &c->argv[2], dtype, e->val.type);
 	ret = 1;

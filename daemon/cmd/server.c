@@ -19,6 +19,7 @@
 #include "commands.h"
 #include "multi.h"
 #include "config.h"
+#include "defrag.h"
 #include "hotkeys.h"
 #include "exec_ctx.h"
 #include "errorstats.h"
@@ -622,6 +623,7 @@ static void info_memory(struct text *t)
 	/* used_memory includes the fast path's mapped slab (fastpath.c), as
 	 * maxmemory does: it is resident memory of this process. */
 	struct memstats m;
+	struct defrag_info d;
 	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
 	size_t total = pages > 0 && psize > 0 ? (size_t)pages * (size_t)psize : 0;
 	char h_used[32], h_rss[32], h_peak[32], h_total[32], h_max[32], h_slab[32], h_policy[32];
@@ -631,6 +633,7 @@ static void info_memory(struct text *t)
 	uint64_t repl_mem = repl_backlog_memory();
 
 	memstats_get(&m);
+	defrag_info_get(&d);
 	human_bytes(h_used, sizeof(h_used), (double)m.used);
 	human_bytes(h_rss, sizeof(h_rss), (double)m.rss);
 	human_bytes(h_peak, sizeof(h_peak), (double)m.peak);
@@ -709,7 +712,7 @@ static void info_memory(struct text *t)
 		    "mem_aof_buffer:0\r\n"
 		    "mem_allocator:%s\r\n"
 		    "mem_overhead_db_hashtable_rehashing:0\r\n"
-		    "active_defrag_running:0\r\n"
+		    "active_defrag_running:%u\r\n"
 		    /* Both here, in the memory section, as in Redis 8.8. */
 		    "lazyfree_pending_objects:%llu\r\n"
 		    "lazyfreed_objects:%llu\r\n",
@@ -717,7 +720,7 @@ static void info_memory(struct text *t)
 		    m.alloc_frag_bytes, m.alloc_rss, m.alloc_rss_bytes, m.rss_overhead,
 		    m.rss_overhead_bytes, m.frag, m.frag_bytes, (unsigned long long)repl_mem,
 		    (unsigned long long)repl_mem, m.clients_normal, m.clients_normal,
-		    mem_allocator(), (unsigned long long)lazyfree_pending_objects(),
+		    mem_allocator(), d.running, (unsigned long long)lazyfree_pending_objects(),
 		    (unsigned long long)lazyfree_freed_objects());
 }
 
@@ -809,7 +812,9 @@ static void info_persistence(struct text *t)
 static void info_stats(struct text *t)
 {
 	uint64_t expired = 0, expired_active = 0, subkeys = 0, subkeys_active = 0, syncs[3];
+	struct defrag_info d;
 
+	defrag_info_get(&d);
 	repl_sync_stats(syncs);
 	for (int db = 0; db < store.ndbs; db++)
 		for (unsigned i = 0; i < STORE_SHARDS; i++) {
@@ -857,12 +862,12 @@ static void info_stats(struct text *t)
 		    "total_forks:0\r\n"
 		    "migrate_cached_sockets:0\r\n"
 		    "slave_expires_tracked_keys:0\r\n"
-		    "active_defrag_hits:0\r\n"
-		    "active_defrag_misses:0\r\n"
-		    "active_defrag_key_hits:0\r\n"
-		    "active_defrag_key_misses:0\r\n"
-		    "total_active_defrag_time:0\r\n"
-		    "current_active_defrag_time:0\r\n"
+		    "active_defrag_hits:%llu\r\n"
+		    "active_defrag_misses:%llu\r\n"
+		    "active_defrag_key_hits:%llu\r\n"
+		    "active_defrag_key_misses:%llu\r\n"
+		    "total_active_defrag_time:%llu\r\n"
+		    "current_active_defrag_time:%llu\r\n"
 		    "tracking_total_keys:%llu\r\n"
 		    "tracking_total_items:%llu\r\n"
 		    "tracking_total_prefixes:%llu\r\n"
@@ -888,6 +893,9 @@ static void info_stats(struct text *t)
 		    (unsigned long long)store_expire_cycle_ms(), (unsigned long long)evict_count(),
 		    (unsigned long long)STAT(reads.hits), (unsigned long long)STAT(reads.misses),
 		    pubsub_active(PUBSUB_CHANNEL), pubsub_numpat(), pubsub_active(PUBSUB_SHARD),
+		    (unsigned long long)d.hits, (unsigned long long)d.misses,
+		    (unsigned long long)d.key_hits, (unsigned long long)d.key_misses,
+		    (unsigned long long)d.total_ms, (unsigned long long)d.current_ms,
 		    (unsigned long long)tracking_total_keys(),
 		    (unsigned long long)tracking_total_items(),
 		    (unsigned long long)tracking_total_prefixes(), (unsigned long long)STAT(errors),
@@ -1215,6 +1223,7 @@ void cmd_config_resetstat(struct client *c)
 	errorstats_reset();
 	latency_reset_histograms();
 	lazyfree_reset_stats();
+	defrag_reset_stats();
 	reply_ok(c);
 }
 

@@ -352,10 +352,11 @@ static void set_generic(struct client *c, unsigned flags, int val_arg, int expir
 		return;
 	}
 	/* e is the key's entry or NULL: found above, under the same lock. */
-	e = db_set_string(c->db, e, key->p, key->len, val->p, val->len, flags & SET_KEEPTTL);
+	e = db_set_string(c->db, e, key->p, key->len, val->p, val->len, flags & SET_KEEPTTL,
+			  when != -1);
 	notify_arg(c, NOTIFY_STRING, "set", 1);
 	if (when != -1) {
-		db_set_expire(c->db, e, when);
+		e = db_set_expire(c->db, e, when);
 		notify_arg(c, NOTIFY_GENERIC, "expire", 1);
 		/* Propagated with its absolute deadline, as Redis: PXAT as given;
 		 * SET key value EX|PX|EXAT t with the option and time replaced;
@@ -472,13 +473,13 @@ void cmd_getex(struct client *c)
 		char buf[LL_STR_SIZE + 1];
 		struct arg at[3] = { PROP_STR("PEXPIREAT"), c->argv[1], prop_ll(buf, when) };
 
-		db_set_expire(c->db, e, when);
+		e = db_set_expire(c->db, e, when);
 		propagate_rewrite(3, at);
 		notify_arg(c, NOTIFY_GENERIC, "expire", 1);
-	} else if ((flags & SET_PERSIST) && e->expire != -1) {
+	} else if ((flags & SET_PERSIST) && entry_expire(e) != -1) {
 		struct arg persist[2] = { PROP_STR("PERSIST"), c->argv[1] };
 
-		db_set_expire(c->db, e, -1);
+		e = db_set_expire(c->db, e, -1);
 		propagate_rewrite(2, persist);
 		notify_arg(c, NOTIFY_GENERIC, "persist", 1);
 	}
@@ -584,7 +585,7 @@ void cmd_msetex(struct client *c)
 					 flags & SET_KEEPTTL);
 
 		if (when != -1) {
-			db_set_expire(c->db, e, when);
+			e = db_set_expire(c->db, e, when);
 			notify_arg(c, NOTIFY_GENERIC, "expire", i);
 		}
 		notify_arg(c, NOTIFY_STRING, "set", i);
@@ -1133,7 +1134,7 @@ void cmd_increx(struct client *c)
 	if (!((a.flags & INCREX_BYFLOAT) ? increx_float(c, e, &a, &val)
 					 : increx_int(c, e, &a, &val)))
 		return;
-	set_deadline = a.when && (!(a.flags & INCREX_ENX) || !e || e->expire == -1);
+	set_deadline = a.when && (!(a.flags & INCREX_ENX) || !e || entry_expire(e) == -1);
 	/* A deadline already past deletes the key, propagated as DEL (UNLINK
 	 * under lazyfree-lazy-expire), and counts as a key that expired. */
 	if (set_deadline && a.when <= store_now()) {
@@ -1153,11 +1154,11 @@ void cmd_increx(struct client *c)
 		e = db_add(c->db, c->argv[1].p, c->argv[1].len, val);
 	persisted = false;
 	if (a.flags & INCREX_PERSIST) {
-		persisted = e->expire != -1;
+		persisted = entry_expire(e) != -1;
 		if (persisted)
-			db_set_expire(c->db, e, -1);
+			e = db_set_expire(c->db, e, -1);
 	} else if (set_deadline) {
-		db_set_expire(c->db, e, a.when);
+		e = db_set_expire(c->db, e, a.when);
 	}
 	increx_propagate(c, e, &a, set_deadline);
 	/* As Redis: the increment's event, then the deadline's. */

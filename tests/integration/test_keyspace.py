@@ -274,3 +274,24 @@ def scan_matches_the_pattern_before_expiring(t):
                 c.call('DEBUG', 'SET-ACTIVE-EXPIRE', '1')
                 c.call('FLUSHALL')
     assert t.same(run, 'SCAN over expired keys') == ([b'0', [b'key:a']], 2)
+
+
+@test
+def rename_and_move_keep_inline_strings(t):
+    """A string value lives inside its key's entry (store.h): RENAME and MOVE
+    carry a copy, so the old entry's memory, reused by the keys written next,
+    never shows through."""
+    for srv in (t.ref, t.sut):
+        with srv.client() as c:
+            c.call('SET', 'src', 'a' * 100, 'EX', '1000')
+            c.call('RENAME', 'src', 'dst')
+            c.call('SET', 'm', 'b' * 40)
+            c.call('MOVE', 'm', '1')
+            # Entries of the same size classes, written over freed ones.
+            c.call('MSET', *[x for i in range(2000) for x in ('f%d' % i, 'c' * 100)])
+            assert c.call('GET', 'dst') == b'a' * 100
+            assert 0 < c.call('TTL', 'dst') <= 1000
+            c.call('SELECT', '1')
+            assert c.call('GET', 'm') == b'b' * 40
+            c.call('FLUSHDB')
+            c.call('SELECT', '0')

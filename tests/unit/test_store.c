@@ -65,7 +65,7 @@ static void set_key(int db, const char *key, const char *val, int64_t expire)
 	lock_key(db, key);
 	e = db_set(db, key, strlen(key), obj_string(val, strlen(val)), false);
 	if (expire >= 0)
-		db_set_expire(db, e, expire);
+		e = db_set_expire(db, e, expire);
 	unlock_key(db, key);
 }
 
@@ -218,10 +218,10 @@ TEST_F(store, add_find_delete)
 	ASSERT_EQ(NULL, db_find(0, k, klen));
 	e = db_add(0, k, klen, obj_string("hello", 5));
 	ASSERT_NE(NULL, e);
-	ASSERT_EQ(klen, e->klen);
+	ASSERT_EQ(klen, entry_klen(e));
 	ASSERT_EQ(0, memcmp(k, e->key, klen));
 	ASSERT_EQ('\0', e->key[klen]);
-	ASSERT_EQ(-1, e->expire);
+	ASSERT_EQ(-1, entry_expire(e));
 	ASSERT_EQ(e, db_find(0, k, klen));
 	ASSERT_EQ(seen + 1, changes.n);
 	ASSERT_EQ(DB_CHANGE_WRITE, changes.last);
@@ -235,7 +235,7 @@ TEST_F(store, add_find_delete)
 	ASSERT_EQ(0, db_expires(0));
 
 	lock_key(0, k);
-	db_set_expire(0, db_find(0, k, klen), now_ms() + 10000);
+	e = db_set_expire(0, db_find(0, k, klen), now_ms() + 10000);
 	ASSERT_EQ(DB_CHANGE_TTL, changes.last);
 	seen = changes.n;
 	db_delete(0, db_find(0, k, klen));
@@ -307,14 +307,14 @@ TEST_F(store, set_replaces_and_drops_ttl)
 	ASSERT_EQ(1, db_expires(0));
 	lock_key(0, k);
 	e = db_find(0, k, 1);
-	ASSERT_EQ(later, e->expire);
+	ASSERT_EQ(later, entry_expire(e));
 	/* SET ... KEEPTTL keeps the deadline. */
 	e = db_set(0, k, 1, obj_string("two", 3), true);
-	ASSERT_EQ(later, e->expire);
+	ASSERT_EQ(later, entry_expire(e));
 	ASSERT_EQ(1, db_expires(0));
 	/* Plain SET drops it. */
 	e = db_set(0, k, 1, obj_string("three", 5), false);
-	ASSERT_EQ(-1, e->expire);
+	ASSERT_EQ(-1, entry_expire(e));
 	ASSERT_EQ(0, db_expires(0));
 	unlock_key(0, k);
 	ASSERT_EQ(1, key_is(0, k, "three"));
@@ -323,14 +323,14 @@ TEST_F(store, set_replaces_and_drops_ttl)
 	/* db_set_value keeps the deadline; -1 removes it; setting twice counts once. */
 	lock_key(0, k);
 	e = db_find(0, k, 1);
-	db_set_expire(0, e, later);
-	db_set_expire(0, e, later + 1);
+	e = db_set_expire(0, e, later);
+	e = db_set_expire(0, e, later + 1);
 	ASSERT_EQ(1, db_expires(0));
 	db_set_value(0, e, obj_string_ll(42));
-	ASSERT_EQ(later + 1, e->expire);
-	db_set_expire(0, e, -1);
+	ASSERT_EQ(later + 1, entry_expire(e));
+	e = db_set_expire(0, e, -1);
 	ASSERT_EQ(0, db_expires(0));
-	db_set_expire(0, e, -1);
+	e = db_set_expire(0, e, -1);
 	ASSERT_EQ(0, db_expires(0));
 	unlock_key(0, k);
 	ASSERT_EQ(1, key_is(0, k, "42"));
@@ -373,15 +373,26 @@ TEST_F(store, hits_and_misses)
 
 TEST(entry_expired_boundary)
 {
-	struct entry e = { .expire = 1000 };
+	/* A key of one byte, its deadline's room after it (store.h). */
+	_Alignas(struct entry) char buf[ENTRY_HDR + 2 + sizeof(int64_t)] = { 0 };
+	struct entry *e = (struct entry *)buf;
+	int64_t t = 1000;
 
-	ASSERT_FALSE(entry_expired(&e, 999));
-	ASSERT_FALSE(entry_expired(&e, 1000)); /* Redis: expired when now > when */
-	ASSERT_TRUE(entry_expired(&e, 1001));
-	e.expire = -1;
-	ASSERT_FALSE(entry_expired(&e, INT64_MAX));
-	e.expire = 0;
-	ASSERT_TRUE(entry_expired(&e, 1));
+	e->node.aux = 1;
+	e->flags = ENTRY_F_TTL;
+	memcpy(e->key + 2, &t, sizeof(t));
+	ASSERT_FALSE(entry_expired(e, 999));
+	ASSERT_FALSE(entry_expired(e, 1000)); /* Redis: expired when now > when */
+	ASSERT_TRUE(entry_expired(e, 1001));
+	t = -1;
+	memcpy(e->key + 2, &t, sizeof(t));
+	ASSERT_FALSE(entry_expired(e, INT64_MAX));
+	e->flags = 0; /* no room: no deadline */
+	ASSERT_FALSE(entry_expired(e, INT64_MAX));
+	e->flags = ENTRY_F_TTL;
+	t = 0;
+	memcpy(e->key + 2, &t, sizeof(t));
+	ASSERT_TRUE(entry_expired(e, 1));
 }
 
 TEST_F(store, lazy_expiry)

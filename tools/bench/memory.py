@@ -8,16 +8,21 @@ off (xkvd with --fastpath no), INFO memory and the process's RSS are read, N key
 of the row's shape are written with pipelined commands, and both are read again:
 the table gives (used_memory after - before) / N and the same for RSS. (A fresh
 process per row, because no allocator gives freed pages back promptly.)
-The last row deletes every other 256-byte key and writes them again, and gives
-mem_fragmentation_ratio and allocator_frag_ratio (where the server reports it).
+The last rows delete every other 256-byte key and write them again (300 bytes),
+and give mem_fragmentation_ratio and allocator_frag_ratio (where the server
+reports it), then again after -w seconds with activedefrag on (the same
+active-defrag-* directives on every server; n/a where it cannot be enabled).
+Servers listen on ports of $BENCH_PORTS (7450-7459).
 Values are the same bytes on every server (a fixed seed).
 
-Usage: tools/bench/memory.py [-o OUTPUT] [-n KEYS] [-p NAME=PATH ...] [-d DOC | -m]
+Usage: tools/bench/memory.py [-o OUTPUT] [-n KEYS] [-p NAME=PATH ...] [-d DOC | -m] [-w S] [-r ROW]
   -o  build output directory (.output)      -n  keys per string row (200000)
   -p  a peer server by path (repeatable), e.g. -p redis8=/opt/redis-8.8/redis-server
       (also read from $PEERS: "name=path name=path")
   -d  the markdown file to write the table into (docs/benchmarks.md, section
       "Memory per key"); -m prints it only
+  -w  seconds of active defragmentation after the churn (15)
+  -r  only the rows whose label contains ROW
 Aggregate rows scale their key count down so each row holds about 2M elements.
 """
 
@@ -34,10 +39,24 @@ import time
 REDIS = '/usr/bin/redis-server'
 
 
+# The ports servers may take ($BENCH_PORTS "first-last"; one per server of a row).
+PORTS = os.environ.get('BENCH_PORTS', '7450-7459')
+
+
 def free_port():
-    with socket.socket() as s:
-        s.bind(('127.0.0.1', 0))
-        return s.getsockname()[1]
+    first, last = (int(x) for x in PORTS.split('-'))
+    for port in range(first, last + 1):
+        with socket.socket() as s:
+            # As the servers bind: a port in TIME_WAIT is free.
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                s.bind(('127.0.0.1', port))
+            except OSError:
+                continue
+            if port not in Server.taken:
+                Server.taken.add(port)
+                return port
+    raise RuntimeError('no free port in %s' % PORTS)
 
 
 def encode(args):
@@ -99,6 +118,8 @@ class Conn:
 
 
 class Server:
+    taken = set()
+
     def __init__(self, name, path, xkvd, scratch):
         self.name, self.port = name, free_port()
         d = tempfile.mkdtemp(dir=scratch)
@@ -119,6 +140,7 @@ class Server:
         return 0
 
     def stop(self):
+        Server.taken.discard(self.port)
         self.proc.terminate()
         try:
             self.proc.wait(10)
@@ -139,10 +161,11 @@ def rows(n):
             return [c + ['EX', 100000] if ttl else c]
         return make
 
-    def agg(cmd, count, member):
+    def agg(cmd, count, member, ttl=False):
         def make(i, rnd):
             key = 'k:%d' % i
-            out, args = [], []
+            out = [['EXPIRE', key, 100000]] if ttl else []
+            args = []
             for j in range(count):
                 args += member(j, rnd)
                 if len(args) >= 200:
@@ -150,7 +173,8 @@ def rows(n):
                     args = []
             if args:
                 out.append([cmd, key] + args)
-            return out
+            # EXPIRE needs the key: move it after the writes.
+            return out[1:] + out[:1] if ttl else out
         return make
 
     def scaled(count):
@@ -158,22 +182,40 @@ def rows(n):
 
     return [
         ('string 8 B', n, string(8)),
+        ('string 8 B + TTL', n, string(8, True)),
         ('string 64 B', n, string(64)),
+        ('string 64 B + TTL', n, string(64, True)),
         ('string 256 B', n, string(256)),
         ('string 256 B + TTL', n, string(256, True)),
         ('string 4 KiB', max(10, n // 8), string(4096)),
         ('integer', n, lambda i, rnd: [['SET', 'k:%d' % i, rnd.randrange(10 ** 9)]]),
+        ('integer + TTL', n,
+         lambda i, rnd: [['SET', 'k:%d' % i, rnd.randrange(10 ** 9), 'EX', 100000]]),
         ('hash 10 fields', scaled(10), agg('HSET', 10, lambda j, rnd: ['f%d' % j, blob(rnd, 16)])),
+        ('hash 10 fields + TTL', scaled(10),
+         agg('HSET', 10, lambda j, rnd: ['f%d' % j, blob(rnd, 16)], True)),
         ('hash 1000 fields', scaled(1000),
          agg('HSET', 1000, lambda j, rnd: ['f%d' % j, blob(rnd, 16)])),
         ('set intset (10)', scaled(10), agg('SADD', 10, lambda j, rnd: [rnd.randrange(10 ** 6)])),
         ('set listpack (10)', scaled(10), agg('SADD', 10, lambda j, rnd: ['m%d' % j])),
+        ('set listpack (10) + TTL', scaled(10),
+         agg('SADD', 10, lambda j, rnd: ['m%d' % j], True)),
         ('set hashtable (1000)', scaled(1000), agg('SADD', 1000, lambda j, rnd: ['m%d' % j])),
         ('zset 128', scaled(128), agg('ZADD', 128, lambda j, rnd: [j, 'm%d' % j])),
+        ('zset 128 + TTL', scaled(128), agg('ZADD', 128, lambda j, rnd: [j, 'm%d' % j], True)),
         ('zset 10000', scaled(10000), agg('ZADD', 10000, lambda j, rnd: [j, 'm%d' % j])),
         ('list 10', scaled(10), agg('RPUSH', 10, lambda j, rnd: [blob(rnd, 16)])),
+        ('list 10 + TTL', scaled(10), agg('RPUSH', 10, lambda j, rnd: [blob(rnd, 16)], True)),
         ('list 10000', scaled(10000), agg('RPUSH', 10000, lambda j, rnd: [blob(rnd, 16)])),
     ]
+
+
+def warm_up(s):
+    """Streams 16 MB of ECHOs through the connection first, so that the
+    receive buffers a server touches once (xkvd's io_uring ring of 4 MB) are
+    resident before the first reading rather than counted per key."""
+    arg = b'x' * 1024
+    s.conn.pipeline([['ECHO', arg]] * 16384)
 
 
 def measure(servers, label, keys, make):
@@ -183,6 +225,7 @@ def measure(servers, label, keys, make):
         commands += make(i, rnd)
     out = {}
     for s in servers:
+        warm_up(s)
         time.sleep(0.2)
         before, rss0 = int(s.conn.info_memory()['used_memory']), s.rss()
         s.conn.pipeline(commands)
@@ -192,8 +235,10 @@ def measure(servers, label, keys, make):
     return out
 
 
-def churn(servers, keys):
-    """Fragmentation after deleting every other 256 B key and writing it again."""
+def churn(servers, keys, defrag_wait):
+    """Fragmentation after deleting every other 256 B key and writing it again,
+    then after defrag_wait seconds of active defragmentation (where the server
+    has it: 'n/a' otherwise), with the same directives everywhere."""
     rnd = random.Random('churn')
     fill = [['SET', 'k:%d' % i, rnd.randbytes(256)] for i in range(keys)]
     half = [['DEL', 'k:%d' % i] for i in range(0, keys, 2)]
@@ -202,9 +247,26 @@ def churn(servers, keys):
     for s in servers:
         for batch in (fill, half, again):
             s.conn.pipeline(batch)
-        time.sleep(1)
+    time.sleep(1)
+    defrag = {}
+    for s in servers:
         m = s.conn.info_memory()
-        out[s.name] = (m.get('mem_fragmentation_ratio', 'n/a'), m.get('allocator_frag_ratio', 'n/a'))
+        out[s.name] = [m.get('mem_fragmentation_ratio', 'n/a'),
+                       m.get('allocator_frag_ratio', 'n/a'), 'n/a', 'n/a']
+        try:
+            s.conn.call('CONFIG', 'SET', 'active-defrag-ignore-bytes', '1mb',
+                        'active-defrag-threshold-lower', '5', 'active-defrag-cycle-max', '75')
+            s.conn.call('CONFIG', 'SET', 'activedefrag', 'yes')
+            defrag[s.name] = True
+        except RuntimeError:
+            pass
+    if defrag:
+        time.sleep(defrag_wait)
+    for s in servers:
+        if s.name in defrag:
+            m = s.conn.info_memory()
+            out[s.name][2:] = [m.get('mem_fragmentation_ratio', 'n/a'),
+                               m.get('allocator_frag_ratio', 'n/a')]
     return out
 
 
@@ -225,7 +287,11 @@ def table(servers, results, frag, header):
     lines += ['', '| after churn (every other 256 B key deleted, rewritten as 300 B) | ' +
               ' | '.join(names) + ' |', '|---|' + '---:|' * len(names),
               '| mem_fragmentation_ratio | ' + ' | '.join(str(frag[n][0]) for n in names) + ' |',
-              '| allocator_frag_ratio | ' + ' | '.join(str(frag[n][1]) for n in names) + ' |']
+              '| allocator_frag_ratio | ' + ' | '.join(str(frag[n][1]) for n in names) + ' |',
+              '| mem_fragmentation_ratio, activedefrag on | ' +
+              ' | '.join(str(frag[n][2]) for n in names) + ' |',
+              '| allocator_frag_ratio, activedefrag on | ' +
+              ' | '.join(str(frag[n][3]) for n in names) + ' |']
     return '\n'.join(lines) + '\n'
 
 
@@ -249,6 +315,8 @@ def main():
     ap.add_argument('-p', action='append', default=[])
     ap.add_argument('-d', default='docs/benchmarks.md')
     ap.add_argument('-m', action='store_true')
+    ap.add_argument('-w', type=int, default=15, help='seconds of active defragmentation')
+    ap.add_argument('-r', help='only rows whose label contains this')
     args = ap.parse_args()
     peers = args.p + os.environ.get('PEERS', '').split()
     scratch = tempfile.mkdtemp(prefix='xkv-bench-memory-')
@@ -267,12 +335,14 @@ def main():
     try:
         results = []
         for label, keys, make in rows(args.n):
+            if args.r and args.r not in label:
+                continue
             print('# %s (%d keys)' % (label, keys), file=sys.stderr)
             start()
             results.append((label, keys, measure(servers, label, keys, make)))
             stop()
         start()
-        frag = churn(servers, args.n)
+        frag = churn(servers, args.n, args.w)
         versions = []
         for s in servers:
             info = s.conn.call('INFO', 'server').decode()

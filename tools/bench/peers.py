@@ -45,17 +45,35 @@ KEYS = 100000
 
 
 PORT_RANGE = []   # --ports LO-HI: servers take ports from it in turn
+_next_port = [0]
 
 
 def free_port():
+    """A free loopback port: from --ports, else from $BENCH_PORTS
+    ("first-last", taken in turn, so that servers alive together never get
+    the same one) when set, else any the kernel picks."""
     if PORT_RANGE:
         PORT_RANGE.append(PORT_RANGE.pop(0))
         return PORT_RANGE[-1]
-    s = socket.socket()
-    s.bind(('127.0.0.1', 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
+    rng = os.environ.get('BENCH_PORTS')
+    if not rng:
+        s = socket.socket()
+        s.bind(('127.0.0.1', 0))
+        port = s.getsockname()[1]
+        s.close()
+        return port
+    first, last = (int(x) for x in rng.split('-'))
+    for _ in range(last - first + 1):
+        port = first + _next_port[0] % (last - first + 1)
+        _next_port[0] += 1
+        with socket.socket() as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                s.bind(('127.0.0.1', port))
+                return port
+            except OSError:
+                continue
+    raise RuntimeError('no free port in ' + rng)
 
 
 def cpu_seconds(pid):
