@@ -59,6 +59,7 @@ enum command_flag {
 	CMD_NO_AUTH = 1u << 12,
 	CMD_ALLOW_BUSY = 1u << 13,
 	CMD_NO_MULTI = 1u << 14,
+	CMD_MODULE = 1u << 18,		 /* a module's command in Redis (vector sets) */
 	CMD_NO_ASYNC_LOADING = 1u << 16, /* SAVE, BGSAVE: shown by COMMAND INFO only */
 	/* Not shown by COMMAND INFO (Redis hides it too). */
 	CMD_MAY_REPLICATE = 1u << 15,	  /* held by CLIENT PAUSE WRITE (PUBLISH) */

@@ -126,6 +126,7 @@ const char *obj_type_name(const struct obj *o)
 		[OBJ_STRING] = "string", [OBJ_LIST] = "list", [OBJ_SET] = "set",
 		[OBJ_ZSET] = "zset",	 [OBJ_HASH] = "hash", [OBJ_STREAM] = "stream",
 		[OBJ_ARRAY] = "array",
+		[OBJ_VSET] = "vectorset",
 	};
 
 	return names[o->type];

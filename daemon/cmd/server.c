@@ -51,6 +51,7 @@ static const struct {
 	{ CMD_WRITE, "write" },
 	{ CMD_READONLY, "readonly" },
 	{ CMD_DENYOOM, "denyoom" },
+	{ CMD_MODULE, "module" },
 	{ CMD_ADMIN, "admin" },
 	{ CMD_PUBSUB, "pubsub" },
 	{ CMD_NOSCRIPT, "noscript" },
