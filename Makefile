@@ -131,15 +131,15 @@ UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/unit/%,$(UNIT_SRCS))
 UNIT_ASAN_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/asan/tests/unit/%,$(UNIT_SRCS))
 
-$(OUTPUT)/tests/unit/%: tests/unit/%.c $(OUTPUT)/libxkvd.a $(call BENCH_LIB,$(OUTPUT)) \
-		$(KSFT)/kselftest_harness.h
+$(OUTPUT)/tests/unit/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(OUTPUT)/libxkvd.a \
+		$(call BENCH_LIB,$(OUTPUT)) $(KSFT)/kselftest_harness.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -Wno-sign-compare -I$(KSFT) -Itools/xkv-bench -o $@ $< \
 		$(OUTPUT)/libxkvd.a $(call BENCH_LIB,$(OUTPUT)) $(LIBS)
 
-$(OUTPUT)/asan/tests/unit/%: tests/unit/%.c $(OUTPUT)/asan/libxkvd.a $(call BENCH_LIB,$(OUTPUT)/asan) \
-		$(KSFT)/kselftest_harness.h
+$(OUTPUT)/asan/tests/unit/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(OUTPUT)/asan/libxkvd.a \
+		$(call BENCH_LIB,$(OUTPUT)/asan) $(KSFT)/kselftest_harness.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(filter-out -DHAVE_JEMALLOC,$(BASE_CFLAGS)) $(ASAN_FLAGS) -Wno-sign-compare -I$(KSFT) \

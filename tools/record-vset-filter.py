@@ -8,7 +8,8 @@ Each attribute string is one element of a vector set; each expression runs
 as `VSIM k VALUES 2 1 0 COUNT 1000 TRUTH FILTER expr` (a linear scan, so
 every matching element comes back) and the reply becomes either the error
 text or the bit mask of the matching attributes. Element 0 has no
-attributes at all.
+attributes at all. Besides the hand-written expressions, --random N adds N
+random ones (--seed S), about 40% of them syntax errors.
 
     tools/record-vset-filter.py --redis /path/to/redis-server [--port 7420] \
         > tests/unit/vset_filter_cases.h
@@ -17,6 +18,7 @@ attributes at all.
 import argparse
 import math
 import os
+import random
 import subprocess
 import sys
 import tempfile
@@ -121,6 +123,46 @@ EXPRS = [
 ]
 
 
+FIELDS = ['a', 'year', 'name', 'tags', 'x', 'k-1', 'n', 'arr', 'mix', 's', 'v', 'w', 'ok',
+          'nested', 'e', 'bs', 'hexs', 'missing']
+SOUP = ['(', ')', '!', 'not ', '**', '*', '/', '%', '+', '-', '>', '>=', '<', '<=', '==', '!=',
+        ' in ', ' and ', '&&', ' or ', '||', 'null', '1', '0', '-3', '2.5', '1e3', '1e', '"foo"',
+        "'b'", '"a\\"b"', '[1, 2]', '["a", 3]', '[]', '[1,', '.', '..', 'true', '=', ' ', '\\',
+        '@', ',', '"', '3 ']
+BINOPS = [' + ', ' - ', ' * ', ' / ', ' % ', ' ** ', ' > ', ' >= ', ' < ', ' <= ', ' == ',
+          ' != ', ' in ', ' and ', ' && ', ' or ', ' || ', '+', '-', '*', '==']
+
+
+def random_expr(rnd, d=0):
+    """A mostly well-formed expression over FIELDS, with stray tokens."""
+    k = rnd.randrange(4 if d > 4 else 9)
+    if k == 0:
+        return str(rnd.choice([rnd.randrange(-20, 20), round(rnd.random() * 10, 3), 1984, 1950]))
+    if k == 1:
+        return '.' + rnd.choice(FIELDS)
+    if k == 2:
+        return rnd.choice(SOUP)
+    if k == 3:
+        return rnd.choice(['"foo"', "'b'", '"1990"', '"a"', '""', '"bar"'])
+    if k == 4:
+        return '(' + random_expr(rnd, d + 1) + ')'
+    if k == 5:
+        return rnd.choice(['!', 'not ']) + random_expr(rnd, d + 1)
+    return random_expr(rnd, d + 1) + rnd.choice(BINOPS) + random_expr(rnd, d + 1)
+
+
+def random_exprs(n, seed):
+    rnd = random.Random(seed)
+    out = []
+    for _ in range(n):
+        e = random_expr(rnd)
+        if e and rnd.randrange(5) == 0:
+            i = rnd.randrange(len(e))
+            e = e[:i] + rnd.choice(['', ' ', '(', ')', '-', '.', '"']) + e[i + 1:]
+        out.append(e)
+    return out
+
+
 def cstr(s):
     out = []
     for ch in s.encode('utf-8'):
@@ -140,6 +182,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--redis', required=True, help='path of a redis-server 8.8 binary')
     ap.add_argument('--port', type=int, default=7420)
+    ap.add_argument('--random', type=int, default=1000, help='random expressions to add')
+    ap.add_argument('--seed', type=int, default=1)
     args = ap.parse_args()
 
     tmp = tempfile.mkdtemp(prefix='vfilter-rec-')
@@ -163,7 +207,7 @@ def main():
             if a is not None:
                 assert r.execute_command('VSETATTR', 'k', 'e%d' % i, a) == 1
         rows = []
-        for e in EXPRS:
+        for e in EXPRS + random_exprs(args.random, args.seed):
             try:
                 got = r.execute_command('VSIM', 'k', 'VALUES', 2, 1, 0, 'COUNT', 1000, 'TRUTH',
                                         'FILTER', e)
