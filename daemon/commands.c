@@ -495,7 +495,9 @@ static struct command *resolve(struct client *c)
 		cmd = sub;
 	}
 	if ((cmd->arity > 0 && c->argc != cmd->arity) || c->argc < -cmd->arity) {
-		reply_errorf(c, "wrong number of arguments for '%s' command", cmd->name);
+		/* A module's command in Redis names itself as the client typed it. */
+		reply_errorf(c, "wrong number of arguments for '%s' command",
+			     cmd->flags & CMD_MODULE ? c->argv[0].p : cmd->name);
 		stat_add(&own_stats(c, cmd)->rejected, 1);
 		return NULL;
 	}

@@ -81,15 +81,20 @@ int vhnsw_query_init(const struct vhnsw *h, const float *v, struct vhnsw_query *
 {
 	size_t bytes = vhnsw_vec_bytes(h);
 	float *f = xmalloc(h->dim * sizeof(float));
-	double ss = 0;
+	float ss = 0;
+	uint32_t i;
 
+	/* In float and in this order, as Redis normalises: the same bits. */
 	memcpy(f, v, h->dim * sizeof(float));
-	for (uint32_t i = 0; i < h->dim; i++)
-		ss += (double)f[i] * f[i];
-	q->l2 = (float)sqrt(ss);
+	for (i = 0; i + 3 < h->dim; i += 4)
+		ss += f[i] * f[i] + f[i + 1] * f[i + 1] + f[i + 2] * f[i + 2] + f[i + 3] * f[i + 3];
+	for (; i < h->dim; i++)
+		ss += f[i] * f[i];
+	/* A zero vector keeps norm 1 (Redis's VEMB RAW says so). */
+	q->l2 = ss == 0 ? 1.0f : sqrtf(ss);
 	q->range = 0;
-	if (h->metric == VHNSW_COSINE && q->l2 > 0)
-		for (uint32_t i = 0; i < h->dim; i++)
+	if (h->metric == VHNSW_COSINE && ss != 0)
+		for (i = 0; i < h->dim; i++)
 			f[i] /= q->l2;
 	q->vec = xcalloc(1, bytes);
 	if (h->quant == VHNSW_Q8) {

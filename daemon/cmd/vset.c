@@ -23,6 +23,7 @@
 #include "mem.h"
 #include "t_vset.h"
 #include "util.h"
+#include "vset_filter.h"
 
 #define VSET_DEFAULT_EF_BUILD 200
 #define VSET_DEFAULT_EF_SEARCH 100
@@ -133,6 +134,15 @@ static bool vset_lookup(struct client *c, bool write, struct entry **e, struct v
 		return false;
 	*v = vset_of(&(*e)->val);
 	return true;
+}
+
+/* Redis's arity error for a module command: the name as typed. */
+static bool argc_max(struct client *c, int max)
+{
+	if (c->argc <= max)
+		return true;
+	reply_errorf(c, "wrong number of arguments for '%s' command", c->argv[0].p);
+	return false;
 }
 
 static void reply_elem(struct client *c, const struct vset_elem *e)
@@ -362,7 +372,16 @@ struct vsim_args {
 	long long count, ef, filter_ef;
 	double epsilon;
 	bool withscores, withattribs, truth;
+	struct vfilter *filter; /* FILTER's, owned; or NULL */
 };
+
+/* The filter's test of one element: its attributes against the expression. */
+static int vsim_accept(void *value, void *arg)
+{
+	const struct vset_elem *e = value;
+
+	return vfilter_match(arg, e->attr, e->attr ? e->alen : 0);
+}
 
 static void vsim_reply(struct client *c, const struct vsim_args *a, struct vhnsw_result *r,
 		       uint32_t n)
@@ -424,6 +443,17 @@ static bool vsim_options(struct client *c, int j, struct vsim_args *a)
 				reply_error(c, "invalid EF");
 				return false;
 			}
+		} else if (word_is(o, "FILTER") && more) {
+			const char *err;
+
+			vfilter_free(a->filter);
+			a->filter = NULL;
+			if (vfilter_compile(c->argv[j + 1].p, c->argv[j + 1].len, &a->filter,
+					    &err)) {
+				reply_error(c, err);
+				return false;
+			}
+			j++;
 		} else if (word_is(o, "FILTER-EF") && more) {
 			if (!arg_long(&c->argv[++j], &a->filter_ef) || a->filter_ef <= 0) {
 				reply_error(c, "invalid FILTER-EF");
@@ -508,7 +538,12 @@ void cmd_vsim(struct client *c)
 	if (ef > v->h->count)
 		ef = (uint32_t)v->h->count;
 	res = xmalloc((ef ? ef : 1) * sizeof(*res));
-	n = vhnsw_search(v->h, &q, ef, ef, a.truth, res);
+	if (a.filter)
+		n = vhnsw_search_filter(
+			v->h, &q, ef, ef, a.truth, vsim_accept, a.filter,
+			a.filter_ef ? (uint64_t)a.filter_ef : (uint64_t)a.count * 100, res);
+	else
+		n = vhnsw_search(v->h, &q, ef, ef, a.truth, res);
 	vsim_reply(c, &a, res, n);
 	vhnsw_unlock(v->h);
 	if (dropped)
@@ -517,6 +552,7 @@ void cmd_vsim(struct client *c)
 	xfree(res);
 	vhnsw_query_free(&q);
 out:
+	vfilter_free(a.filter);
 	xfree(vec);
 }
 
@@ -658,6 +694,8 @@ void cmd_vlinks(struct client *c)
 	struct entry *e;
 	struct vset *v;
 
+	if (!argc_max(c, 4))
+		return;
 	if (c->argc == 4) {
 		if (!word_is(&c->argv[3], "WITHSCORES")) {
 			reply_errorf(c, "wrong number of arguments for '%s' command", c->argv[0].p);
@@ -732,6 +770,8 @@ void cmd_vrandmember(struct client *c)
 	struct entry *e;
 	struct vset *v;
 
+	if (!argc_max(c, 3))
+		return;
 	if (with_count) {
 		if (!arg_long(&c->argv[2], &count)) {
 			reply_error(c, "COUNT value is not an integer");
@@ -841,6 +881,8 @@ void cmd_vrange(struct client *c)
 	struct vset *v;
 	size_t first = 0, total;
 
+	if (!argc_max(c, 5))
+		return;
 	if (c->argc == 5 && !arg_long(&c->argv[4], &count)) {
 		reply_error(c, "invalid COUNT value");
 		return;
