@@ -6,7 +6,9 @@
  * saved, node by node with its links by id, and loaded back as it was.
  *
  * Body, each value behind a module opcode (2: unsigned, 5: string; 0 ends):
- *   dim, count, quant | M << 8, flags (1: projection, 2: attributes),
+ *   dim, count, quant | M << 8 (and ours, which Redis ignores: the metric
+ *   << 24 and the front end's EF_CONSTRUCTION << 32), flags (1: projection,
+ *   2: attributes),
  *   [projection: input dim, the matrix as one string],
  *   per node: name, [attributes or ""], vector bytes, nparams, params:
  *     id, level | 1 << 24, per level: nlinks, max links, ids..., worst,
@@ -67,7 +69,8 @@ void rdb_save_vset(struct rdb_buf *b, const struct obj *o)
 	vhnsw_read_lock(h);
 	put_uint(b, h->dim);
 	put_uint(b, h->count);
-	put_uint(b, (h->quant & 0xff) | ((h->m & 0xffff) << 8));
+	put_uint(b, (h->quant & 0xff) | ((h->m & 0xffff) << 8) | ((uint32_t)h->metric << 24) |
+			    (v->ef_build != 200 ? (uint64_t)v->ef_build << 32 : 0));
 	put_uint(b, (v->proj ? FLAG_PROJ : 0) | (v->nattrs ? FLAG_ATTRS : 0));
 	if (v->proj) {
 		put_uint(b, v->proj_in);
@@ -270,14 +273,18 @@ int rdb_load_vset(struct rdb_reader *r, struct obj *out)
 		return -EINVAL;
 	if (get_uint(r, &dim) || get_uint(r, &count) || get_uint(r, &conf) || get_uint(r, &flags))
 		return -EINVAL;
-	if (!dim || dim > VSET_MAX_DIM || (conf & 0xff) > VHNSW_BIN)
+	if (!dim || dim > VSET_MAX_DIM || (conf & 0xff) > VHNSW_BIN ||
+	    ((conf >> 24) & 0xff) > VHNSW_IP)
 		return -EINVAL;
-	o = vset_new((uint32_t)dim, (enum vhnsw_quant)(conf & 0xff), VHNSW_COSINE,
+	o = vset_new((uint32_t)dim, (enum vhnsw_quant)(conf & 0xff),
+		     (enum vhnsw_metric)((conf >> 24) & 0xff),
 		     (conf >> 8) & 0xffff ? (uint32_t)((conf >> 8) & 0xffff) : VHNSW_DEFAULT_M,
 		     &ok);
 	if (!ok)
 		return -EINVAL;
 	v = vset_of(&o);
+	if (conf >> 32)
+		v->ef_build = (uint32_t)(conf >> 32);
 	if (flags & FLAG_PROJ) {
 		char *m;
 		size_t len;

@@ -31,6 +31,7 @@ static struct vset *vset_alloc(struct vhnsw *h)
 	dict_init(&v->elems, &elem_type);
 	v->uid = __atomic_fetch_add(&vset_next_uid, 1, __ATOMIC_RELAXED);
 	v->refs = 1;
+	v->ef_build = 200;
 	return v;
 }
 
@@ -190,6 +191,7 @@ static struct obj vset_obj_dup(const struct obj *o)
 	struct obj out = *o;
 
 	d = vset_alloc(h);
+	d->ef_build = s->ef_build;
 	vhnsw_read_lock(s->h);
 	for (struct vhnsw_node *n = s->h->head; n; n = n->next) {
 		const struct vset_elem *se = n->value;

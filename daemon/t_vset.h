@@ -40,7 +40,8 @@ struct vset {
 	uint32_t proj_in;
 	uint64_t uid;
 	uint64_t nattrs;
-	int refs; /* the key's, plus running searches' (atomic) */
+	uint32_t ef_build; /* VSIM.SET's EF_CONSTRUCTION (VSIM.CREATEINDEX) */
+	int refs;	   /* the key's, plus running searches' (atomic) */
 	/* VRANGE's view: the elements sorted by name, rebuilt after a change. */
 	struct vset_elem **sorted;
 	bool sorted_ok;

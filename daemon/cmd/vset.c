@@ -257,14 +257,14 @@ static bool vadd_fit(struct client *c, struct vset *v, struct vadd_args *a)
 }
 
 /* Links a new element into v (prep: the neighbour search done without the
- * shard lock, or NULL). */
+ * shard lock, or NULL). A new element keeps even an empty SETATTR, as Redis
+ * does; on an update an empty one clears the attributes. */
 static void vadd_insert(struct vset *v, struct vadd_args *a, struct vhnsw_query *q,
-			struct vhnsw_prep *prep)
+			struct vhnsw_prep *prep, bool update)
 {
 	struct vset_elem *e = vset_elem_add(v, a->ele->p, a->ele->len);
 
-	/* A new element keeps even an empty SETATTR, as Redis does. */
-	if (a->attr) {
+	if (a->attr && (a->attr->len || !update)) {
 		e->attr = xstrndup(a->attr->p, a->attr->len);
 		e->alen = a->attr->len;
 		v->nattrs++;
@@ -272,14 +272,70 @@ static void vadd_insert(struct vset *v, struct vadd_args *a, struct vhnsw_query 
 	e->node = vhnsw_commit(v->h, prep, q, (uint32_t)a->ef, e);
 }
 
+/*
+ * Adds a->ele to v (the key's entry e) or gives it the new vector: 1 added,
+ * 0 updated, -EAGAIN if the key changed while the shard lock was let go
+ * (nothing done: run the command again).
+ */
+static int vadd_apply(struct client *c, struct entry *e, struct vset *v, struct vadd_args *a)
+{
+	struct vhnsw_prep *prep = NULL;
+	struct vset_elem *old;
+	struct vhnsw_query q;
+
+	vhnsw_query_init(v->h, a->vec, &q);
+	old = vset_find(v, a->ele->p, a->ele->len);
+	if (old) {
+		/* An update: the node is made again with the new vector; the
+		 * attributes stay unless SETATTR says otherwise. */
+		char *attr = old->attr;
+		size_t alen = old->alen;
+
+		old->attr = NULL;
+		if (attr)
+			v->nattrs--;
+		vset_elem_remove(v, old);
+		vadd_insert(v, a, &q, NULL, true);
+		old = vset_find(v, a->ele->p, a->ele->len);
+		if (!a->attr && attr) {
+			old->attr = attr;
+			old->alen = alen;
+			v->nattrs++;
+		} else {
+			xfree(attr);
+		}
+		db_changed(c->db, e);
+		return 0;
+	}
+	if (v->h->count && shard_droppable()) {
+		/* The neighbour search, the slow half, without the shard lock;
+		 * then the set must still be the key's and the name still new. */
+		vset_get(v);
+		shard_drop(c);
+		prep = vhnsw_prepare(v->h, &q, (uint32_t)a->ef);
+		shard_take(c);
+		e = key_find(c, 1);
+		if (!e || e->val.type != OBJ_VSET || vset_of(&e->val) != v ||
+		    vset_find(v, a->ele->p, a->ele->len)) {
+			vset_put(v);
+			vhnsw_prep_free(prep);
+			vhnsw_query_free(&q);
+			return -EAGAIN;
+		}
+		vset_put(v);
+	}
+	vadd_insert(v, a, &q, prep, false);
+	vhnsw_prep_free(prep);
+	db_changed(c->db, e);
+	return 1;
+}
+
 void cmd_vadd(struct client *c)
 {
 	struct vadd_args a;
-	struct vhnsw_query q;
-	struct vhnsw_prep *prep = NULL;
-	struct vset_elem *old;
 	struct entry *e;
 	struct vset *v;
+	int rc;
 
 	if (c->argc < 5) {
 		reply_errorf(c, "wrong number of arguments for '%s' command", c->argv[0].p);
@@ -313,55 +369,14 @@ void cmd_vadd(struct client *c)
 	} else if (!vadd_fit(c, v, &a)) {
 		goto out;
 	}
-	vhnsw_query_init(v->h, a.vec, &q);
-	old = vset_find(v, a.ele->p, a.ele->len);
-	if (old) {
-		/* An update: the node is made again with the new vector; the
-		 * attributes stay unless SETATTR says otherwise. Replies 0. */
-		char *attr = old->attr;
-		size_t alen = old->alen;
-
-		old->attr = NULL;
-		if (attr)
-			v->nattrs--;
-		vset_elem_remove(v, old);
-		vadd_insert(v, &a, &q, NULL);
-		old = vset_find(v, a.ele->p, a.ele->len);
-		if (!a.attr && attr) {
-			old->attr = attr;
-			old->alen = alen;
-			v->nattrs++;
-		} else {
-			xfree(attr);
-		}
-		db_changed(c->db, e);
-		reply_bool(c, 0);
-		goto out;
+	rc = vadd_apply(c, e, v, &a);
+	if (rc == -EAGAIN) {
+		/* It changed meanwhile: run again from the start. */
+		xfree(a.vec);
+		cmd_vadd(c);
+		return;
 	}
-	if (v->h->count && shard_droppable()) {
-		/* The neighbour search, the slow half, without the shard lock;
-		 * then the set must still be the key's and the name still new. */
-		vset_get(v);
-		shard_drop(c);
-		prep = vhnsw_prepare(v->h, &q, (uint32_t)a.ef);
-		shard_take(c);
-		e = key_find(c, 1);
-		if (!e || e->val.type != OBJ_VSET || vset_of(&e->val) != v ||
-		    vset_find(v, a.ele->p, a.ele->len)) {
-			vset_put(v);
-			vhnsw_prep_free(prep);
-			vhnsw_query_free(&q);
-			xfree(a.vec);
-			/* It changed meanwhile: run again from the start. */
-			cmd_vadd(c);
-			return;
-		}
-		vset_put(v);
-	}
-	vadd_insert(v, &a, &q, prep);
-	vhnsw_prep_free(prep);
-	db_changed(c->db, e);
-	reply_bool(c, 1);
+	reply_bool(c, rc);
 out:
 	xfree(a.vec);
 }
@@ -372,6 +387,7 @@ struct vsim_args {
 	long long count, ef, filter_ef;
 	double epsilon;
 	bool withscores, withattribs, truth;
+	bool distances;		/* VSIM.SEARCH: scores are the metric's distances */
 	struct vfilter *filter; /* FILTER's, owned; or NULL */
 };
 
@@ -402,7 +418,7 @@ static void vsim_reply(struct client *c, const struct vsim_args *a, struct vhnsw
 		if (c->resp == 3 && a->withscores && a->withattribs)
 			reply_array(c, 2);
 		if (a->withscores)
-			reply_double_shortest(c, 1.0 - r[i].dist / 2.0);
+			reply_double_shortest(c, a->distances ? r[i].dist : 1.0 - r[i].dist / 2.0);
 		if (a->withattribs) {
 			if (e->attr)
 				reply_bulk(c, e->attr, e->alen);
@@ -467,17 +483,51 @@ static bool vsim_options(struct client *c, int j, struct vsim_args *a)
 	return true;
 }
 
+/*
+ * The search and its reply, with the shard lock let go when it may be: the
+ * reference keeps v alive and the graph's shared lock keeps it whole.
+ */
+static void vsim_run(struct client *c, struct vset *v, const float *vec, struct vsim_args *a)
+{
+	struct vhnsw_result *res;
+	struct vhnsw_query q;
+	bool dropped = shard_droppable();
+	uint32_t n, ef;
+
+	ef = a->ef ? (uint32_t)a->ef : VSET_DEFAULT_EF_SEARCH;
+	if ((uint64_t)a->count > ef)
+		ef = a->count > VSET_MAX_EF ? VSET_MAX_EF : (uint32_t)a->count;
+	vhnsw_query_init(v->h, vec, &q);
+	vset_get(v);
+	if (dropped)
+		shard_drop(c);
+	vhnsw_read_lock(v->h);
+	if (ef > v->h->count)
+		ef = (uint32_t)v->h->count;
+	res = xmalloc((ef ? ef : 1) * sizeof(*res));
+	if (a->filter)
+		n = vhnsw_search_filter(
+			v->h, &q, ef, ef, a->truth, vsim_accept, a->filter,
+			a->filter_ef ? (uint64_t)a->filter_ef : (uint64_t)a->count * 100, res);
+	else
+		n = vhnsw_search(v->h, &q, ef, ef, a->truth, res);
+	vsim_reply(c, a, res, n);
+	vhnsw_unlock(v->h);
+	if (dropped)
+		shard_take(c);
+	vset_put(v);
+	xfree(res);
+	vhnsw_query_free(&q);
+}
+
 void cmd_vsim(struct client *c)
 {
 	struct vsim_args a = { .count = VSET_DEFAULT_COUNT, .epsilon = 2.0 };
-	struct vhnsw_result *res;
-	struct vhnsw_query q;
 	struct entry *e;
 	struct vset *v;
 	float *vec = NULL;
-	uint32_t dim = 0, reduce, n, ef;
+	uint32_t dim = 0, reduce;
 	int used = 0;
-	bool dropped;
 
 	if (!vset_lookup(c, false, &e, &v))
 		return;
@@ -526,31 +576,7 @@ void cmd_vsim(struct client *c)
 	}
 	if (!vsim_options(c, 2 + used, &a))
 		goto out;
-	ef = a.ef ? (uint32_t)a.ef : VSET_DEFAULT_EF_SEARCH;
-	if ((uint64_t)a.count > ef)
-		ef = a.count > VSET_MAX_EF ? VSET_MAX_EF : (uint32_t)a.count;
-	vhnsw_query_init(v->h, vec, &q);
-	dropped = shard_droppable();
-	vset_get(v);
-	if (dropped)
-		shard_drop(c);
-	vhnsw_read_lock(v->h);
-	if (ef > v->h->count)
-		ef = (uint32_t)v->h->count;
-	res = xmalloc((ef ? ef : 1) * sizeof(*res));
-	if (a.filter)
-		n = vhnsw_search_filter(
-			v->h, &q, ef, ef, a.truth, vsim_accept, a.filter,
-			a.filter_ef ? (uint64_t)a.filter_ef : (uint64_t)a.count * 100, res);
-	else
-		n = vhnsw_search(v->h, &q, ef, ef, a.truth, res);
-	vsim_reply(c, &a, res, n);
-	vhnsw_unlock(v->h);
-	if (dropped)
-		shard_take(c);
-	vset_put(v);
-	xfree(res);
-	vhnsw_query_free(&q);
+	vsim_run(c, v, vec, &a);
 out:
 	vfilter_free(a.filter);
 	xfree(vec);
@@ -935,4 +961,205 @@ void cmd_vrange(struct client *c)
 	reply_array(c, n);
 	for (long long i = 0; i < n; i++)
 		reply_elem(c, s[first + (size_t)i]);
+}
+
+/* ---- the HotKV-style front end: VSIM.CREATEINDEX / VSIM.SET / VSIM.SEARCH -- */
+
+void cmd_vsim_createindex(struct client *c)
+{
+	long long dim = 0, m = VHNSW_DEFAULT_M, efc = VSET_DEFAULT_EF_BUILD;
+	enum vhnsw_metric metric = VHNSW_COSINE;
+	enum vhnsw_quant quant = VHNSW_NOQUANT;
+	struct obj o;
+	bool ok;
+
+	for (int j = 2; j < c->argc; j += 2) {
+		const struct arg *o = &c->argv[j], *val = &c->argv[j + 1];
+
+		if (j + 1 >= c->argc) {
+			reply_error(c, "syntax error");
+			return;
+		}
+		if (word_is(o, "DIM")) {
+			if (!arg_long(val, &dim) || dim < 1 || dim > VSET_MAX_DIM) {
+				reply_error(c, "invalid DIM");
+				return;
+			}
+		} else if (word_is(o, "METRIC")) {
+			if (word_is(val, "COSINE")) {
+				metric = VHNSW_COSINE;
+			} else if (word_is(val, "L2")) {
+				metric = VHNSW_L2;
+			} else if (word_is(val, "IP")) {
+				metric = VHNSW_IP;
+			} else {
+				reply_error(c, "invalid METRIC");
+				return;
+			}
+		} else if (word_is(o, "M")) {
+			if (!arg_long(val, &m) || m < VHNSW_MIN_M || m > VHNSW_MAX_M) {
+				reply_error(c, "invalid M");
+				return;
+			}
+		} else if (word_is(o, "EF_CONSTRUCTION")) {
+			if (!arg_long(val, &efc) || efc <= 0 || efc > VSET_MAX_EF) {
+				reply_error(c, "invalid EF_CONSTRUCTION");
+				return;
+			}
+		} else if (word_is(o, "TYPE")) {
+			if (word_is(val, "FLOAT32")) {
+				quant = VHNSW_NOQUANT;
+			} else if (word_is(val, "INT8")) {
+				quant = VHNSW_Q8;
+			} else if (word_is(val, "BIN")) {
+				quant = VHNSW_BIN;
+			} else {
+				reply_error(c, "invalid TYPE");
+				return;
+			}
+		} else {
+			reply_error(c, "syntax error");
+			return;
+		}
+	}
+	if (!dim) {
+		reply_error(c, "DIM is required");
+		return;
+	}
+	if (metric != VHNSW_COSINE && quant != VHNSW_NOQUANT) {
+		reply_error(c, "METRIC L2 and IP need TYPE FLOAT32");
+		return;
+	}
+	if (key_find(c, 1)) {
+		reply_error(c, "index already exists");
+		return;
+	}
+	o = vset_new((uint32_t)dim, quant, metric, (uint32_t)m, &ok);
+	vset_of(&o)->ef_build = (uint32_t)efc;
+	db_changed(c->db, db_add(c->db, c->argv[1].p, c->argv[1].len, o));
+	reply_ok(c);
+}
+
+/* The index at argv[1] for VSIM.SET: NULL with the error replied. */
+static struct vset *index_of(struct client *c, struct entry **e)
+{
+	*e = key_find(c, 1);
+	if (!*e) {
+		reply_error(c, "no such index");
+		return NULL;
+	}
+	return entry_is(c, *e, OBJ_VSET) ? vset_of(&(*e)->val) : NULL;
+}
+
+/* A FP32 blob argument for index v, projected if v has REDUCE's matrix;
+ * NULL with the error replied. */
+static float *index_vector(struct client *c, const struct vset *v, const struct arg *blob)
+{
+	uint32_t dim = (uint32_t)(blob->len / 4), want = v->proj ? v->proj_in : v->h->dim;
+	float *vec, *p;
+
+	if (blob->len % 4 || !blob->len || blob->len / 4 > VSET_MAX_DIM) {
+		reply_error(c, "invalid vector specification");
+		return NULL;
+	}
+	if (dim != want) {
+		reply_errorf(c, "Vector dimension mismatch - got %d but set has %d", (int)dim,
+			     (int)want);
+		return NULL;
+	}
+	vec = xmalloc(blob->len);
+	memcpy(vec, blob->p, blob->len);
+	if (!v->proj)
+		return vec;
+	p = xmalloc(v->h->dim * sizeof(float));
+	vset_project(v, vec, p);
+	xfree(vec);
+	return p;
+}
+
+void cmd_vsim_set(struct client *c)
+{
+	struct vadd_args a = { 0 };
+	struct entry *e;
+	struct vset *v;
+	int rc;
+
+	if (!word_is(&c->argv[3], "FP32") ||
+	    !(c->argc == 5 || (c->argc == 7 && word_is(&c->argv[5], "ATTR")))) {
+		reply_error(c, "syntax error");
+		return;
+	}
+	if (!(v = index_of(c, &e)) || !(a.vec = index_vector(c, v, &c->argv[4])))
+		return;
+	a.ele = &c->argv[2];
+	a.attr = c->argc == 7 ? &c->argv[6] : NULL;
+	a.ef = v->ef_build;
+	rc = vadd_apply(c, e, v, &a);
+	xfree(a.vec);
+	if (rc == -EAGAIN)
+		cmd_vsim_set(c);
+	else
+		reply_int(c, rc);
+}
+
+void cmd_vsim_search(struct client *c)
+{
+	struct vsim_args a = { .epsilon = INFINITY, .distances = true };
+	struct entry *e;
+	struct vset *v;
+	float *vec = NULL;
+	bool have_k = false;
+
+	for (int j = 4; j < c->argc; j++) {
+		const struct arg *o = &c->argv[j];
+		bool more = j + 1 < c->argc;
+
+		if (word_is(o, "K") && more) {
+			if (!arg_long(&c->argv[++j], &a.count) || a.count <= 0 ||
+			    a.count > VSET_MAX_EF) {
+				reply_error(c, "invalid K");
+				goto out;
+			}
+			have_k = true;
+		} else if (word_is(o, "EF") && more) {
+			if (!arg_long(&c->argv[++j], &a.ef) || a.ef <= 0 || a.ef > VSET_MAX_EF) {
+				reply_error(c, "invalid EF");
+				goto out;
+			}
+		} else if (word_is(o, "FILTER") && more) {
+			const char *err;
+
+			vfilter_free(a.filter);
+			a.filter = NULL;
+			if (vfilter_compile(c->argv[j + 1].p, c->argv[j + 1].len, &a.filter,
+					    &err)) {
+				reply_error(c, err);
+				goto out;
+			}
+			j++;
+		} else if (word_is(o, "WITHSCORES")) {
+			a.withscores = true;
+		} else if (word_is(o, "WITHATTRIBS")) {
+			a.withattribs = true;
+		} else {
+			reply_error(c, "syntax error");
+			goto out;
+		}
+	}
+	if (!word_is(&c->argv[2], "FP32") || !have_k) {
+		reply_error(c, "syntax error");
+		goto out;
+	}
+	if (!vset_lookup(c, false, &e, &v))
+		goto out;
+	if (!v) {
+		reply_array(c, 0);
+		goto out;
+	}
+	if (!(vec = index_vector(c, v, &c->argv[3])))
+		goto out;
+	vsim_run(c, v, vec, &a);
+out:
+	vfilter_free(a.filter);
+	xfree(vec);
 }
