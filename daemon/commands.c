@@ -845,3 +845,16 @@ bool entry_is(struct client *c, const struct entry *e, int type)
 	reply_error(c, ERR_WRONGTYPE);
 	return false;
 }
+
+const char *command_shown_name(const struct command *cmd)
+{
+	static __thread char buf[64];
+	size_t i;
+
+	if (!(cmd->flags & CMD_MODULE))
+		return cmd->name;
+	for (i = 0; cmd->name[i] && i < sizeof(buf) - 1; i++)
+		buf[i] = (char)toupper((unsigned char)cmd->name[i]);
+	buf[i] = '\0';
+	return buf;
+}

@@ -168,6 +168,10 @@ size_t command_rows(void);
 void command_stats(const struct command *cmd, struct command_stats *out);
 /* CONFIG RESETSTAT: every command's counters start again from zero. */
 void command_stats_reset(void);
+/* The name COMMAND, COMMAND DOCS and INFO commandstats show: a module's
+ * command in Redis (CMD_MODULE) is shown as registered, upper case. Valid
+ * until this thread's next call. */
+const char *command_shown_name(const struct command *cmd);
 /* True if cmd takes key arguments (COMMAND GETKEYS). */
 bool command_has_keys(const struct command *cmd);
 /* Fills keys[] with the indexes of argv's key arguments for cmd (at most max),

@@ -104,9 +104,11 @@ int vhnsw_query_init(const struct vhnsw *h, const float *v, struct vhnsw_query *
 		for (uint32_t i = 0; i < h->dim; i++)
 			if (fabsf(f[i]) > max)
 				max = fabsf(f[i]);
-		if (max > 0)
+		/* isfinite: a NaN or infinite component (a malformed blob) must
+		 * not reach the int8 conversion, whose result would be undefined. */
+		if (max > 0 && isfinite(max))
 			for (uint32_t i = 0; i < h->dim; i++)
-				o[i] = (int8_t)roundf(f[i] * (127.0f / max));
+				o[i] = isfinite(f[i]) ? (int8_t)roundf(f[i] * (127.0f / max)) : 0;
 		q->range = max;
 	} else if (h->quant == VHNSW_BIN) {
 		for (uint32_t i = 0; i < h->dim; i++)
