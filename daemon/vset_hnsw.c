@@ -146,6 +146,7 @@ void vhnsw_node_vector(const struct vhnsw *h, const struct vhnsw_node *n, float 
 
 struct vhnsw *vhnsw_new(uint32_t dim, enum vhnsw_quant quant, enum vhnsw_metric metric, uint32_t m)
 {
+	pthread_rwlockattr_t attr;
 	struct vhnsw *h;
 
 	if (!dim || m < VHNSW_MIN_M || m > VHNSW_MAX_M || quant > VHNSW_BIN ||
@@ -154,7 +155,13 @@ struct vhnsw *vhnsw_new(uint32_t dim, enum vhnsw_quant quant, enum vhnsw_metric 
 		return NULL;
 	}
 	h = xcalloc(1, sizeof(*h));
-	pthread_rwlock_init(&h->lock, NULL);
+	/* Writers first: a stream of searches must not starve VADD's short
+	 * linking step. No thread takes the shared lock twice, so a waiting
+	 * writer cannot deadlock a reader. */
+	pthread_rwlockattr_init(&attr);
+	pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	pthread_rwlock_init(&h->lock, &attr);
+	pthread_rwlockattr_destroy(&attr);
 	h->dim = dim;
 	h->quant = (uint8_t)quant;
 	h->metric = (uint8_t)metric;
