@@ -131,15 +131,15 @@ UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/unit/%,$(UNIT_SRCS))
 UNIT_ASAN_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/asan/tests/unit/%,$(UNIT_SRCS))
 
-$(OUTPUT)/tests/unit/%: tests/unit/%.c $(OUTPUT)/libxkvd.a $(call BENCH_LIB,$(OUTPUT)) \
-		$(KSFT)/kselftest_harness.h
+$(OUTPUT)/tests/unit/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(OUTPUT)/libxkvd.a \
+		$(call BENCH_LIB,$(OUTPUT)) $(KSFT)/kselftest_harness.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -Wno-sign-compare -I$(KSFT) -Itools/xkv-bench -o $@ $< \
 		$(OUTPUT)/libxkvd.a $(call BENCH_LIB,$(OUTPUT)) $(LIBS)
 
-$(OUTPUT)/asan/tests/unit/%: tests/unit/%.c $(OUTPUT)/asan/libxkvd.a $(call BENCH_LIB,$(OUTPUT)/asan) \
-		$(KSFT)/kselftest_harness.h
+$(OUTPUT)/asan/tests/unit/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(OUTPUT)/asan/libxkvd.a \
+		$(call BENCH_LIB,$(OUTPUT)/asan) $(KSFT)/kselftest_harness.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(filter-out -DHAVE_JEMALLOC,$(BASE_CFLAGS)) $(ASAN_FLAGS) -Wno-sign-compare -I$(KSFT) \
@@ -231,6 +231,12 @@ bench-peers: all
 # and size class. E.g. PEERS="redis8=/opt/redis/redis-server" BENCH_ARGS='-n 500000'.
 bench-memory: all
 	$(Q)PEERS="$(PEERS)" $(PYTHON) tools/bench/memory.py -o $(OUTPUT) $(BENCH_ARGS)
+
+# The FILTER expression fuzzer (tests/unit/test_vset_filter_fuzz.c) under ASan with
+# VFILTER_FUZZ_ITERS runs (make test runs 20000). E.g. VFILTER_FUZZ_SEED=7.
+VFILTER_FUZZ_ITERS ?= 1000000
+fuzz-vfilter: $(OUTPUT)/asan/tests/unit/test_vset_filter_fuzz
+	$(Q)VFILTER_FUZZ_ITERS=$(VFILTER_FUZZ_ITERS) $<
 
 # ---- other kernels (not part of make test) -----------------------------------------
 # Debian 12's own kernel (6.1 LTS, linux-image-amd64 fetched into $(OUTPUT)/kernel) under
@@ -350,8 +356,10 @@ help:
 	@echo '  fuzz-scripts  FUZZ_SCRIPTS=1000000 random Lua scripts against the ASan build'
 	@echo '  soak         fuzz xkvd against redis-server, concurrency soak (ASan), coherence;'
 	@echo '               SOAK_MINUTES=25 by default, SOAK_ARGS='"'"'--seed N --only fuzz'"'"''
+	@echo '  fuzz-vfilter  the FILTER expression fuzzer, 1M runs under ASan (VFILTER_FUZZ_ITERS=N)'
 	@echo '  bpf daemon tools asan test-unit format format-check clean'
 
 .PHONY: all bpf daemon tools asan test test-unit test-build deps run docs format format-check clean help \
+	fuzz-vfilter \
 	bench bench-compare bench-peers bench-fastpath bench-instructions bench-memory bench-threads bench-clients soak fuzz-scripts \
 	test-kernel-6.1 test-tcp-fastpath

@@ -98,8 +98,11 @@ static void reply_args(struct client *c, const struct command_doc_arg *args, uns
 static void reply_doc(struct client *c, const struct command_doc *d, bool subs)
 {
 	static const char *const flag_names[] = { "deprecated", "syscmd" };
+	/* Redis names the module of a module's command; vector sets are the
+	 * only commands of group "module" here. */
+	bool module = !strcmp(d->group, "module");
 
-	reply_map(c, 1 + !!d->summary + !!d->since + !!d->complexity + !!d->doc_flags +
+	reply_map(c, 1 + module + !!d->summary + !!d->since + !!d->complexity + !!d->doc_flags +
 			     !!d->deprecated_since + !!d->replaced_by + !!d->nhistory + !!d->nargs +
 			     subs);
 	if (d->summary)
@@ -107,6 +110,8 @@ static void reply_doc(struct client *c, const struct command_doc *d, bool subs)
 	if (d->since)
 		reply_pair(c, "since", d->since);
 	reply_pair(c, "group", d->group);
+	if (module)
+		reply_pair(c, "module", "vectorset");
 	if (d->complexity)
 		reply_pair(c, "complexity", d->complexity);
 	if (d->doc_flags) {

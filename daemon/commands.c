@@ -496,7 +496,9 @@ static struct command *resolve(struct client *c)
 		cmd = sub;
 	}
 	if ((cmd->arity > 0 && c->argc != cmd->arity) || c->argc < -cmd->arity) {
-		reply_errorf(c, "wrong number of arguments for '%s' command", cmd->name);
+		/* A module's command in Redis names itself as the client typed it. */
+		reply_errorf(c, "wrong number of arguments for '%s' command",
+			     cmd->flags & CMD_MODULE ? c->argv[0].p : cmd->name);
 		stat_add(&own_stats(c, cmd)->rejected, 1);
 		return NULL;
 	}
@@ -878,4 +880,17 @@ bool entry_is(struct client *c, const struct entry *e, int type)
 		return true;
 	reply_error(c, ERR_WRONGTYPE);
 	return false;
+}
+
+const char *command_shown_name(const struct command *cmd)
+{
+	static __thread char buf[64];
+	size_t i;
+
+	if (!(cmd->flags & CMD_MODULE))
+		return cmd->name;
+	for (i = 0; cmd->name[i] && i < sizeof(buf) - 1; i++)
+		buf[i] = (char)toupper((unsigned char)cmd->name[i]);
+	buf[i] = '\0';
+	return buf;
 }

@@ -59,6 +59,7 @@ enum command_flag {
 	CMD_NO_AUTH = 1u << 12,
 	CMD_ALLOW_BUSY = 1u << 13,
 	CMD_NO_MULTI = 1u << 14,
+	CMD_MODULE = 1u << 18,		 /* a module's command in Redis (vector sets) */
 	CMD_NO_ASYNC_LOADING = 1u << 16, /* SAVE, BGSAVE: shown by COMMAND INFO only */
 	/* Not shown by COMMAND INFO (Redis hides it too). */
 	CMD_MAY_REPLICATE = 1u << 15,	  /* held by CLIENT PAUSE WRITE (PUBLISH) */
@@ -170,6 +171,10 @@ size_t command_rows(void);
 void command_stats(const struct command *cmd, struct command_stats *out);
 /* CONFIG RESETSTAT: every command's counters start again from zero. */
 void command_stats_reset(void);
+/* The name COMMAND, COMMAND DOCS and INFO commandstats show: a module's
+ * command in Redis (CMD_MODULE) is shown as registered, upper case. Valid
+ * until this thread's next call. */
+const char *command_shown_name(const struct command *cmd);
 /* True if cmd takes key arguments (COMMAND GETKEYS). */
 bool command_has_keys(const struct command *cmd);
 /* Fills keys[] with the indexes of argv's key arguments for cmd (at most max),

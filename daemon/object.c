@@ -132,9 +132,9 @@ char *obj_string_make_raw(struct obj *o, size_t cap)
 const char *obj_type_name(const struct obj *o)
 {
 	static const char *const names[] = {
-		[OBJ_STRING] = "string", [OBJ_LIST] = "list", [OBJ_SET] = "set",
-		[OBJ_ZSET] = "zset",	 [OBJ_HASH] = "hash", [OBJ_STREAM] = "stream",
-		[OBJ_ARRAY] = "array",
+		[OBJ_STRING] = "string", [OBJ_LIST] = "list",	   [OBJ_SET] = "set",
+		[OBJ_ZSET] = "zset",	 [OBJ_HASH] = "hash",	   [OBJ_STREAM] = "stream",
+		[OBJ_ARRAY] = "array",	 [OBJ_VSET] = "vectorset",
 	};
 
 	return names[o->type];

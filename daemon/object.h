@@ -22,6 +22,7 @@ enum obj_type {
 	OBJ_HASH,
 	OBJ_STREAM,
 	OBJ_ARRAY,
+	OBJ_VSET, /* Redis 8's vector sets (t_vset.h) */
 	OBJ_TYPES
 };
 /* Encodings, named as OBJECT ENCODING reports them in Redis. */

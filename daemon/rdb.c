@@ -41,6 +41,7 @@ enum rdb_type {
 	RDB_TYPE_ZSET = 3,
 	RDB_TYPE_HASH = 4,
 	RDB_TYPE_ZSET_2 = 5,
+	RDB_TYPE_MODULE_2 = 7,
 	RDB_TYPE_HASH_ZIPMAP = 9,
 	RDB_TYPE_LIST_ZIPLIST = 10,
 	RDB_TYPE_SET_INTSET = 11,
@@ -590,6 +591,9 @@ void rdb_save_value(struct rdb_buf *b, const struct obj *o, bool compress)
 		break;
 	case OBJ_ARRAY:
 		rdb_save_array(b, o, compress);
+		break;
+	case OBJ_VSET:
+		rdb_save_vset(b, o);
 		break;
 	}
 }
@@ -1319,7 +1323,7 @@ bool rdb_type_known(uint8_t t)
 	       t == RDB_TYPE_HASH_LISTPACK || t == RDB_TYPE_ZSET_LISTPACK ||
 	       t == RDB_TYPE_LIST_QUICKLIST_2 || t == RDB_TYPE_SET_LISTPACK ||
 	       (t >= RDB_TYPE_HASH_METADATA_PRE_GA && t <= RDB_TYPE_HASH_LISTPACK_EX) ||
-	       t == RDB_TYPE_ARRAY || rdb_stream_type(t);
+	       t == RDB_TYPE_ARRAY || t == RDB_TYPE_MODULE_2 || rdb_stream_type(t);
 }
 
 int rdb_load_object(struct rdb_reader *r, uint8_t t, struct obj *out)
@@ -1365,6 +1369,12 @@ int rdb_load_object(struct rdb_reader *r, uint8_t t, struct obj *out)
 	case RDB_TYPE_ARRAY:
 		rc = rdb_load_array(r, &o, &made);
 		break;
+	case RDB_TYPE_MODULE_2:
+		/* Only Redis's vector sets are known (rdb_vset.c). */
+		if (rdb_load_vset(r, &o))
+			return -EINVAL;
+		*out = o;
+		return 0;
 	default:
 		if (rdb_stream_type(t)) {
 			/* An empty stream is a valid value. */

@@ -111,6 +111,9 @@ int rdb_pack_next(struct rdb_pack *k, struct rdb_ent *e);
 
 /* Streams (rdb_stream.c): RDB_TYPE_STREAM_LISTPACKS to _5 read, _5 written. */
 bool rdb_stream_type(uint8_t t);
+/* Vector sets as Redis 8's module record (rdb_vset.c). */
+void rdb_save_vset(struct rdb_buf *b, const struct obj *o);
+int rdb_load_vset(struct rdb_reader *r, struct obj *out);
 void rdb_save_stream(struct rdb_buf *b, const struct obj *o, bool compress);
 int rdb_load_stream(struct rdb_reader *r, uint8_t t, struct obj *out);
 /* A DUMP payload's footer (RDB version, CRC-64) p[len-10..len): a version

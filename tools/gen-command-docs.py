@@ -85,7 +85,7 @@ def main():
                                         '--save', '', '--appendonly', 'no', '--dir', tmp,
                                         '--logfile', tmp + '/r'])]
         try:
-            ours = set(meta.Conn(xport).call('COMMAND', 'LIST'))
+            ours = set(n.lower() for n in meta.Conn(xport).call('COMMAND', 'LIST'))
             ref = meta.Conn(rport)
             version = ref.call('INFO', 'server').split('redis_version:')[1].split()[0]
             docs = ref.call('COMMAND', 'DOCS')
@@ -95,7 +95,8 @@ def main():
                 p.wait()
     found = {}
     for name, doc in docs.items():
-        found[name] = doc
+        # A module's commands (vector sets) come upper case, as registered.
+        found[name.lower()] = doc
         found.update(doc.get('subcommands') or {})
     w = Writer()
     for name in sorted(n for n in found if n in ours):

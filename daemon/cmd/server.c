@@ -53,6 +53,7 @@ static const struct {
 	{ CMD_WRITE, "write" },
 	{ CMD_READONLY, "readonly" },
 	{ CMD_DENYOOM, "denyoom" },
+	{ CMD_MODULE, "module" },
 	{ CMD_ADMIN, "admin" },
 	{ CMD_PUBSUB, "pubsub" },
 	{ CMD_NOSCRIPT, "noscript" },
@@ -230,7 +231,7 @@ static void reply_command_info(struct client *c, const struct command *cmd)
 	for (size_t i = 0; i < sizeof(flag_names) / sizeof(flag_names[0]); i++)
 		nflags += !!(flags & flag_names[i].flag);
 	reply_array(c, 10);
-	reply_bulk_cstr(c, cmd->name);
+	reply_bulk_cstr(c, command_shown_name(cmd));
 	reply_int(c, cmd->arity);
 	reply_set(c, nflags);
 	for (size_t i = 0; i < sizeof(flag_names) / sizeof(flag_names[0]); i++)
@@ -315,7 +316,7 @@ void cmd_command_docs(struct client *c)
 	if (c->argc == 2) {
 		reply_map(c, command_count());
 		for (struct command **all = command_all(); *all; all++) {
-			reply_bulk_cstr(c, (*all)->name);
+			reply_bulk_cstr(c, command_shown_name(*all));
 			command_docs_reply(c, *all);
 		}
 		return;
@@ -327,7 +328,7 @@ void cmd_command_docs(struct client *c)
 		struct command *cmd = lookup_full_name(&c->argv[i]);
 
 		if (cmd) {
-			reply_bulk_cstr(c, cmd->name);
+			reply_bulk_cstr(c, command_shown_name(cmd));
 			command_docs_reply(c, cmd);
 		}
 	}
@@ -433,7 +434,7 @@ void cmd_command_list(struct client *c)
 	reply_array(c, n);
 	for (struct command **all = command_all(); *all; all++) {
 		if (list_filter(c, *all))
-			reply_bulk_cstr(c, (*all)->name);
+			reply_bulk_cstr(c, command_shown_name(*all));
 		for (unsigned i = 0; i < (*all)->nsubs; i++)
 			if (list_filter(c, (*all)->subs[i]))
 				reply_bulk_cstr(c, (*all)->subs[i]->name);
@@ -1022,8 +1023,8 @@ static void info_command_stats(struct text *t, const struct command *cmd)
 	text_printf(t,
 		    "cmdstat_%s:calls=%llu,usec=%llu,usec_per_call=%.2f,rejected_calls=%llu,"
 		    "failed_calls=%llu\r\n",
-		    cmd->name, (unsigned long long)st.calls, (unsigned long long)st.usec,
-		    st.calls ? (double)st.usec / (double)st.calls : 0,
+		    command_shown_name(cmd), (unsigned long long)st.calls,
+		    (unsigned long long)st.usec, st.calls ? (double)st.usec / (double)st.calls : 0,
 		    (unsigned long long)st.rejected, (unsigned long long)st.failed);
 }
 

@@ -584,6 +584,11 @@ def test(fn):
     return fn
 
 
+class Skip(Exception):
+    """Raised by a test that cannot run against this build (the reason in
+    its message): reported as a TAP SKIP, not a pass."""
+
+
 def xkv_only(fn):
     """Asserts xkvd-specific behaviour; skipped with --reference-only."""
     fn.xkv_only = True

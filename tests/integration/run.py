@@ -88,8 +88,8 @@ def run_file(env, tap, mod, tests):
             if getattr(fn, 'xkv_only', False) and env.reference_only:
                 tap.result(name, True, skip='xkvd-only behaviour')
                 continue
-            ok, diag = run_one(env, ref, sut, fn)
-            tap.result(name, ok, diag)
+            ok, diag, skip = run_one(env, ref, sut, fn)
+            tap.result(name, ok, diag, skip)
             if not sut.alive():
                 sut.close()
                 sut = env.make('sut')
@@ -107,14 +107,16 @@ def run_file(env, tap, mod, tests):
 
 
 def run_one(env, ref, sut, fn):
-    """Run one test: (ok, diagnostic lines)."""
+    """Run one test: (ok, diagnostic lines, reason it skipped or None)."""
     ctx = harness.Ctx(env, ref, sut)
-    diag = []
+    diag, skip = [], None
     try:
         for srv in (ref, sut):
             with srv.client() as c:
                 assert c.cmd('FLUSHALL') == b'+OK\r\n', '%s: FLUSHALL failed' % srv.label
         fn(ctx)
+    except harness.Skip as e:
+        skip = str(e)
     except Exception:
         diag = traceback.format_exc().rstrip().splitlines()
     tested = [sut] + [s for s in ctx.spawned if s.label == sut.label]
@@ -131,7 +133,7 @@ def run_one(env, ref, sut, fn):
         for srv in tested:
             diag += srv.log_tail().splitlines()
     ctx.cleanup()
-    return not diag, diag
+    return not diag, diag, None if diag else skip
 
 
 if __name__ == '__main__':
