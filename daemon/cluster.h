@@ -60,9 +60,9 @@ struct cluster_node {
 	/* Where clients and the bus reach it; under cluster_lock. */
 	char ip[CLUSTER_IPLEN];
 	char hostname[256];
-	uint16_t port;	/* clients (TCP) */
-	uint16_t pport; /* clients over TLS: always 0 here */
-	uint16_t cport; /* the cluster bus */
+	uint16_t port;			/* clients (TCP) */
+	uint16_t pport;			/* clients over TLS: always 0 here */
+	uint16_t cport;			/* the cluster bus */
 	struct cluster_node *replicaof; /* under cluster_lock; NULL for a primary */
 	struct cluster_node *next;	/* the list of known nodes, under cluster_lock */
 	void *bus;			/* the control plane's own per-node state */
@@ -71,7 +71,7 @@ struct cluster_node {
 /* One slot as the data plane reads it. NULL: nobody / not migrating. */
 struct cluster_slot {
 	struct cluster_node *_Atomic owner;
-	struct cluster_node *_Atomic migrating_to; /* SETSLOT MIGRATING, on the owner */
+	struct cluster_node *_Atomic migrating_to;   /* SETSLOT MIGRATING, on the owner */
 	struct cluster_node *_Atomic importing_from; /* SETSLOT IMPORTING, on the target */
 };
 
@@ -113,6 +113,18 @@ void cluster_slot_set_owner(uint16_t slot, struct cluster_node *owner);
 void cluster_slot_set_migrating(uint16_t slot, struct cluster_node *to);
 void cluster_slot_set_importing(uint16_t slot, struct cluster_node *from);
 void cluster_set_state_ok(bool ok);
+
+/* ---- the data plane's services to the control plane (cluster_keys.c) ------------------------ */
+
+/* Deletes every key of slot (database 0) through the per-slot index, as
+ * Redis's clusterDelKeysInSlot when a slot is lost; returns how many. Takes
+ * the slot's shard lock: call it holding neither cluster_lock nor a shard
+ * lock. */
+int cluster_slot_keys_delete(uint16_t slot);
+/* May this node list the keys of slot (COUNTKEYSINSLOT, GETKEYSINSLOT): it
+ * or its primary owns the slot, or it imports it (Redis's
+ * clusterCanAccessKeysInSlot). */
+bool cluster_can_access_slot(uint16_t slot);
 
 /* ---- the data plane's hook (registered once before the workers start) ------------------------- */
 

@@ -194,7 +194,7 @@ def command_getkeys(t):
 # of them); ZRANK/ZREVRANK take Redis 7.2's WITHSCORE (arity -3); COMMAND
 # GETKEYS(ANDFLAGS) takes Redis 8's arity (-3: a command alone); WAIT has Redis
 # 8's flags (blocking, so scripts may call it; 7.0: noscript).
-INFO_EXCEPTIONS = {b'client', b'command', b'config', b'latency', b'memory', b'object',
+INFO_EXCEPTIONS = {b'client', b'cluster', b'command', b'config', b'latency', b'memory', b'object',
                    b'function', b'pubsub', b'script', b'slowlog', b'xgroup', b'xinfo', b'zrank',
                    b'zrevrank', b'command|getkeys',
                    b'command|getkeysandflags', b'wait'}
