@@ -60,8 +60,16 @@ static int key_indexes(const struct command *cmd, int argc, const struct arg *ar
 {
 	int n = 0;
 
-	if (cmd->key_plan != KEYS_FIXED)
-		return command_key_indexes(cmd, argc, argv, keys, NULL, argc);
+	if (cmd->key_plan != KEYS_FIXED) {
+		n = command_key_indexes(cmd, argc, argv, keys, NULL, argc);
+		/* MIGRATE ... "" ... KEYS k...: the empty string is no key
+		 * (Redis's migrateGetKeys). */
+		if (cmd->fn == cmd_migrate && n > 1 && keys[0] == 3 && !argv[3].len) {
+			memmove(keys, keys + 1, sizeof(*keys) * (size_t)(n - 1));
+			n--;
+		}
+		return n;
+	}
 	for (unsigned r = 0; r < cmd->nranges; r++) {
 		const struct key_range *kr = &cmd->ranges[r];
 		int last = kr->last < 0 ? argc + kr->last : kr->last;
@@ -177,7 +185,10 @@ static struct cluster_node *query_node(struct client *c, struct command *cmd, st
 		return atomic_load_explicit(&cluster_slot((uint16_t)q->slot)->migrating_to,
 					    memory_order_acquire);
 	}
-	if (q->importing && (c->flags & CLIENT_ASKING)) {
+	/* MIGRATE works in the local node's context while the slot is open. */
+	if ((q->migrating || q->importing) && cmd->fn == cmd_migrate)
+		return me;
+	if (q->importing && ((c->flags & CLIENT_ASKING) || (cmd->flags & CMD_ASKING))) {
 		if (q->multiple_keys && q->missing) {
 			*why = REDIR_UNSTABLE;
 			return NULL;
