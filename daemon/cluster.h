@@ -60,9 +60,9 @@ struct cluster_node {
 	/* Where clients and the bus reach it; under cluster_lock. */
 	char ip[CLUSTER_IPLEN];
 	char hostname[256];
-	uint16_t port;	/* clients (TCP) */
-	uint16_t pport; /* clients over TLS: always 0 here */
-	uint16_t cport; /* the cluster bus */
+	uint16_t port;			/* clients (TCP) */
+	uint16_t pport;			/* clients over TLS: always 0 here */
+	uint16_t cport;			/* the cluster bus */
 	struct cluster_node *replicaof; /* under cluster_lock; NULL for a primary */
 	struct cluster_node *next;	/* the list of known nodes, under cluster_lock */
 	void *bus;			/* the control plane's own per-node state */
@@ -71,7 +71,7 @@ struct cluster_node {
 /* One slot as the data plane reads it. NULL: nobody / not migrating. */
 struct cluster_slot {
 	struct cluster_node *_Atomic owner;
-	struct cluster_node *_Atomic migrating_to; /* SETSLOT MIGRATING, on the owner */
+	struct cluster_node *_Atomic migrating_to;   /* SETSLOT MIGRATING, on the owner */
 	struct cluster_node *_Atomic importing_from; /* SETSLOT IMPORTING, on the target */
 };
 
@@ -113,6 +113,9 @@ void cluster_slot_set_owner(uint16_t slot, struct cluster_node *owner);
 void cluster_slot_set_migrating(uint16_t slot, struct cluster_node *to);
 void cluster_slot_set_importing(uint16_t slot, struct cluster_node *from);
 void cluster_set_state_ok(bool ok);
+/* Makes n (linked, flagged CLUSTER_NODE_MYSELF by the caller) this node:
+ * nodes.conf's myself replaces the fresh one cluster_init made. */
+void cluster_set_myself(struct cluster_node *n);
 
 /* ---- the data plane's hook (registered once before the workers start) ------------------------- */
 
@@ -120,5 +123,14 @@ void cluster_set_state_ok(bool ok);
  * owning slot, before the change is visible (stop) or after (start). */
 typedef void cluster_slot_listener(uint16_t slot, bool owned);
 void cluster_set_slot_listener(cluster_slot_listener *fn);
+
+/* ---- the data plane's keys, for the control plane ---------------------------------------------- */
+
+/* Deletes every key of slot in database 0: the control plane calls it after
+ * this node lost a slot that still had keys (SETSLOT NODE, a newer owner
+ * seen on the bus). Takes the slot's shard lock: never call it holding
+ * cluster_lock. cluster_keys.c has a stand-in (a walk of the slot's shard)
+ * until the data plane's per-slot index replaces it. */
+void cluster_slot_keys_delete(uint16_t slot);
 
 #endif
