@@ -72,8 +72,8 @@ bool cluster_owns_slot(uint16_t slot)
 {
 	struct cluster_node *me = cluster_myself();
 
-	return me && atomic_load_explicit(&slots[slot % CLUSTER_SLOTS].owner,
-					  memory_order_acquire) == me;
+	return me &&
+	       atomic_load_explicit(&slots[slot % CLUSTER_SLOTS].owner, memory_order_acquire) == me;
 }
 
 bool cluster_state_ok(void)
@@ -202,6 +202,11 @@ void cluster_slot_set_importing(uint16_t slot, struct cluster_node *from)
 void cluster_set_state_ok(bool ok)
 {
 	atomic_store_explicit(&state_ok, ok, memory_order_release);
+}
+
+void cluster_set_myself(struct cluster_node *n)
+{
+	atomic_store_explicit(&myself, n, memory_order_release);
 }
 
 void cluster_set_slot_listener(cluster_slot_listener *fn)

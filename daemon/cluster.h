@@ -113,6 +113,9 @@ void cluster_slot_set_owner(uint16_t slot, struct cluster_node *owner);
 void cluster_slot_set_migrating(uint16_t slot, struct cluster_node *to);
 void cluster_slot_set_importing(uint16_t slot, struct cluster_node *from);
 void cluster_set_state_ok(bool ok);
+/* Makes n (linked, flagged CLUSTER_NODE_MYSELF by the caller) this node:
+ * nodes.conf's myself replaces the fresh one cluster_init made. */
+void cluster_set_myself(struct cluster_node *n);
 
 /* ---- the data plane's services to the control plane (cluster_keys.c) ------------------------ */
 

@@ -5,6 +5,7 @@
  * and the keys a node may list.
  */
 #include "cluster.h"
+#include "cluster_ctl.h"
 #include "store.h"
 
 int cluster_slot_keys_delete(uint16_t slot)
@@ -42,4 +43,14 @@ bool cluster_can_access_slot(uint16_t slot)
 	    primary)
 		return atomic_load_explicit(&s->owner, memory_order_acquire) == primary;
 	return atomic_load_explicit(&s->owner, memory_order_acquire) == me;
+}
+
+uint64_t cluster_slot_keys_count(uint16_t slot)
+{
+	uint64_t n;
+
+	store_shard_lock(0, slot % STORE_SHARDS);
+	n = db_slot_count(0, slot % CLUSTER_SLOTS);
+	store_shard_unlock(0, slot % STORE_SHARDS);
+	return n;
 }

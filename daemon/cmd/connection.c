@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cluster.h"
 #include "commands.h"
 #include "config.h"
 #include "blocking.h"
@@ -63,6 +64,10 @@ void cmd_select(struct client *c)
 	if (db < INT_MIN || db > INT_MAX) {
 		reply_error(c,
 			    "value is out of range, value must between -2147483648 and 2147483647");
+		return;
+	}
+	if (cluster_enabled() && db != 0) {
+		reply_error(c, "SELECT is not allowed in cluster mode");
 		return;
 	}
 	if (db < 0 || db >= store.ndbs) {
