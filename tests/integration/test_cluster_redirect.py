@@ -7,13 +7,19 @@ for a key already gone, TRYAGAIN for a multi-key command split between the
 nodes, MOVED without ASKING on the target and service with it, MIGRATE with
 RESTORE-ASKING, then SETSLOT NODE: MOVED and the keys deleted on the old
 owner; redis-cli --cluster reshard of 200 slots with 2,000 keys, every key
-read back through redis-py's RedisCluster."""
+read back through redis-py's RedisCluster; ioredis Cluster and node-redis
+createCluster (tests/clients/cluster.js)."""
 
-import redis
+import os
+import shutil
+import subprocess
+
 from redis.cluster import ClusterNode, RedisCluster
 
 from harness import RespError, test, wait_until, xkv_only
 from test_cluster import addr, all_agree, check_green, cli, cluster_node
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def three_nodes(ctx):
@@ -144,3 +150,22 @@ def cluster_reshard_with_keys_redis_py(ctx):
         assert rc_client.mget_nonatomic(['key:1', 'key:2']) == [b'1', b'2']
     finally:
         rc_client.close()
+
+
+@test
+@xkv_only
+def cluster_node_clients(ctx):
+    """ioredis Cluster and node-redis createCluster (npm, clients/node)."""
+    node = shutil.which('node')
+    assert node, 'node is not installed (make deps)'
+    mods = os.path.join(REPO, 'clients', 'node', 'node_modules')
+    assert os.path.isdir(os.path.join(mods, 'ioredis')) and \
+        os.path.isdir(os.path.join(mods, 'redis')), 'make deps runs npm ci in clients/node'
+    a, b, c = three_nodes(ctx)
+    p = subprocess.run([node, os.path.join(REPO, 'tests', 'clients', 'cluster.js'),
+                        '--ports', '%d,%d,%d' % (a.port, b.port, c.port), '--keys', '1000'],
+                       capture_output=True, timeout=300)
+    out = (p.stdout + p.stderr).decode('utf-8', 'replace')
+    assert p.returncode == 0 and 'ok 2000 keys' in out, out[-3000:]
+    assert sum(s.call('DBSIZE') for s in (a, b, c)) == 2000 + 6
+    assert all(s.call('DBSIZE') > 300 for s in (a, b, c))
