@@ -207,39 +207,46 @@ static struct cluster_node *query_node(struct client *c, struct command *cmd, st
 	return q->node;
 }
 
-/* Redis's clusterRedirectClient. */
-static void reply_redirect(struct client *c, const struct cluster_node *n, unsigned slot,
-			   enum redir why)
+/* Redis's clusterRedirectClient's text (the error, its '-' included). */
+static void redirect_text(const struct cluster_node *n, unsigned slot, enum redir why, char *buf,
+			  size_t size)
 {
 	char where[CLUSTER_IPLEN + 300];
 
 	switch (why) {
 	case REDIR_CROSS_SLOT:
-		reply_error(c, "-CROSSSLOT Keys in request don't hash to the same slot");
+		snprintf(buf, size, "-CROSSSLOT Keys in request don't hash to the same slot");
 		break;
 	case REDIR_UNSTABLE:
-		reply_error(c, "-TRYAGAIN Multiple keys request during rehashing of slot");
+		snprintf(buf, size, "-TRYAGAIN Multiple keys request during rehashing of slot");
 		break;
 	case REDIR_DOWN_STATE:
-		reply_error(c, "-CLUSTERDOWN The cluster is down");
+		snprintf(buf, size, "-CLUSTERDOWN The cluster is down");
 		break;
 	case REDIR_DOWN_RO_STATE:
-		reply_error(c, "-CLUSTERDOWN The cluster is down and only accepts read commands");
-		break;
-	case REDIR_DOWN_UNBOUND:
-		reply_error(c, "-CLUSTERDOWN Hash slot not served");
+		snprintf(buf, size,
+			 "-CLUSTERDOWN The cluster is down and only accepts read commands");
 		break;
 	case REDIR_ASK:
 	case REDIR_MOVED:
-		cluster_node_endpoint(n, where, sizeof(where));
-		reply_errorf(c, "-%s %u %s", why == REDIR_ASK ? "ASK" : "MOVED", slot, where);
-		break;
+		if (n) {
+			cluster_node_endpoint(n, where, sizeof(where));
+			snprintf(buf, size, "-%s %u %s", why == REDIR_ASK ? "ASK" : "MOVED", slot,
+				 where);
+			break;
+		}
+		/* An ASK to a slot with no target left (SETSLOT STABLE
+		 * meanwhile) answers as a slot nobody serves. */
+		/* fallthrough */
 	default:
+		snprintf(buf, size, "-CLUSTERDOWN Hash slot not served");
 		break;
 	}
 }
 
-bool cluster_route(struct client *c, struct command *cmd)
+/* The decision for cmd run by c with argv: true to serve it here; else the
+ * error in buf. */
+static bool route(struct client *c, struct command *cmd, char *buf, size_t size)
 {
 	struct query q = { 0 };
 	struct cluster_node *n;
@@ -251,16 +258,32 @@ bool cluster_route(struct client *c, struct command *cmd)
 	n = query_node(c, cmd, &q, &why);
 	if (n && n == cluster_myself())
 		return true;
+	redirect_text(n, q.slot, why, buf, size);
+	return false;
+}
+
+bool cluster_route(struct client *c, struct command *cmd)
+{
+	char err[CLUSTER_IPLEN + 400];
+
+	if (route(c, cmd, err, sizeof(err)))
+		return true;
 	if (cmd->fn == cmd_exec) {
 		multi_reset(c);
 		multi_unwatch(c);
 	} else if (c->in_multi) {
 		c->multi_error = true;
 	}
-	/* An ASK to a slot with no target left (SETSLOT STABLE meanwhile)
-	 * answers as a slot nobody serves. */
-	if (!n && (why == REDIR_ASK || why == REDIR_MOVED))
-		why = REDIR_DOWN_UNBOUND;
-	reply_redirect(c, n, q.slot, why);
+	reply_error(c, err);
 	return false;
+}
+
+bool cluster_route_udp(struct client *c, char *buf, size_t size)
+{
+	struct command *cmd = command_lookup(c->argv[0].p, c->argv[0].len);
+	bool here = !cmd || route(c, cmd, buf, size);
+
+	/* No dispatcher to forget the remembered slot after the command. */
+	key_slot_forget();
+	return here;
 }

@@ -12,6 +12,7 @@
 #define XKV_CLUSTER_ROUTE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 struct client;
 struct command;
@@ -21,5 +22,10 @@ struct command;
  * redirect (a transaction being queued is flagged to fail, an EXEC's is
  * discarded). c is not our master (the dispatcher skips it). */
 bool cluster_route(struct client *c, struct command *cmd);
+
+/* The same decision for a GET or MGET that came over UDP (c a stand-in
+ * holding its arguments): true to serve it; else the error to answer, its
+ * '-' included, in buf. */
+bool cluster_route_udp(struct client *c, char *buf, size_t size);
 
 #endif

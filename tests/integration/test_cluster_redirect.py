@@ -12,6 +12,8 @@ createCluster (tests/clients/cluster.js)."""
 
 import os
 import shutil
+import socket
+import struct
 import subprocess
 
 from redis.cluster import ClusterNode, RedisCluster
@@ -169,3 +171,31 @@ def cluster_node_clients(ctx):
     assert p.returncode == 0 and 'ok 2000 keys' in out, out[-3000:]
     assert sum(s.call('DBSIZE') for s in (a, b, c)) == 2000 + 6
     assert all(s.call('DBSIZE') > 300 for s in (a, b, c))
+
+
+def udp_call(port, *args):
+    """One command over xkvd's UDP protocol (docs/udp-protocol.md): the reply."""
+    body = b'*%d\r\n' % len(args) + b''.join(
+        b'$%d\r\n%s\r\n' % (len(a), a) for a in (x.encode() for x in args))
+    req = struct.pack('!HBBIHHIQ', 0x584b, 1, 0, 7, len(body), 0, 0, 0) + body
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.settimeout(2)
+        s.connect(('127.0.0.1', port))
+        s.send(req + bytes(256))
+        return s.recv(4096)[24:].split(b'\r\n')[:3]
+
+
+@test
+@xkv_only
+def cluster_udp_get_redirected(ctx):
+    """A GET or MGET over UDP for a slot served elsewhere gets TCP's MOVED."""
+    a, b, c = servers = three_nodes(ctx)
+    kb, slot_b = key_on(servers, b)
+    ka, _ = key_on(servers, a)
+    assert a.call('SET', ka, 'here') == b'OK' and b.call('SET', kb, 'there') == b'OK'
+    assert udp_call(a.port, 'GET', ka)[:2] == [b'$4', b'here']
+    assert udp_call(a.port, 'GET', kb)[0] == b'-MOVED %d 127.0.0.1:%d' % (slot_b, b.port)
+    assert udp_call(b.port, 'GET', kb)[:2] == [b'$5', b'there']
+    assert udp_call(a.port, 'MGET', ka, kb)[0].startswith(b'-CROSSSLOT') or \
+        udp_call(a.port, 'MGET', ka, kb)[0].startswith(b'-MOVED')
+    assert udp_call(a.port, 'PING')[0] == b'+PONG'
