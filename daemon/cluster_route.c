@@ -287,3 +287,29 @@ bool cluster_route_udp(struct client *c, char *buf, size_t size)
 	key_slot_forget();
 	return here;
 }
+
+bool cluster_route_blocked(const struct client *c, const char *key, size_t len, char *buf,
+			   size_t size)
+{
+	struct cluster_node *me = cluster_myself(), *owner, *primary;
+	unsigned slot = key_slot(key, len);
+	const struct cluster_slot *s = cluster_slot((uint16_t)slot);
+
+	/* Down: a write may never come to serve it, even if reads are allowed. */
+	if (!cluster_state_ok()) {
+		redirect_text(NULL, 0, REDIR_DOWN_STATE, buf, size);
+		return false;
+	}
+	owner = atomic_load_explicit(&s->owner, memory_order_acquire);
+	primary = me ? __atomic_load_n(&me->replicaof, __ATOMIC_ACQUIRE) : NULL;
+	/* A READONLY client of a replica may wait on its primary's slot (its
+	 * blocked commands are reads here: none writes on a replica). */
+	if ((c->flags & CLIENT_READONLY) && me &&
+	    (atomic_load_explicit(&me->flags, memory_order_relaxed) & CLUSTER_NODE_SLAVE) &&
+	    primary == owner)
+		owner = me;
+	if (owner == me || atomic_load_explicit(&s->importing_from, memory_order_acquire))
+		return true;
+	redirect_text(owner, slot, owner ? REDIR_MOVED : REDIR_DOWN_UNBOUND, buf, size);
+	return false;
+}

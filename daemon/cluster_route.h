@@ -28,4 +28,11 @@ bool cluster_route(struct client *c, struct command *cmd);
  * '-' included, in buf. */
 bool cluster_route_udp(struct client *c, char *buf, size_t size);
 
+/* For a client blocked (BLPOP & co.) on key, checked by its worker's
+ * cron as Redis's clusterRedirectBlockedClientIfNeeded: true while this
+ * node still serves the key's slot (or imports it); else the error that
+ * unblocks it (-MOVED, -CLUSTERDOWN) in buf. */
+bool cluster_route_blocked(const struct client *c, const char *key, size_t len, char *buf,
+			   size_t size);
+
 #endif

@@ -199,3 +199,20 @@ def cluster_udp_get_redirected(ctx):
     assert udp_call(a.port, 'MGET', ka, kb)[0].startswith(b'-CROSSSLOT') or \
         udp_call(a.port, 'MGET', ka, kb)[0].startswith(b'-MOVED')
     assert udp_call(a.port, 'PING')[0] == b'+PONG'
+
+
+@test
+@xkv_only
+def cluster_blocked_client_moved(ctx):
+    """A client blocked on a key whose slot moves away is answered MOVED."""
+    a, b, c = servers = three_nodes(ctx)
+    k, slot = key_on(servers, a)
+    b_id = b.call('CLUSTER', 'MYID').decode()
+    with a.client(timeout=10) as w:
+        w.send('BLPOP', k, '0')
+        assert wait_until(lambda: b'blocked_clients:1' in a.call('INFO', 'clients'))
+        for s in (b, a, c):
+            assert s.call('CLUSTER', 'SETSLOT', slot, 'NODE', b_id) == b'OK'
+        got = w.read_reply()
+        assert got == b'-MOVED %d 127.0.0.1:%d\r\n' % (slot, b.port), got
+        assert w.call('PING') == b'PONG'
