@@ -114,6 +114,10 @@ struct client {
 	struct client *next_monitor, *prev_monitor;
 	char *monitor_peer;
 
+	/* Cluster mode: the slot of the running command's keys, as the
+	 * redirect check found it (-1: none); a script's declared keys'. */
+	int cluster_slot;
+
 	/* MULTI/EXEC (multi.c): queued commands, and the keys WATCHed. */
 	bool in_multi;
 	bool multi_error; /* a command failed to queue: EXEC aborts */

@@ -139,8 +139,8 @@ static enum redir query_command(struct query *q, const struct command *cmd, int 
 
 /* Redis's getNodeByQuery: the node to serve, NULL for an error; *why says
  * which redirect or error. */
-static struct cluster_node *query_node(struct client *c, struct command *cmd, struct query *q,
-				       enum redir *why)
+static struct cluster_node *query_node(const struct client *c, struct command *cmd, int argc,
+				       const struct arg *argv, struct query *q, enum redir *why)
 {
 	struct cluster_node *me = cluster_myself(), *primary;
 	bool exec = cmd->fn == cmd_exec, write;
@@ -154,7 +154,7 @@ static struct cluster_node *query_node(struct client *c, struct command *cmd, st
 			*why = query_command(q, c->queue[i].cmd, c->queue[i].argc, c->queue[i].argv,
 					     false);
 	} else {
-		*why = query_command(q, cmd, c->argc, c->argv, true);
+		*why = query_command(q, cmd, argc, argv, c->argv == argv);
 	}
 	if (*why != REDIR_NONE)
 		return NULL;
@@ -253,11 +253,14 @@ static bool route(struct client *c, struct command *cmd, char *buf, size_t size)
 	enum redir why;
 
 	/* Neither a key spec nor movable keys (nor EXEC): nothing to route. */
+	c->cluster_slot = -1;
 	if (!cmd->specs[0].flags && !cmd->movable && cmd->fn != cmd_exec)
 		return true;
-	n = query_node(c, cmd, &q, &why);
-	if (n && n == cluster_myself())
+	n = query_node(c, cmd, c->argc, c->argv, &q, &why);
+	if (n && n == cluster_myself()) {
+		c->cluster_slot = q.node ? (int)q.slot : -1;
 		return true;
+	}
 	redirect_text(n, q.slot, why, buf, size);
 	return false;
 }
@@ -266,7 +269,7 @@ static bool route(struct client *c, struct command *cmd, char *buf, size_t size)
  * INCR ...) whose slot this node serves, stable, in a healthy cluster:
  * decided in a few loads, the slot remembered for the lockset. Anything
  * else goes the whole way (the slot is then looked up in the memo). */
-static inline bool served_fast(const struct client *c, const struct command *cmd)
+static inline bool served_fast(struct client *c, const struct command *cmd)
 {
 	const struct key_range *r = &cmd->ranges[0];
 	const struct cluster_slot *s;
@@ -277,6 +280,7 @@ static inline bool served_fast(const struct client *c, const struct command *cmd
 		return false;
 	slot = key_slot_remember(c->argv[r->first].p, c->argv[r->first].len);
 	s = cluster_slot((uint16_t)slot);
+	c->cluster_slot = (int)slot;
 	return atomic_load_explicit(&s->owner, memory_order_acquire) == cluster_myself() &&
 	       !atomic_load_explicit(&s->migrating_to, memory_order_relaxed) &&
 	       !atomic_load_explicit(&s->importing_from, memory_order_relaxed) &&
@@ -333,4 +337,64 @@ bool cluster_route_blocked(const struct client *c, const char *key, size_t len, 
 		return true;
 	redirect_text(owner, slot, owner ? REDIR_MOVED : REDIR_DOWN_UNBOUND, buf, size);
 	return false;
+}
+
+bool cluster_route_script(const struct client *caller, struct command *cmd, int argc,
+			  const struct arg *argv, int *slot, bool cross_slot_ok, char *buf,
+			  size_t size)
+{
+	struct query q = { 0 };
+	struct cluster_node *n;
+	enum redir why;
+
+	if (!cmd->specs[0].flags && !cmd->movable)
+		return true;
+	/* The caller's ASKING and READONLY apply to its script's calls. */
+	n = query_node(caller, cmd, argc, argv, &q, &why);
+	if (!n || n != cluster_myself()) {
+		switch (why) {
+		case REDIR_DOWN_RO_STATE:
+			snprintf(buf, size,
+				 "Script attempted to execute a write command while the "
+				 "cluster is down and readonly");
+			break;
+		case REDIR_DOWN_STATE:
+			snprintf(buf, size,
+				 "Script attempted to execute a command while the cluster is down");
+			break;
+		case REDIR_CROSS_SLOT:
+			snprintf(buf, size,
+				 "Command '%s' in script attempted to access keys that don't hash "
+				 "to the same slot",
+				 cmd->name);
+			break;
+		case REDIR_UNSTABLE:
+			snprintf(buf, size,
+				 "Unable to execute command '%s' in script because undeclared keys "
+				 "were accessed during rehashing of the slot",
+				 cmd->name);
+			break;
+		case REDIR_DOWN_UNBOUND:
+			snprintf(buf, size, "Script attempted to access a slot not served");
+			break;
+		default:
+			snprintf(buf, size,
+				 "Script attempted to access a non local key in a cluster node");
+			break;
+		}
+		return false;
+	}
+	/* Undeclared keys must share the declared ones' slot, unless the
+	 * script allows cross-slot keys (or is a legacy EVAL script). */
+	if (q.node && !cross_slot_ok) {
+		if (*slot == -1) {
+			*slot = (int)q.slot;
+		} else if (*slot != (int)q.slot) {
+			snprintf(buf, size,
+				 "Script attempted to access keys that do not hash to the same "
+				 "slot");
+			return false;
+		}
+	}
+	return true;
 }

@@ -35,4 +35,14 @@ bool cluster_route_udp(struct client *c, char *buf, size_t size);
 bool cluster_route_blocked(const struct client *c, const char *key, size_t len, char *buf,
 			   size_t size);
 
+/* A script's call of cmd with argv, for the script caller ran (Redis's
+ * scriptVerifyClusterState): true to run it; else the error in buf. *slot
+ * is the script's slot so far (its declared keys', -1: none), which every
+ * call with keys must share unless cross_slot_ok (allow-cross-slot-keys,
+ * or a script without a shebang). */
+struct arg;
+bool cluster_route_script(const struct client *caller, struct command *cmd, int argc,
+			  const struct arg *argv, int *slot, bool cross_slot_ok, char *buf,
+			  size_t size);
+
 #endif

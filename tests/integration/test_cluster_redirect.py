@@ -216,3 +216,33 @@ def cluster_blocked_client_moved(ctx):
         got = w.read_reply()
         assert got == b'-MOVED %d 127.0.0.1:%d\r\n' % (slot, b.port), got
         assert w.call('PING') == b'PONG'
+
+
+@test
+@xkv_only
+def cluster_script_keys(ctx):
+    """Scripts on a cluster node: declared keys are routed; an undeclared key
+    of another node's slot, or of another slot than the declared ones, is
+    refused inside the script (Redis's messages), unless the script allows
+    cross-slot keys or has no shebang; no-cluster scripts do not run."""
+    a, b, c = servers = three_nodes(ctx)
+    ka, slot_a = key_on(servers, a)
+    kb, slot_b = key_on(servers, b)
+    other = next('{%s}%d' % (ka, i) for i in range(1))  # same slot as ka
+    far = next(k for k, s in (key_on(servers, a, 'z'),) if s != slot_a)
+    set_ = "return redis.call('set', KEYS[1], '1')"
+    assert a.call('EVAL', set_, 1, ka) == b'OK'
+    assert str(a.call('EVAL', set_, 1, kb)).startswith('MOVED %d ' % slot_b)
+    touch = "return redis.call('get', ARGV[1])"
+    got = str(a.call('EVAL', '#!lua\n' + touch, 0, kb))
+    assert 'Script attempted to access a non local key in a cluster node' in got, got
+    got = str(a.call('EVAL', '#!lua\n' + touch, 1, ka, far))
+    assert 'Script attempted to access keys that do not hash to the same slot' in got, got
+    assert a.call('EVAL', '#!lua\n' + touch, 1, ka, other) is None
+    assert a.call('EVAL', '#!lua flags=allow-cross-slot-keys\n' + touch, 1, ka, far) is None
+    assert a.call('EVAL', touch, 1, ka, far) is None     # no shebang: allowed, as Redis
+    got = str(a.call('EVAL', '#!lua flags=no-cluster\nreturn 1', 0))
+    assert got == "ERR Can not run script on cluster, 'no-cluster' flag is set.", got
+    got = str(a.call('EVAL', "return redis.call('mget', ARGV[1], ARGV[2])", 0, ka, far))
+    assert "Command 'mget' in script attempted to access keys that don't hash to the same " \
+        "slot" in got, got
