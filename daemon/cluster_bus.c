@@ -421,7 +421,8 @@ static void node_slots_bitmap(const struct cluster_node *n, unsigned char *bits)
 {
 	memset(bits, 0, SLOTS_BYTES);
 	for (unsigned s = 0; s < CLUSTER_SLOTS; s++)
-		if (atomic_load_explicit(&cluster_slot((uint16_t)s)->owner, memory_order_relaxed) == n)
+		if (atomic_load_explicit(&cluster_slot((uint16_t)s)->owner, memory_order_relaxed) ==
+		    n)
 			bits[s >> 3] |= (unsigned char)(1 << (s & 7));
 }
 
@@ -473,7 +474,7 @@ void cluster_update_myself_announced(void)
 	if (config.cluster_announce_ip[0])
 		snprintf(me->ip, sizeof(me->ip), "%s", config.cluster_announce_ip);
 	me->port = (uint16_t)(config.cluster_announce_port ? config.cluster_announce_port
-							    : config.port);
+							   : config.port);
 	if (config.cluster_announce_bus_port)
 		me->cport = (uint16_t)config.cluster_announce_bus_port;
 	else if (config.cluster_port)
@@ -597,7 +598,8 @@ static bool gossip_wanted(const struct cluster_node *n, const struct cluster_nod
 {
 	uint32_t f = atomic_load(&n->flags);
 
-	if (n == cluster_myself() || n == to || (f & (CLUSTER_NODE_HANDSHAKE | CLUSTER_NODE_NOADDR)))
+	if (n == cluster_myself() || n == to ||
+	    (f & (CLUSTER_NODE_HANDSHAKE | CLUSTER_NODE_NOADDR)))
 		return false;
 	return cluster_nb(n)->link || cluster_node_slots(n);
 }
@@ -794,7 +796,8 @@ static void handle_epoch_collision(struct cluster_node *sender)
 }
 
 /* Redis's clusterUpdateSlotsConfigWith: sender, at epoch, claims slots. */
-static void update_slots_with(struct cluster_node *sender, uint64_t epoch, const unsigned char *bits)
+static void update_slots_with(struct cluster_node *sender, uint64_t epoch,
+			      const unsigned char *bits)
 {
 	struct cluster_node *me = cluster_myself();
 	unsigned lost = 0;
@@ -946,8 +949,7 @@ static void peer_ip(int fd, char *out, size_t size)
 	if (sa.ss_family == AF_INET)
 		inet_ntop(AF_INET, &((struct sockaddr_in *)&sa)->sin_addr, out, (socklen_t)size);
 	else if (sa.ss_family == AF_INET6)
-		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&sa)->sin6_addr, out,
-			  (socklen_t)size);
+		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&sa)->sin6_addr, out, (socklen_t)size);
 }
 
 static void sender_ip(struct cluster_link *l, const unsigned char *m, char *out, size_t size)
@@ -1128,8 +1130,8 @@ static void set_role_from(struct cluster_node *sender, const unsigned char *m)
 			for (unsigned j = 0; j < CLUSTER_SLOTS; j++)
 				if (atomic_load(&cluster_slot((uint16_t)j)->owner) == sender)
 					cluster_slot_set_owner((uint16_t)j, NULL);
-			atomic_fetch_and(&sender->flags,
-					 ~(uint32_t)(CLUSTER_NODE_MASTER | CLUSTER_NODE_MIGRATE_TO));
+			atomic_fetch_and(&sender->flags, ~(uint32_t)(CLUSTER_NODE_MASTER |
+								     CLUSTER_NODE_MIGRATE_TO));
 			todo_save = todo_state = true;
 		}
 		atomic_fetch_or(&sender->flags, CLUSTER_NODE_SLAVE);
@@ -1159,11 +1161,12 @@ static int process_ping(struct cluster_link *l, struct cluster_node *sender, con
 
 			if (getsockname(l->fd, (struct sockaddr *)&sa, &sl) == 0) {
 				if (sa.ss_family == AF_INET)
-					inet_ntop(AF_INET, &((struct sockaddr_in *)&sa)->sin_addr, ip,
-						  sizeof(ip));
-				else
-					inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&sa)->sin6_addr,
+					inet_ntop(AF_INET, &((struct sockaddr_in *)&sa)->sin_addr,
 						  ip, sizeof(ip));
+				else if (sa.ss_family == AF_INET6)
+					inet_ntop(AF_INET6,
+						  &((struct sockaddr_in6 *)&sa)->sin6_addr, ip,
+						  sizeof(ip));
 			}
 			if (ip[0] && strcmp(ip, me->ip)) {
 				snprintf(me->ip, sizeof(me->ip), "%s", ip);
@@ -1204,8 +1207,8 @@ static int process_ping(struct cluster_link *l, struct cluster_node *sender, con
 			}
 			memcpy(n->name, m + OFF_SENDER, CLUSTER_NAMELEN);
 			atomic_fetch_and(&n->flags, ~(uint32_t)CLUSTER_NODE_HANDSHAKE);
-			atomic_fetch_or(&n->flags,
-					get16(m + OFF_FLAGS) & (CLUSTER_NODE_MASTER | CLUSTER_NODE_SLAVE));
+			atomic_fetch_or(&n->flags, get16(m + OFF_FLAGS) & (CLUSTER_NODE_MASTER |
+									   CLUSTER_NODE_SLAVE));
 			log_verbose("Handshake with node %.40s completed.", n->name);
 			todo_save = true;
 			sender = n;
@@ -1286,7 +1289,8 @@ static int process_ping(struct cluster_link *l, struct cluster_node *sender, con
 static int process(struct cluster_link *l, const unsigned char *m, size_t len)
 {
 	uint16_t type = get16(m + OFF_TYPE);
-	struct cluster_node *sender = cluster_node_lookup((const char *)m + OFF_SENDER, CLUSTER_NAMELEN);
+	struct cluster_node *sender =
+		cluster_node_lookup((const char *)m + OFF_SENDER, CLUSTER_NAMELEN);
 	int64_t now = now_ms();
 
 	if (type < CLUSTER_MSG_TYPES)
@@ -1317,7 +1321,8 @@ static int process(struct cluster_link *l, const unsigned char *m, size_t len)
 			struct cluster_node *f =
 				cluster_node_lookup((const char *)m + HDR_LEN, CLUSTER_NAMELEN);
 
-			if (f && !(atomic_load(&f->flags) & (CLUSTER_NODE_FAIL | CLUSTER_NODE_MYSELF))) {
+			if (f &&
+			    !(atomic_load(&f->flags) & (CLUSTER_NODE_FAIL | CLUSTER_NODE_MYSELF))) {
 				log_notice("FAIL message received from %.40s about %.40s",
 					   sender->name, f->name);
 				atomic_fetch_or(&f->flags, CLUSTER_NODE_FAIL);
@@ -1413,6 +1418,36 @@ static void link_read(struct cluster_link *l)
 		}
 		l->rlen += (size_t)r;
 	}
+}
+
+int cluster_bus_feed(const unsigned char *m, size_t len)
+{
+	static struct cluster_link *l;
+	int v = cluster_msg_validate(m, len);
+
+	cluster_lock();
+	if (!l || l->dead) {
+		int sv[2];
+
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+			cluster_unlock();
+			return -errno;
+		}
+		close(sv[1]);
+		l = link_new(sv[0], true, NULL);
+	}
+	if (v == 0)
+		process(l, m, len);
+	/* Nothing is sent from here: what it queued is dropped. */
+	for (struct cluster_link *k = links; k; k = k->next)
+		k->wlen = k->woff = 0;
+	if (l->dead)
+		l = NULL;
+	links_sweep();
+	memset(dirty_slots, 0, sizeof(dirty_slots));
+	todo_save = false;
+	cluster_unlock();
+	return v;
 }
 
 /* ---- connecting ---- */
@@ -1725,7 +1760,8 @@ static int listen_one(const char *addr, int port, bool optional)
 int cluster_bus_start(void)
 {
 	struct cluster_node *me = cluster_myself();
-	long long port = config.cluster_port ? config.cluster_port : config.port + CLUSTER_PORT_INCR;
+	long long port =
+		config.cluster_port ? config.cluster_port : config.port + CLUSTER_PORT_INCR;
 	const char *p = config.bind[0] ? config.bind : "* -::*";
 
 	if (!cluster_enabled())

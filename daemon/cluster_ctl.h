@@ -112,14 +112,16 @@ unsigned cluster_link_count(void);
 int cluster_bus_start(void);
 void cluster_bus_stop(void);
 /* PUBLISH and SPUBLISH reach the other nodes (SPUBLISH: the shard's). */
-void cluster_bus_publish(bool shard, const char *ch, size_t chlen, const char *msg,
-			 size_t msglen);
+void cluster_bus_publish(bool shard, const char *ch, size_t chlen, const char *msg, size_t msglen);
 
 /* ---- the bus parser, exposed for the unit test and fuzzer ---- */
 
 /* 0 if buf[0..len) is a well-formed bus message of its type (one whole
  * message, totlen == len), -EBADMSG otherwise. */
 int cluster_msg_validate(const unsigned char *buf, size_t len);
+/* Validates buf and processes it as a message read from an inbound link
+ * (nothing is sent, nodes.conf not written): validate's result. */
+int cluster_bus_feed(const unsigned char *buf, size_t len);
 
 /* ---- the data plane's keys, as far as the control plane needs them ---- */
 

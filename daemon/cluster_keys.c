@@ -58,7 +58,9 @@ uint64_t cluster_slot_keys_count(uint16_t slot)
 void cluster_slot_keys_delete(uint16_t slot)
 {
 	/* found is non-NULL from the start: the walk collects. */
-	struct slot_walk w = { .slot = slot, .found = xmalloc(64 * sizeof(struct entry *)), .cap = 64 };
+	struct slot_walk w = { .slot = slot,
+			       .found = xmalloc(64 * sizeof(struct entry *)),
+			       .cap = 64 };
 
 	store_shard_lock(0, slot % STORE_SHARDS);
 	walk(&w);
