@@ -58,6 +58,10 @@ enum client_flag {
 	CLIENT_WAIT_ACKS = 1 << 16,    /* in WAIT: its next commands wait (repl.c) */
 	CLIENT_MASTER = 1 << 17,       /* the link to our master (repl_replica.c) */
 	CLIENT_PROTECTED = 1 << 18,    /* runs a busy script: its input waits (engines) */
+	/* Cluster mode (cluster_route.c): ASKING, for its next command (or
+	 * transaction); READONLY, until READWRITE or RESET. */
+	CLIENT_ASKING = 1 << 19,
+	CLIENT_READONLY = 1 << 20,
 };
 
 /* A client whose command is not answered yet, apart from BLPOP & co.

@@ -117,20 +117,23 @@ void cluster_set_state_ok(bool ok);
  * nodes.conf's myself replaces the fresh one cluster_init made. */
 void cluster_set_myself(struct cluster_node *n);
 
+/* ---- the data plane's services to the control plane (cluster_keys.c) ------------------------ */
+
+/* Deletes every key of slot (database 0) through the per-slot index, as
+ * Redis's clusterDelKeysInSlot when a slot is lost; returns how many. Takes
+ * the slot's shard lock: call it holding neither cluster_lock nor a shard
+ * lock. */
+int cluster_slot_keys_delete(uint16_t slot);
+/* May this node list the keys of slot (COUNTKEYSINSLOT, GETKEYSINSLOT): it
+ * or its primary owns the slot, or it imports it (Redis's
+ * clusterCanAccessKeysInSlot). */
+bool cluster_can_access_slot(uint16_t slot);
+
 /* ---- the data plane's hook (registered once before the workers start) ------------------------- */
 
 /* Called under cluster_lock when this node starts (owned) or is about to stop
  * owning slot, before the change is visible (stop) or after (start). */
 typedef void cluster_slot_listener(uint16_t slot, bool owned);
 void cluster_set_slot_listener(cluster_slot_listener *fn);
-
-/* ---- the data plane's keys, for the control plane ---------------------------------------------- */
-
-/* Deletes every key of slot in database 0: the control plane calls it after
- * this node lost a slot that still had keys (SETSLOT NODE, a newer owner
- * seen on the bus). Takes the slot's shard lock: never call it holding
- * cluster_lock. cluster_keys.c has a stand-in (a walk of the slot's shard)
- * until the data plane's per-slot index replaces it. */
-void cluster_slot_keys_delete(uint16_t slot);
 
 #endif

@@ -1,72 +1,56 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
- * cluster_keys: a slot's keys as the control plane needs them (SETSLOT NODE,
- * slots lost through the bus), by a walk of the slot's shard. A stand-in: the
- * data plane's per-slot key index replaces these two functions.
+ * cluster_keys: what the per-slot key index (store.h, db_slot_*) gives
+ * cluster mode: a lost slot's keys deleted without scanning the keyspace,
+ * and the keys a node may list.
  */
-#include <stdlib.h>
-
 #include "cluster.h"
 #include "cluster_ctl.h"
-#include "mem.h"
 #include "store.h"
 
-struct slot_walk {
-	uint16_t slot;
-	uint64_t n;
-	struct entry **found; /* NULL when only counting */
-	size_t cap;
-};
-
-static void visit(void *ctx, struct dict_node *node)
+int cluster_slot_keys_delete(uint16_t slot)
 {
-	struct slot_walk *w = ctx;
-	struct entry *e = entry_of(node);
+	unsigned shard = slot % STORE_SHARDS;
+	struct entry *e;
+	int n = 0;
 
-	if (e->slot != w->slot)
-		return;
-	if (w->found) {
-		if (w->n == w->cap) {
-			w->cap = w->cap ? 2 * w->cap : 64;
-			w->found = xrealloc(w->found, w->cap * sizeof(*w->found));
-		}
-		w->found[w->n] = e;
+	if (!store_slot_index())
+		return 0;
+	store_shard_lock(0, shard);
+	/* Deleted as a command's DEL is signalled (WATCH, blocked clients, the
+	 * kernel cache, tracking): the keys moved away from this node. */
+	while ((e = db_slot_first(0, slot % CLUSTER_SLOTS))) {
+		db_delete(0, e);
+		n++;
 	}
-	w->n++;
+	store_shard_unlock(0, shard);
+	return n;
 }
 
-static void walk(struct slot_walk *w)
+bool cluster_can_access_slot(uint16_t slot)
 {
-	struct shard *s = store_shard(0, w->slot % STORE_SHARDS);
-	uint64_t cursor = 0;
+	const struct cluster_slot *s = cluster_slot(slot);
+	struct cluster_node *me = cluster_myself(), *primary;
 
-	do
-		cursor = dict_scan(&s->keys, cursor, visit, w);
-	while (cursor);
+	if (!cluster_enabled())
+		return true;
+	if (atomic_load_explicit(&s->importing_from, memory_order_acquire))
+		return true;
+	if (!me)
+		return false;
+	primary = __atomic_load_n(&me->replicaof, __ATOMIC_ACQUIRE);
+	if ((atomic_load_explicit(&me->flags, memory_order_relaxed) & CLUSTER_NODE_SLAVE) &&
+	    primary)
+		return atomic_load_explicit(&s->owner, memory_order_acquire) == primary;
+	return atomic_load_explicit(&s->owner, memory_order_acquire) == me;
 }
 
 uint64_t cluster_slot_keys_count(uint16_t slot)
 {
-	struct slot_walk w = { .slot = slot };
+	uint64_t n;
 
 	store_shard_lock(0, slot % STORE_SHARDS);
-	walk(&w);
+	n = db_slot_count(0, slot % CLUSTER_SLOTS);
 	store_shard_unlock(0, slot % STORE_SHARDS);
-	return w.n;
-}
-
-void cluster_slot_keys_delete(uint16_t slot)
-{
-	/* found is non-NULL from the start: the walk collects. */
-	struct slot_walk w = { .slot = slot,
-			       .found = xmalloc(64 * sizeof(struct entry *)),
-			       .cap = 64 };
-
-	store_shard_lock(0, slot % STORE_SHARDS);
-	walk(&w);
-	/* Deleted after the walk: a delete may shrink the table under it. */
-	for (uint64_t i = 0; i < w.n; i++)
-		db_delete(0, w.found[i]);
-	store_shard_unlock(0, slot % STORE_SHARDS);
-	xfree(w.found);
+	return n;
 }

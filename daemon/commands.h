@@ -63,6 +63,7 @@ enum command_flag {
 	/* Not shown by COMMAND INFO (Redis hides it too). */
 	CMD_MAY_REPLICATE = 1u << 15,	  /* held by CLIENT PAUSE WRITE (PUBLISH) */
 	CMD_NO_MANDATORY_KEYS = 1u << 17, /* may take no key (EVAL with numkeys 0) */
+	CMD_ASKING = 1u << 18,		  /* served on an importing node without ASKING */
 	/* Internal. */
 	CMD_NOT_QUEUED = 1u << 29, /* runs at once inside MULTI (EXEC, DISCARD...) */
 	/* The lock scope, beyond the key specs (see above). */

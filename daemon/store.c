@@ -28,6 +28,9 @@ struct store store;
 static struct store_reads unowned_reads;
 __thread struct store_reads *store_reads = &unowned_reads;
 static int64_t store_start_ms; /* the access clock's zero */
+/* The bytes before each entry: its slot link when the per-slot index is
+ * kept (cluster-enabled), else none. Fixed by store_init. */
+static size_t entry_prefix;
 int64_t store_now(void)
 {
 	return exec_ctx_top ? exec_ctx_top->time_ms : now_ms();
@@ -70,6 +73,7 @@ static uint16_t crc16(const char *p, size_t len)
 void store_init(int ndbs)
 {
 	store_start_ms = mono_ms();
+	entry_prefix = config.cluster_enabled ? sizeof(struct slot_link) : 0;
 	store.ndbs = ndbs;
 	store.dbs = xcalloc_aligned(ndbs, sizeof(*store.dbs), _Alignof(struct db));
 	for (int db = 0; db < ndbs; db++) {
@@ -89,6 +93,8 @@ void store_destroy(void)
 		for (unsigned i = 0; i < STORE_SHARDS; i++) {
 			pthread_mutex_destroy(&store_shard(db, i)->lock);
 			xfree(store_shard(db, i)->keysizes);
+			xfree(store_shard(db, i)->slot_keys);
+			store_shard(db, i)->slot_keys = NULL;
 		}
 	}
 	xfree(store.dbs);
@@ -107,6 +113,7 @@ static __thread struct {
 	const char *key;
 	size_t len;
 	unsigned slot;
+	bool kept; /* by key_slot_remember: the next lockset_init keeps it */
 } slot_memo;
 
 static unsigned key_slot_hash(const char *key, size_t len)
@@ -131,6 +138,23 @@ unsigned key_slot(const char *key, size_t len)
 	return key_slot_hash(key, len);
 }
 
+unsigned key_slot_remember(const char *key, size_t len)
+{
+	unsigned slot = key_slot(key, len);
+
+	slot_memo.key = key;
+	slot_memo.len = len;
+	slot_memo.slot = slot;
+	slot_memo.kept = true;
+	return slot;
+}
+
+void key_slot_forget(void)
+{
+	slot_memo.key = NULL;
+	slot_memo.kept = false;
+}
+
 static inline uint64_t key_hash(const char *key, size_t len)
 {
 	return XXH3_64bits(key, len);
@@ -141,10 +165,91 @@ bool entry_expired(const struct entry *e, int64_t now)
 	return e->expire >= 0 && now > e->expire;
 }
 
+/* The allocation e lives in (its slot link first, in cluster mode). */
+static inline void entry_dealloc(struct entry *e)
+{
+	xfree((char *)e - entry_prefix);
+}
+
+static inline struct slot_link *entry_link(const struct entry *e)
+{
+	return (struct slot_link *)((char *)e - sizeof(struct slot_link));
+}
+
+static inline struct entry *link_entry(const struct slot_link *l)
+{
+	return (struct entry *)((char *)l + sizeof(struct slot_link));
+}
+
+size_t entry_mem(const struct entry *e)
+{
+	return xusable((void *)((const char *)e - entry_prefix));
+}
+
+bool store_slot_index(void)
+{
+	return entry_prefix != 0;
+}
+
+/* Links e into its slot's list; only with the index kept. */
+static void slot_index_add(struct shard *s, struct entry *e)
+{
+	unsigned i = e->slot / STORE_SHARDS;
+	struct slot_link *l = entry_link(e);
+
+	if (!s->slot_keys)
+		s->slot_keys = xcalloc(1, sizeof(*s->slot_keys));
+	l->next = s->slot_keys->first[i];
+	if (l->next)
+		l->next->pprev = &l->next;
+	l->pprev = &s->slot_keys->first[i];
+	s->slot_keys->first[i] = l;
+	s->slot_keys->count[i]++;
+}
+
+static void slot_index_remove(struct shard *s, struct entry *e)
+{
+	struct slot_link *l = entry_link(e);
+
+	*l->pprev = l->next;
+	if (l->next)
+		l->next->pprev = l->pprev;
+	s->slot_keys->count[e->slot / STORE_SHARDS]--;
+}
+
+/* The index of a shard whose table was just emptied or handed away. */
+static void slot_index_clear(struct shard *s)
+{
+	if (s->slot_keys)
+		memset(s->slot_keys, 0, sizeof(*s->slot_keys));
+}
+
+uint64_t db_slot_count(int db, unsigned slot)
+{
+	const struct slot_keys *k = store_shard(db, slot % STORE_SHARDS)->slot_keys;
+
+	return k ? k->count[(slot % CLUSTER_SLOTS) / STORE_SHARDS] : 0;
+}
+
+struct entry *db_slot_first(int db, unsigned slot)
+{
+	const struct slot_keys *k = store_shard(db, slot % STORE_SHARDS)->slot_keys;
+	const struct slot_link *l = k ? k->first[(slot % CLUSTER_SLOTS) / STORE_SHARDS] : NULL;
+
+	return l ? link_entry(l) : NULL;
+}
+
+struct entry *db_slot_next(const struct entry *e)
+{
+	const struct slot_link *l = entry_link(e)->next;
+
+	return l ? link_entry(l) : NULL;
+}
+
 static void entry_free(struct entry *e)
 {
 	obj_free(&e->val);
-	xfree(e);
+	entry_dealloc(e);
 }
 
 /* As entry_free, a big value on the background pool if lazy (lazyfree.h):
@@ -152,7 +257,7 @@ static void entry_free(struct entry *e)
 static void entry_free_lazy(struct entry *e, bool lazy)
 {
 	lazyfree_obj(&e->val, lazy);
-	xfree(e);
+	entry_dealloc(e);
 }
 
 /* Is a value removed for `why` freed lazily? Redis's lazyfree-lazy-*
@@ -425,7 +530,8 @@ struct entry *db_add(int db, const char *key, size_t len, struct obj val)
 {
 	unsigned slot = key_slot(key, len);
 	struct shard *s = store_shard(db, slot % STORE_SHARDS);
-	struct entry *e = xmalloc(sizeof(*e) + len + 1);
+	struct entry *e = (struct entry *)((char *)xmalloc(entry_prefix + sizeof(*e) + len + 1) +
+					   entry_prefix);
 
 	e->slot = (uint16_t)slot;
 	e->fp_reads = 0;
@@ -443,6 +549,8 @@ struct entry *db_add(int db, const char *key, size_t len, struct obj val)
 	memcpy(e->key, key, len);
 	e->key[len] = '\0';
 	dict_insert(&s->keys, &e->node);
+	if (__builtin_expect(entry_prefix != 0, 0))
+		slot_index_add(s, e);
 	written(db, e, DB_CHANGE_WRITE, DB_CHANGE_F_CREATED);
 	return e;
 }
@@ -502,6 +610,8 @@ static void remove_entry(int db, struct entry *e, enum db_change_reason why, boo
 	if (e->expire >= 0)
 		s->nexpires--;
 	dict_remove(&s->keys, &e->node);
+	if (__builtin_expect(entry_prefix != 0, 0))
+		slot_index_remove(s, e);
 	entry_free_lazy(e, lazy);
 	dict_maybe_shrink(&s->keys);
 }
@@ -640,6 +750,7 @@ uint64_t db_flush_lazy(int db, bool lazy)
 		} else {
 			dict_clear(&s->keys, entry_free_node);
 		}
+		slot_index_clear(s);
 		if (s->keysizes)
 			for (unsigned t = 0; t < KEYSIZES_TYPES; t++)
 				for (unsigned b = 0; b < KEYSIZES_BINS; b++)
@@ -666,6 +777,7 @@ void db_swap(int a, int b)
 		struct dict keys = x->keys;
 		uint64_t nexpires = x->nexpires;
 		keysizes_hist *ks = x->keysizes;
+		struct slot_keys *sk = x->slot_keys;
 
 		x->keys = y->keys;
 		y->keys = keys;
@@ -673,6 +785,8 @@ void db_swap(int a, int b)
 		y->nexpires = nexpires;
 		__atomic_store_n(&x->keysizes, y->keysizes, __ATOMIC_RELEASE);
 		__atomic_store_n(&y->keysizes, ks, __ATOMIC_RELEASE);
+		x->slot_keys = y->slot_keys;
+		y->slot_keys = sk;
 		x->expire_cursor = y->expire_cursor = 0;
 		/* Either may now hold the other's hashes with field deadlines. */
 		x->field_ttls_seen = y->field_ttls_seen = 0;
@@ -696,6 +810,8 @@ static void expire_unlink(struct expire_ctx *ctx, struct entry *e, unsigned flag
 	signal_change_as(ctx->db, -1, e, DB_CHANGE_EXPIRE, flags);
 	if (e->expire >= 0)
 		ctx->shard->nexpires--;
+	if (entry_prefix)
+		slot_index_remove(ctx->shard, e);
 	if (config.lazyfree_lazy_expire) {
 		dict_remove(&ctx->shard->keys, &e->node);
 		entry_free_lazy(e, true);
@@ -706,7 +822,7 @@ static void expire_unlink(struct expire_ctx *ctx, struct entry *e, unsigned flag
 	 * is about to end and report its latency, as in single-threaded Redis. */
 	obj_free(&e->val);
 	dict_remove(&ctx->shard->keys, &e->node);
-	xfree(e);
+	entry_dealloc(e);
 }
 
 /* Reclaims a hash's expired fields, as Redis 7.4's active field expiry does;
@@ -857,7 +973,11 @@ void store_active_expire(unsigned self, unsigned n, int64_t budget_us)
 
 void lockset_init(struct lockset *ls)
 {
-	slot_memo.key = NULL;
+	/* The command's own first lockset keeps what its redirect check
+	 * remembered; any later one (nested calls) starts afresh. */
+	if (!slot_memo.kept)
+		slot_memo.key = NULL;
+	slot_memo.kept = false;
 	ls->ndbs = 0;
 	ls->all = false;
 	ls->held = false;
@@ -882,7 +1002,7 @@ static uint64_t *lockset_mask(struct lockset *ls, int db)
 
 void lockset_add_key(struct lockset *ls, int db, const char *key, size_t len)
 {
-	unsigned slot = key_slot_hash(key, len);
+	unsigned slot = key_slot(key, len);
 	uint64_t *mask = lockset_mask(ls, db);
 
 	slot_memo.key = key;

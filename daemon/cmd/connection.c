@@ -222,7 +222,8 @@ void cmd_reset(struct client *c)
 		pubsub_unsubscribe_all(c, k, false);
 	/* As Redis 7.0: CLIENT REPLY back on (a SKIP in force still mutes this
 	 * reply); NO-EVICT stays; NO-TOUCH (7.2) goes, as 7.2 does. */
-	c->flags &= ~(CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP_NEXT | CLIENT_NO_TOUCH);
+	c->flags &= ~(CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP_NEXT | CLIENT_NO_TOUCH | CLIENT_ASKING |
+		      CLIENT_READONLY);
 	__atomic_store_n(&c->db, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&c->resp, 2, __ATOMIC_RELAXED);
 	c->authenticated = !config.requirepass[0];

@@ -61,6 +61,7 @@ static const struct {
 	{ CMD_STALE, "stale" },
 	{ CMD_SKIP_MONITOR, "skip_monitor" },
 	{ CMD_SKIP_SLOWLOG, "skip_slowlog" },
+	{ CMD_ASKING, "asking" },
 	{ CMD_FAST, "fast" },
 	{ CMD_NO_AUTH, "no_auth" },
 	{ CMD_NO_ASYNC_LOADING, "no_async_loading" },

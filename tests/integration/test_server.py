@@ -193,11 +193,15 @@ def command_getkeys(t):
 # Containers list their subcommands in hash order in Redis (and we lack some
 # of them); ZRANK/ZREVRANK take Redis 7.2's WITHSCORE (arity -3); COMMAND
 # GETKEYS(ANDFLAGS) takes Redis 8's arity (-3: a command alone); WAIT has Redis
-# 8's flags (blocking, so scripts may call it; 7.0: noscript).
-INFO_EXCEPTIONS = {b'client', b'command', b'config', b'latency', b'memory', b'object',
+# 8's flags (blocking, so scripts may call it; 7.0: noscript). CLUSTER's
+# read-only subcommands have Redis 8.8's flags (loading; 7.0: not).
+INFO_EXCEPTIONS = {b'client', b'cluster', b'command', b'config', b'latency', b'memory', b'object',
                    b'function', b'pubsub', b'script', b'slowlog', b'xgroup', b'xinfo', b'zrank',
                    b'zrevrank', b'command|getkeys',
-                   b'command|getkeysandflags', b'wait'}
+                   b'command|getkeysandflags', b'wait'} | {
+                       b'cluster|' + s for s in (b'count-failure-reports', b'info', b'keyslot',
+                                                 b'links', b'myid', b'nodes', b'replicas',
+                                                 b'shards', b'slaves', b'slots')}
 
 
 @test
