@@ -204,7 +204,7 @@ void cluster_epoch_collision(struct cluster_node *sender)
 
 /* Redis's clusterUpdateSlotsConfigWith: sender, at epoch, claims slots. */
 void cluster_update_slots_with(struct cluster_node *sender, uint64_t epoch,
-			      const unsigned char *bits)
+			       const unsigned char *bits)
 {
 	struct cluster_node *me = cluster_myself();
 	unsigned lost = 0;
