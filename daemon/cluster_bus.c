@@ -218,33 +218,12 @@ struct cluster_link {
 	struct cluster_link *next;
 };
 
-struct cluster_ctl cluster_ctl;
-
 static struct cluster_link *links; /* every link, under cluster_lock */
 static int listen_fds[16];
 static unsigned nlisten;
 static int wake_fd = -1;
 static pthread_t thread;
 static _Atomic bool running;
-static int64_t first_state_call, among_minority_time;
-static bool todo_save, todo_state;
-static unsigned char dirty_slots[SLOTS_BYTES]; /* lost slots whose keys go */
-
-struct blacklisted {
-	char name[CLUSTER_NAMELEN];
-	int64_t expire;
-};
-static struct blacklisted *blacklist;
-static unsigned nblacklist;
-
-static uint64_t rand_u64(void)
-{
-	uint64_t r;
-
-	if (getrandom(&r, sizeof(r), 0) != (ssize_t)sizeof(r))
-		r = (uint64_t)now_us() * 0x9e3779b97f4a7c15ull;
-	return r;
-}
 
 static void link_free(struct cluster_link *l)
 {
@@ -339,25 +318,6 @@ static void link_flush(struct cluster_link *l)
 		l->woff = l->wlen = 0;
 }
 
-/* ---- nodes ---- */
-
-struct cluster_node *cluster_ctl_node_new(const char *name, uint32_t flags)
-{
-	struct cluster_node *n = cluster_node_create(name, flags);
-	char sid[CLUSTER_NAMELEN + 1];
-	static const char hex[] = "0123456789abcdef";
-
-	if (!n)
-		return NULL;
-	n->bus = xcalloc(1, sizeof(struct cluster_node_bus));
-	cluster_nb(n)->ctime = now_ms();
-	for (int i = 0; i < CLUSTER_NAMELEN; i++)
-		sid[i] = hex[rand_u64() & 15];
-	sid[CLUSTER_NAMELEN] = '\0';
-	memcpy(n->shard_id, sid, sizeof(sid));
-	return n;
-}
-
 void cluster_ctl_node_delete(struct cluster_node *n)
 {
 	struct cluster_node_bus *nb = cluster_nb(n);
@@ -383,151 +343,7 @@ void cluster_ctl_node_delete(struct cluster_node *n)
 	}
 	nb->nreports = 0;
 	cluster_node_forget(n);
-	todo_state = true;
-}
-
-unsigned cluster_node_count(void)
-{
-	unsigned n = 0;
-
-	for (struct cluster_node *p = cluster_nodes_first(); p; p = p->next)
-		n++;
-	return n;
-}
-
-unsigned cluster_node_slots(const struct cluster_node *n)
-{
-	unsigned c = 0;
-
-	for (unsigned s = 0; s < CLUSTER_SLOTS; s++)
-		c += atomic_load_explicit(&cluster_slot((uint16_t)s)->owner,
-					  memory_order_relaxed) == n;
-	return c;
-}
-
-bool cluster_node_is_master(const struct cluster_node *n)
-{
-	return atomic_load(&n->flags) & CLUSTER_NODE_MASTER;
-}
-
-uint64_t cluster_node_epoch(const struct cluster_node *n)
-{
-	if ((atomic_load(&n->flags) & CLUSTER_NODE_SLAVE) && n->replicaof)
-		return n->replicaof->config_epoch;
-	return n->config_epoch;
-}
-
-static void node_slots_bitmap(const struct cluster_node *n, unsigned char *bits)
-{
-	memset(bits, 0, SLOTS_BYTES);
-	for (unsigned s = 0; s < CLUSTER_SLOTS; s++)
-		if (atomic_load_explicit(&cluster_slot((uint16_t)s)->owner, memory_order_relaxed) == n)
-			bits[s >> 3] |= (unsigned char)(1 << (s & 7));
-}
-
-void cluster_blacklist_add(const char *name)
-{
-	int64_t now = now_ms();
-
-	for (unsigned i = 0; i < nblacklist; i++)
-		if (!memcmp(blacklist[i].name, name, CLUSTER_NAMELEN)) {
-			blacklist[i].expire = now + 60000;
-			return;
-		}
-	blacklist = xrealloc(blacklist, (nblacklist + 1) * sizeof(*blacklist));
-	memcpy(blacklist[nblacklist].name, name, CLUSTER_NAMELEN);
-	blacklist[nblacklist++].expire = now + 60000;
-}
-
-static void blacklist_clean(void)
-{
-	int64_t now = now_ms();
-
-	for (unsigned i = 0; i < nblacklist;)
-		if (blacklist[i].expire < now)
-			blacklist[i] = blacklist[--nblacklist];
-		else
-			i++;
-}
-
-bool cluster_blacklist_has(const char *name, size_t len)
-{
-	blacklist_clean();
-	if (len != CLUSTER_NAMELEN)
-		return false;
-	for (unsigned i = 0; i < nblacklist; i++)
-		if (!memcmp(blacklist[i].name, name, CLUSTER_NAMELEN))
-			return true;
-	return false;
-}
-
-void cluster_blacklist_clear(void)
-{
-	nblacklist = 0;
-}
-
-void cluster_update_myself_announced(void)
-{
-	struct cluster_node *me = cluster_myself();
-
-	if (config.cluster_announce_ip[0])
-		snprintf(me->ip, sizeof(me->ip), "%s", config.cluster_announce_ip);
-	me->port = (uint16_t)(config.cluster_announce_port ? config.cluster_announce_port
-							    : config.port);
-	if (config.cluster_announce_bus_port)
-		me->cport = (uint16_t)config.cluster_announce_bus_port;
-	else if (config.cluster_port)
-		me->cport = (uint16_t)config.cluster_port;
-	else
-		me->cport = (uint16_t)(config.port + CLUSTER_PORT_INCR);
-	snprintf(me->hostname, sizeof(me->hostname), "%s", config.cluster_announce_hostname);
-	snprintf(cluster_nb(me)->human_nodename, sizeof(cluster_nb(me)->human_nodename), "%s",
-		 config.cluster_announce_human_nodename);
-}
-
-/* ---- failure reports ---- */
-
-static void reports_clean(struct cluster_node *n)
-{
-	struct cluster_node_bus *nb = cluster_nb(n);
-	int64_t maxtime = config.cluster_node_timeout * 2, now = now_ms();
-
-	for (unsigned i = 0; i < nb->nreports;)
-		if (now - nb->reports[i].time > maxtime)
-			nb->reports[i] = nb->reports[--nb->nreports];
-		else
-			i++;
-}
-
-unsigned cluster_fail_reports_count(struct cluster_node *n)
-{
-	reports_clean(n);
-	return cluster_nb(n)->nreports;
-}
-
-static void report_add(struct cluster_node *n, struct cluster_node *from)
-{
-	struct cluster_node_bus *nb = cluster_nb(n);
-
-	for (unsigned i = 0; i < nb->nreports; i++)
-		if (nb->reports[i].from == from) {
-			nb->reports[i].time = now_ms();
-			return;
-		}
-	nb->reports = xrealloc(nb->reports, (nb->nreports + 1) * sizeof(*nb->reports));
-	nb->reports[nb->nreports].from = from;
-	nb->reports[nb->nreports++].time = now_ms();
-}
-
-static void report_del(struct cluster_node *n, struct cluster_node *from)
-{
-	struct cluster_node_bus *nb = cluster_nb(n);
-
-	for (unsigned i = 0; i < nb->nreports; i++)
-		if (nb->reports[i].from == from) {
-			nb->reports[i] = nb->reports[--nb->nreports];
-			return;
-		}
+	cluster_ctl.todo_state = true;
 }
 
 /* ---- building messages ---- */
@@ -554,7 +370,7 @@ static unsigned char *msg_new(uint16_t type, size_t body, size_t *len)
 	put64(m + OFF_CUREPOCH, cluster_ctl.current_epoch);
 	put64(m + OFF_CFGEPOCH, master->config_epoch);
 	memcpy(m + OFF_SENDER, me->name, CLUSTER_NAMELEN);
-	node_slots_bitmap(master, m + OFF_SLOTS);
+	cluster_node_slots_bitmap(master, m + OFF_SLOTS);
 	if (me->replicaof)
 		memcpy(m + OFF_SLAVEOF, me->replicaof->name, CLUSTER_NAMELEN);
 	if (config.cluster_announce_ip[0])
@@ -597,7 +413,8 @@ static bool gossip_wanted(const struct cluster_node *n, const struct cluster_nod
 {
 	uint32_t f = atomic_load(&n->flags);
 
-	if (n == cluster_myself() || n == to || (f & (CLUSTER_NODE_HANDSHAKE | CLUSTER_NODE_NOADDR)))
+	if (n == cluster_myself() || n == to ||
+	    (f & (CLUSTER_NODE_HANDSHAKE | CLUSTER_NODE_NOADDR)))
 		return false;
 	return cluster_nb(n)->link || cluster_node_slots(n);
 }
@@ -611,6 +428,7 @@ static void send_ping(struct cluster_link *l, uint16_t type)
 	unsigned char *m, *p;
 	size_t len, body;
 	uint16_t nexts = 0;
+	unsigned nforgot;
 	int64_t now = now_ms();
 
 	wanted = known / 10 < 3 ? 3 : known / 10;
@@ -622,7 +440,7 @@ static void send_ping(struct cluster_link *l, uint16_t type)
 	pick = xcalloc(known + 1, sizeof(*pick));
 	/* A random start in the list, then every wanted node in turn. */
 	if (known) {
-		unsigned start = (unsigned)(rand_u64() % known), i = 0;
+		unsigned start = (unsigned)(cluster_rand() % known), i = 0;
 		struct cluster_node *n = cluster_nodes_first();
 
 		for (unsigned k = 0; k < start; k++)
@@ -641,8 +459,8 @@ static void send_ping(struct cluster_link *l, uint16_t type)
 		body += ext_len(strlen(me->hostname) + 1);
 	if (cluster_nb(me)->human_nodename[0])
 		body += ext_len(strlen(cluster_nb(me)->human_nodename) + 1);
-	blacklist_clean();
-	body += nblacklist * ext_len(CLUSTER_NAMELEN + 8);
+	nforgot = cluster_blacklist_count();
+	body += nforgot * ext_len(CLUSTER_NAMELEN + 8);
 	body += ext_len(CLUSTER_NAMELEN);
 	m = msg_new(type, body, &len);
 	put16(m + OFF_COUNT, (uint16_t)count);
@@ -654,12 +472,12 @@ static void send_ping(struct cluster_link *l, uint16_t type)
 	if (cluster_nb(me)->human_nodename[0])
 		p = ext_put(p, EXT_HUMAN_NODENAME, cluster_nb(me)->human_nodename,
 			    strlen(cluster_nb(me)->human_nodename) + 1, &nexts);
-	for (unsigned i = 0; i < nblacklist; i++) {
+	for (unsigned i = 0; i < nforgot; i++) {
 		unsigned char fn[CLUSTER_NAMELEN + 8];
-		int64_t ttl = (blacklist[i].expire - now) / 1000;
+		uint64_t ttl;
 
-		memcpy(fn, blacklist[i].name, CLUSTER_NAMELEN);
-		put64(fn + CLUSTER_NAMELEN, (uint64_t)(ttl > 0 ? ttl : 1));
+		cluster_blacklist_get(i, (char *)fn, &ttl);
+		put64(fn + CLUSTER_NAMELEN, ttl);
 		p = ext_put(p, EXT_FORGOTTEN_NODE, fn, sizeof(fn), &nexts);
 	}
 	ext_put(p, EXT_SHARDID, me->shard_id, CLUSTER_NAMELEN, &nexts);
@@ -694,7 +512,7 @@ static void broadcast(const unsigned char *m, size_t len)
 	}
 }
 
-static void send_fail(const struct cluster_node *failing)
+void cluster_bus_send_fail(const struct cluster_node *failing)
 {
 	size_t len;
 	unsigned char *m = msg_new(MSG_FAIL, CLUSTER_NAMELEN, &len);
@@ -714,7 +532,7 @@ static void send_update(struct cluster_link *l, const struct cluster_node *owner
 	m = msg_new(MSG_UPDATE, 8 + CLUSTER_NAMELEN + SLOTS_BYTES, &len);
 	put64(m + HDR_LEN, owner->config_epoch);
 	memcpy(m + HDR_LEN + 8, owner->name, CLUSTER_NAMELEN);
-	node_slots_bitmap(owner, m + HDR_LEN + 8 + CLUSTER_NAMELEN);
+	cluster_node_slots_bitmap(owner, m + HDR_LEN + 8 + CLUSTER_NAMELEN);
 	link_queue(l, m, len);
 	xfree(m);
 }
@@ -749,191 +567,6 @@ void cluster_bus_publish(bool shard, const char *ch, size_t chlen, const char *m
 	cluster_bus_wake();
 }
 
-/* ---- epochs and slots ---- */
-
-static uint64_t max_epoch(void)
-{
-	uint64_t max = 0;
-
-	for (struct cluster_node *n = cluster_nodes_first(); n; n = n->next)
-		if (n->config_epoch > max)
-			max = n->config_epoch;
-	return max > cluster_ctl.current_epoch ? max : cluster_ctl.current_epoch;
-}
-
-bool cluster_bump_epoch(void)
-{
-	struct cluster_node *me = cluster_myself();
-	uint64_t max = max_epoch();
-
-	if (me->config_epoch == 0 || me->config_epoch != max) {
-		cluster_ctl.current_epoch++;
-		me->config_epoch = cluster_ctl.current_epoch;
-		todo_save = true;
-		log_notice("New configEpoch set to %llu", (unsigned long long)me->config_epoch);
-		return true;
-	}
-	return false;
-}
-
-static void handle_epoch_collision(struct cluster_node *sender)
-{
-	struct cluster_node *me = cluster_myself();
-
-	if (sender->config_epoch != me->config_epoch || !cluster_node_is_master(sender) ||
-	    !cluster_node_is_master(me))
-		return;
-	/* The node with the smaller id keeps its epoch. */
-	if (memcmp(sender->name, me->name, CLUSTER_NAMELEN) <= 0)
-		return;
-	cluster_ctl.current_epoch++;
-	me->config_epoch = cluster_ctl.current_epoch;
-	todo_save = true;
-	log_verbose("WARNING: configEpoch collision with node %.40s. configEpoch set to %llu",
-		    sender->name, (unsigned long long)me->config_epoch);
-}
-
-/* Redis's clusterUpdateSlotsConfigWith: sender, at epoch, claims slots. */
-static void update_slots_with(struct cluster_node *sender, uint64_t epoch, const unsigned char *bits)
-{
-	struct cluster_node *me = cluster_myself();
-	unsigned lost = 0;
-
-	if (sender == me)
-		return;
-	for (unsigned j = 0; j < CLUSTER_SLOTS; j++) {
-		const struct cluster_slot *s = cluster_slot((uint16_t)j);
-		struct cluster_node *owner = atomic_load(&s->owner);
-
-		if (!(bits[j >> 3] & (1 << (j & 7))) || owner == sender)
-			continue;
-		/* A slot we import is ours to decide (SETSLOT NODE). */
-		if (atomic_load(&s->importing_from))
-			continue;
-		if (owner && owner->config_epoch >= epoch)
-			continue;
-		if (owner == me) {
-			dirty_slots[j >> 3] |= (unsigned char)(1 << (j & 7));
-			cluster_slot_set_migrating((uint16_t)j, NULL);
-			lost++;
-		}
-		cluster_slot_set_owner((uint16_t)j, sender);
-	}
-	if (lost)
-		log_notice("Configuration change detected: %u of my slots now served by %.40s",
-			   lost, sender->name);
-	todo_save = todo_state = true;
-}
-
-void cluster_update_state(void)
-{
-	struct cluster_node *me = cluster_myself();
-	int64_t now = now_ms(), rejoin;
-	bool ok = true, was = cluster_state_ok();
-	int size = 0, reachable = 0;
-
-	todo_state = false;
-	if (!first_state_call)
-		first_state_call = now;
-	if (cluster_node_is_master(me) && !was && now - first_state_call < 2000)
-		return;
-	if (config.cluster_require_full_coverage)
-		for (unsigned j = 0; j < CLUSTER_SLOTS && ok; j++) {
-			struct cluster_node *o = atomic_load(&cluster_slot((uint16_t)j)->owner);
-
-			if (!o || (atomic_load(&o->flags) & CLUSTER_NODE_FAIL))
-				ok = false;
-		}
-	for (struct cluster_node *n = cluster_nodes_first(); n; n = n->next)
-		if (cluster_node_is_master(n) && cluster_node_slots(n)) {
-			size++;
-			if (!(atomic_load(&n->flags) & (CLUSTER_NODE_FAIL | CLUSTER_NODE_PFAIL)))
-				reachable++;
-		}
-	cluster_ctl.size = size;
-	if (reachable < size / 2 + 1) {
-		ok = false;
-		among_minority_time = now;
-	}
-	if (ok == was)
-		return;
-	rejoin = config.cluster_node_timeout;
-	rejoin = rejoin > 5000 ? 5000 : rejoin < 500 ? 500 : rejoin;
-	if (ok && cluster_node_is_master(me) && among_minority_time &&
-	    now - among_minority_time < rejoin)
-		return;
-	log_notice("Cluster state changed: %s", ok ? "ok" : "fail");
-	cluster_set_state_ok(ok);
-}
-
-static void mark_failing_if_needed(struct cluster_node *n)
-{
-	unsigned quorum = (unsigned)cluster_ctl.size / 2 + 1, failures;
-	uint32_t f = atomic_load(&n->flags);
-
-	if (!(f & CLUSTER_NODE_PFAIL) || (f & CLUSTER_NODE_FAIL))
-		return;
-	failures = cluster_fail_reports_count(n);
-	if (cluster_node_is_master(cluster_myself()))
-		failures++;
-	if (failures < quorum)
-		return;
-	log_notice("Marking node %.40s as failing (quorum reached).", n->name);
-	atomic_fetch_and(&n->flags, ~(uint32_t)CLUSTER_NODE_PFAIL);
-	atomic_fetch_or(&n->flags, CLUSTER_NODE_FAIL);
-	cluster_nb(n)->fail_time = now_ms();
-	send_fail(n);
-	todo_save = todo_state = true;
-}
-
-static void clear_failure_if_needed(struct cluster_node *n)
-{
-	int64_t now = now_ms();
-
-	if (!cluster_node_is_master(n) || !cluster_node_slots(n) ||
-	    now - cluster_nb(n)->fail_time > config.cluster_node_timeout * 2) {
-		log_notice("Clear FAIL state for node %.40s", n->name);
-		atomic_fetch_and(&n->flags, ~(uint32_t)CLUSTER_NODE_FAIL);
-		todo_save = todo_state = true;
-	}
-}
-
-/* ---- handshakes ---- */
-
-static int normalize_ip(const char *ip, char *out, size_t size)
-{
-	struct in_addr a4;
-	struct in6_addr a6;
-
-	if (inet_pton(AF_INET, ip, &a4) == 1)
-		return inet_ntop(AF_INET, &a4, out, (socklen_t)size) ? 0 : -EINVAL;
-	if (inet_pton(AF_INET6, ip, &a6) == 1)
-		return inet_ntop(AF_INET6, &a6, out, (socklen_t)size) ? 0 : -EINVAL;
-	return -EINVAL;
-}
-
-int cluster_start_handshake(const char *ip, int port, int cport)
-{
-	char norm[CLUSTER_IPLEN];
-	struct cluster_node *n;
-
-	if (normalize_ip(ip, norm, sizeof(norm)) < 0 || port <= 0 || port > 65535 || cport <= 0 ||
-	    cport > 65535)
-		return -EINVAL;
-	for (n = cluster_nodes_first(); n; n = n->next)
-		if ((atomic_load(&n->flags) & CLUSTER_NODE_HANDSHAKE) && !strcmp(n->ip, norm) &&
-		    n->port == port && n->cport == cport)
-			return -EAGAIN;
-	n = cluster_ctl_node_new(NULL, CLUSTER_NODE_HANDSHAKE | CLUSTER_NODE_MEET);
-	if (!n)
-		return -ENOMEM;
-	snprintf(n->ip, sizeof(n->ip), "%s", norm);
-	n->port = (uint16_t)port;
-	n->cport = (uint16_t)cport;
-	cluster_bus_wake();
-	return 0;
-}
-
 /* The address the peer of fd has (a sender that announces none). */
 static void peer_ip(int fd, char *out, size_t size)
 {
@@ -946,8 +579,7 @@ static void peer_ip(int fd, char *out, size_t size)
 	if (sa.ss_family == AF_INET)
 		inet_ntop(AF_INET, &((struct sockaddr_in *)&sa)->sin_addr, out, (socklen_t)size);
 	else if (sa.ss_family == AF_INET6)
-		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&sa)->sin6_addr, out,
-			  (socklen_t)size);
+		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&sa)->sin6_addr, out, (socklen_t)size);
 }
 
 static void sender_ip(struct cluster_link *l, const unsigned char *m, char *out, size_t size)
@@ -979,10 +611,10 @@ static void update_address(struct cluster_node *n, struct cluster_link *l, const
 		link_free(cluster_nb(n)->link);
 	atomic_fetch_and(&n->flags, ~(uint32_t)CLUSTER_NODE_NOADDR);
 	log_notice("Address updated for node %.40s, now %s:%u", n->name, n->ip, n->port);
-	todo_save = true;
+	cluster_ctl.todo_save = true;
 }
 
-/* ---- receiving ---- */
+/* ---- addresses and receiving ---- */
 
 static void process_gossip(struct cluster_node *sender, const unsigned char *m)
 {
@@ -1002,10 +634,10 @@ static void process_gossip(struct cluster_node *sender, const unsigned char *m)
 
 			if (cluster_node_is_master(sender) && n != me) {
 				if (flags & (CLUSTER_NODE_FAIL | CLUSTER_NODE_PFAIL)) {
-					report_add(n, sender);
-					mark_failing_if_needed(n);
+					cluster_report_add(n, sender);
+					cluster_mark_failing_if_needed(n);
 				} else {
-					report_del(n, sender);
+					cluster_report_del(n, sender);
 				}
 			}
 			if (!(flags & (CLUSTER_NODE_FAIL | CLUSTER_NODE_PFAIL)) && !nb->ping_sent &&
@@ -1045,7 +677,7 @@ static void set_shard_id(struct cluster_node *n, const char *sid)
 	for (struct cluster_node *r = cluster_nodes_first(); r; r = r->next)
 		if (r->replicaof == n)
 			memcpy(r->shard_id, n->shard_id, sizeof(r->shard_id));
-	todo_save = true;
+	cluster_ctl.todo_save = true;
 }
 
 static void process_extensions(struct cluster_node *sender, const unsigned char *m, size_t len)
@@ -1085,7 +717,7 @@ static void process_extensions(struct cluster_node *sender, const unsigned char 
 			if (n && n != me && n != me->replicaof) {
 				cluster_blacklist_add(d);
 				cluster_ctl_node_delete(n);
-				todo_save = true;
+				cluster_ctl.todo_save = true;
 			}
 			break;
 		}
@@ -1102,7 +734,7 @@ static void process_extensions(struct cluster_node *sender, const unsigned char 
 	 * cleared. */
 	if (!hostname && sender->hostname[0]) {
 		sender->hostname[0] = '\0';
-		todo_save = true;
+		cluster_ctl.todo_save = true;
 	}
 	if (!human)
 		cluster_nb(sender)->human_nodename[0] = '\0';
@@ -1115,7 +747,7 @@ static void set_role_from(struct cluster_node *sender, const unsigned char *m)
 	if (name_is_null(m + OFF_SLAVEOF)) {
 		if (f & CLUSTER_NODE_SLAVE) {
 			atomic_fetch_and(&sender->flags, ~(uint32_t)CLUSTER_NODE_SLAVE);
-			todo_save = todo_state = true;
+			cluster_ctl.todo_save = cluster_ctl.todo_state = true;
 		}
 		atomic_fetch_or(&sender->flags, CLUSTER_NODE_MASTER);
 		sender->replicaof = NULL;
@@ -1128,15 +760,15 @@ static void set_role_from(struct cluster_node *sender, const unsigned char *m)
 			for (unsigned j = 0; j < CLUSTER_SLOTS; j++)
 				if (atomic_load(&cluster_slot((uint16_t)j)->owner) == sender)
 					cluster_slot_set_owner((uint16_t)j, NULL);
-			atomic_fetch_and(&sender->flags,
-					 ~(uint32_t)(CLUSTER_NODE_MASTER | CLUSTER_NODE_MIGRATE_TO));
-			todo_save = todo_state = true;
+			atomic_fetch_and(&sender->flags, ~(uint32_t)(CLUSTER_NODE_MASTER |
+								     CLUSTER_NODE_MIGRATE_TO));
+			cluster_ctl.todo_save = cluster_ctl.todo_state = true;
 		}
 		atomic_fetch_or(&sender->flags, CLUSTER_NODE_SLAVE);
 		if (master && sender->replicaof != master) {
 			sender->replicaof = master;
 			memcpy(sender->shard_id, master->shard_id, sizeof(sender->shard_id));
-			todo_save = true;
+			cluster_ctl.todo_save = true;
 		}
 	}
 }
@@ -1159,16 +791,17 @@ static int process_ping(struct cluster_link *l, struct cluster_node *sender, con
 
 			if (getsockname(l->fd, (struct sockaddr *)&sa, &sl) == 0) {
 				if (sa.ss_family == AF_INET)
-					inet_ntop(AF_INET, &((struct sockaddr_in *)&sa)->sin_addr, ip,
-						  sizeof(ip));
-				else
-					inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&sa)->sin6_addr,
+					inet_ntop(AF_INET, &((struct sockaddr_in *)&sa)->sin_addr,
 						  ip, sizeof(ip));
+				else if (sa.ss_family == AF_INET6)
+					inet_ntop(AF_INET6,
+						  &((struct sockaddr_in6 *)&sa)->sin6_addr, ip,
+						  sizeof(ip));
 			}
 			if (ip[0] && strcmp(ip, me->ip)) {
 				snprintf(me->ip, sizeof(me->ip), "%s", ip);
 				log_notice("IP address for this node updated to %s", me->ip);
-				todo_save = true;
+				cluster_ctl.todo_save = true;
 			}
 		}
 	}
@@ -1180,7 +813,7 @@ static int process_ping(struct cluster_link *l, struct cluster_node *sender, con
 			n->port = get16(m + OFF_PORT);
 			n->pport = get16(m + OFF_PPORT);
 			n->cport = get16(m + OFF_CPORT);
-			todo_save = true;
+			cluster_ctl.todo_save = true;
 		}
 	}
 	if (type == MSG_PING || type == MSG_MEET)
@@ -1204,10 +837,10 @@ static int process_ping(struct cluster_link *l, struct cluster_node *sender, con
 			}
 			memcpy(n->name, m + OFF_SENDER, CLUSTER_NAMELEN);
 			atomic_fetch_and(&n->flags, ~(uint32_t)CLUSTER_NODE_HANDSHAKE);
-			atomic_fetch_or(&n->flags,
-					get16(m + OFF_FLAGS) & (CLUSTER_NODE_MASTER | CLUSTER_NODE_SLAVE));
+			atomic_fetch_or(&n->flags, get16(m + OFF_FLAGS) & (CLUSTER_NODE_MASTER |
+									   CLUSTER_NODE_SLAVE));
 			log_verbose("Handshake with node %.40s completed.", n->name);
-			todo_save = true;
+			cluster_ctl.todo_save = true;
 			sender = n;
 		} else if (memcmp(n->name, m + OFF_SENDER, CLUSTER_NAMELEN)) {
 			/* Another node answers at that address now. */
@@ -1216,7 +849,7 @@ static int process_ping(struct cluster_link *l, struct cluster_node *sender, con
 			n->ip[0] = '\0';
 			n->port = n->cport = 0;
 			link_free(l);
-			todo_save = true;
+			cluster_ctl.todo_save = true;
 			return -1;
 		}
 	}
@@ -1245,9 +878,9 @@ static int process_ping(struct cluster_link *l, struct cluster_node *sender, con
 		nb->ping_sent = 0;
 		if (atomic_load(&n->flags) & CLUSTER_NODE_PFAIL) {
 			atomic_fetch_and(&n->flags, ~(uint32_t)CLUSTER_NODE_PFAIL);
-			todo_state = true;
+			cluster_ctl.todo_state = true;
 		} else if (atomic_load(&n->flags) & CLUSTER_NODE_FAIL) {
-			clear_failure_if_needed(n);
+			cluster_clear_failure_if_needed(n);
 		}
 	}
 	if (!sender || (atomic_load(&sender->flags) & CLUSTER_NODE_HANDSHAKE))
@@ -1257,9 +890,9 @@ static int process_ping(struct cluster_link *l, struct cluster_node *sender, con
 		unsigned char ours[SLOTS_BYTES];
 		uint64_t epoch = get64(m + OFF_CFGEPOCH);
 
-		node_slots_bitmap(sender, ours);
+		cluster_node_slots_bitmap(sender, ours);
 		if (memcmp(ours, m + OFF_SLOTS, SLOTS_BYTES)) {
-			update_slots_with(sender, epoch, m + OFF_SLOTS);
+			cluster_update_slots_with(sender, epoch, m + OFF_SLOTS);
 			/* A slot the sender claims that a newer owner holds: tell it. */
 			for (unsigned j = 0; j < CLUSTER_SLOTS; j++) {
 				struct cluster_node *o;
@@ -1275,7 +908,7 @@ static int process_ping(struct cluster_link *l, struct cluster_node *sender, con
 				}
 			}
 		}
-		handle_epoch_collision(sender);
+		cluster_epoch_collision(sender);
 	}
 	process_gossip(sender, m);
 	process_extensions(sender, m, len);
@@ -1286,7 +919,8 @@ static int process_ping(struct cluster_link *l, struct cluster_node *sender, con
 static int process(struct cluster_link *l, const unsigned char *m, size_t len)
 {
 	uint16_t type = get16(m + OFF_TYPE);
-	struct cluster_node *sender = cluster_node_lookup((const char *)m + OFF_SENDER, CLUSTER_NAMELEN);
+	struct cluster_node *sender =
+		cluster_node_lookup((const char *)m + OFF_SENDER, CLUSTER_NAMELEN);
 	int64_t now = now_ms();
 
 	if (type < CLUSTER_MSG_TYPES)
@@ -1299,11 +933,11 @@ static int process(struct cluster_link *l, const unsigned char *m, size_t len)
 		cluster_nb(sender)->data_received = now;
 		if (cur > cluster_ctl.current_epoch) {
 			cluster_ctl.current_epoch = cur;
-			todo_save = true;
+			cluster_ctl.todo_save = true;
 		}
 		if (cfg > sender->config_epoch && name_is_null(m + OFF_SLAVEOF)) {
 			sender->config_epoch = cfg;
-			todo_save = true;
+			cluster_ctl.todo_save = true;
 		}
 		cluster_nb(sender)->repl_offset = (int64_t)get64(m + OFF_OFFSET);
 	}
@@ -1317,13 +951,14 @@ static int process(struct cluster_link *l, const unsigned char *m, size_t len)
 			struct cluster_node *f =
 				cluster_node_lookup((const char *)m + HDR_LEN, CLUSTER_NAMELEN);
 
-			if (f && !(atomic_load(&f->flags) & (CLUSTER_NODE_FAIL | CLUSTER_NODE_MYSELF))) {
+			if (f &&
+			    !(atomic_load(&f->flags) & (CLUSTER_NODE_FAIL | CLUSTER_NODE_MYSELF))) {
 				log_notice("FAIL message received from %.40s about %.40s",
 					   sender->name, f->name);
 				atomic_fetch_or(&f->flags, CLUSTER_NODE_FAIL);
 				atomic_fetch_and(&f->flags, ~(uint32_t)CLUSTER_NODE_PFAIL);
 				cluster_nb(f)->fail_time = now;
-				todo_save = todo_state = true;
+				cluster_ctl.todo_save = cluster_ctl.todo_state = true;
 			}
 		}
 		break;
@@ -1350,7 +985,8 @@ static int process(struct cluster_link *l, const unsigned char *m, size_t len)
 					n->replicaof = NULL;
 				}
 				n->config_epoch = epoch;
-				update_slots_with(n, epoch, m + HDR_LEN + 8 + CLUSTER_NAMELEN);
+				cluster_update_slots_with(n, epoch,
+							  m + HDR_LEN + 8 + CLUSTER_NAMELEN);
 			}
 		}
 		break;
@@ -1413,6 +1049,36 @@ static void link_read(struct cluster_link *l)
 		}
 		l->rlen += (size_t)r;
 	}
+}
+
+int cluster_bus_feed(const unsigned char *m, size_t len)
+{
+	static struct cluster_link *l;
+	int v = cluster_msg_validate(m, len);
+
+	cluster_lock();
+	if (!l || l->dead) {
+		int sv[2];
+
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+			cluster_unlock();
+			return -errno;
+		}
+		close(sv[1]);
+		l = link_new(sv[0], true, NULL);
+	}
+	if (v == 0)
+		process(l, m, len);
+	/* Nothing is sent from here: what it queued is dropped. */
+	for (struct cluster_link *k = links; k; k = k->next)
+		k->wlen = k->woff = 0;
+	if (l->dead)
+		l = NULL;
+	links_sweep();
+	memset(cluster_ctl.dirty_slots, 0, sizeof(cluster_ctl.dirty_slots));
+	cluster_ctl.todo_save = false;
+	cluster_unlock();
+	return v;
 }
 
 /* ---- connecting ---- */
@@ -1527,12 +1193,12 @@ static void cron(unsigned tick)
 		    !(f & (CLUSTER_NODE_PFAIL | CLUSTER_NODE_FAIL))) {
 			log_verbose("*** NODE %.40s possibly failing", n->name);
 			atomic_fetch_or(&n->flags, CLUSTER_NODE_PFAIL);
-			todo_state = true;
+			cluster_ctl.todo_state = true;
 		}
 	}
 	for (struct cluster_node *n = cluster_nodes_first(); n; n = n->next)
 		if (atomic_load(&n->flags) & CLUSTER_NODE_PFAIL)
-			mark_failing_if_needed(n);
+			cluster_mark_failing_if_needed(n);
 	cluster_update_state();
 }
 
@@ -1565,8 +1231,8 @@ static void unlock_and_delete_dirty(void)
 	unsigned char dirty[SLOTS_BYTES];
 	bool any = false;
 
-	memcpy(dirty, dirty_slots, sizeof(dirty));
-	memset(dirty_slots, 0, sizeof(dirty_slots));
+	memcpy(dirty, cluster_ctl.dirty_slots, sizeof(dirty));
+	memset(cluster_ctl.dirty_slots, 0, sizeof(cluster_ctl.dirty_slots));
 	cluster_unlock();
 	for (unsigned j = 0; j < CLUSTER_SLOTS; j++)
 		if (dirty[j >> 3] & (1 << (j & 7))) {
@@ -1654,13 +1320,13 @@ static void *bus_main(void *arg)
 			last_cron = now;
 			cron(tick++);
 		}
-		if (todo_state)
+		if (cluster_ctl.todo_state)
 			cluster_update_state();
 		for (struct cluster_link *l = links; l; l = l->next)
 			link_flush(l);
 		links_sweep();
-		if (todo_save) {
-			todo_save = false;
+		if (cluster_ctl.todo_save) {
+			cluster_ctl.todo_save = false;
 			if (cluster_config_save() < 0)
 				log_warning("Fatal: can't update cluster config file.");
 		}
@@ -1725,7 +1391,8 @@ static int listen_one(const char *addr, int port, bool optional)
 int cluster_bus_start(void)
 {
 	struct cluster_node *me = cluster_myself();
-	long long port = config.cluster_port ? config.cluster_port : config.port + CLUSTER_PORT_INCR;
+	long long port =
+		config.cluster_port ? config.cluster_port : config.port + CLUSTER_PORT_INCR;
 	const char *p = config.bind[0] ? config.bind : "* -::*";
 
 	if (!cluster_enabled())
@@ -1785,40 +1452,7 @@ void cluster_bus_stop(void)
 	wake_fd = -1;
 }
 
-/* ---- CLUSTER RESET and LINKS ---- */
-
-void cluster_reset(bool hard)
-{
-	struct cluster_node *me = cluster_myself(), *next;
-
-	for (unsigned j = 0; j < CLUSTER_SLOTS; j++) {
-		cluster_slot_set_migrating((uint16_t)j, NULL);
-		cluster_slot_set_importing((uint16_t)j, NULL);
-		cluster_slot_set_owner((uint16_t)j, NULL);
-	}
-	for (struct cluster_node *n = cluster_nodes_first(); n; n = next) {
-		next = n->next;
-		if (n != me)
-			cluster_ctl_node_delete(n);
-	}
-	cluster_blacklist_clear();
-	if (hard) {
-		static const char hex[] = "0123456789abcdef";
-
-		cluster_ctl.current_epoch = 0;
-		cluster_ctl.last_vote_epoch = 0;
-		me->config_epoch = 0;
-		log_notice("configEpoch set to 0 via CLUSTER RESET HARD");
-		for (int i = 0; i < CLUSTER_NAMELEN; i++) {
-			me->name[i] = hex[rand_u64() & 15];
-			me->shard_id[i] = hex[rand_u64() & 15];
-		}
-		log_notice("Node hard reset, now I'm %.40s", me->name);
-	}
-	cluster_update_state();
-	if (cluster_config_save() < 0)
-		log_warning("Fatal: can't update cluster config file.");
-}
+/* ---- CLUSTER LINKS ---- */
 
 void cluster_reply_links(struct client *c)
 {

@@ -31,10 +31,10 @@ static const struct {
 	uint32_t flag;
 	const char *name;
 } flag_names[] = {
-	{ CLUSTER_NODE_MYSELF, "myself" },   { CLUSTER_NODE_MASTER, "master" },
-	{ CLUSTER_NODE_SLAVE, "slave" },     { CLUSTER_NODE_PFAIL, "fail?" },
-	{ CLUSTER_NODE_FAIL, "fail" },	     { CLUSTER_NODE_HANDSHAKE, "handshake" },
-	{ CLUSTER_NODE_NOADDR, "noaddr" },   { CLUSTER_NODE_NOFAILOVER, "nofailover" },
+	{ CLUSTER_NODE_MYSELF, "myself" }, { CLUSTER_NODE_MASTER, "master" },
+	{ CLUSTER_NODE_SLAVE, "slave" },   { CLUSTER_NODE_PFAIL, "fail?" },
+	{ CLUSTER_NODE_FAIL, "fail" },	   { CLUSTER_NODE_HANDSHAKE, "handshake" },
+	{ CLUSTER_NODE_NOADDR, "noaddr" }, { CLUSTER_NODE_NOFAILOVER, "nofailover" },
 };
 
 const char *cluster_flags_string(uint32_t flags, char *buf, size_t size)
@@ -78,7 +78,8 @@ void cluster_describe_node(struct text *t, const struct cluster_node *n, bool fo
 		    (long long)nb->pong_received, (unsigned long long)cluster_node_epoch(n),
 		    (nb->link || n == me) ? "connected" : "disconnected");
 	for (int j = 0; j <= CLUSTER_SLOTS; j++) {
-		bool mine = j < CLUSTER_SLOTS && atomic_load(&cluster_slot((uint16_t)j)->owner) == n;
+		bool mine =
+			j < CLUSTER_SLOTS && atomic_load(&cluster_slot((uint16_t)j)->owner) == n;
 
 		if (mine && start < 0)
 			start = j;
@@ -156,8 +157,9 @@ int cluster_config_save(void)
 			continue;
 		if (w <= 0) {
 			ret = w < 0 ? -errno : -EIO;
-			log_warning("Failed after writing (%zu) bytes to tmp cluster config file: %s",
-				    off, strerror(-ret));
+			log_warning(
+				"Failed after writing (%zu) bytes to tmp cluster config file: %s",
+				off, strerror(-ret));
 			goto out;
 		}
 		off += (size_t)w;
@@ -343,7 +345,8 @@ static int load_line(char *line, struct cluster_node **me)
 	int argc = 0;
 	struct cluster_node *n;
 
-	for (char *tok = strtok_r(line, " \t\r\n", &save); tok && argc < (int)(sizeof(argv) / sizeof(argv[0]));
+	for (char *tok = strtok_r(line, " \t\r\n", &save);
+	     tok && argc < (int)(sizeof(argv) / sizeof(argv[0]));
 	     tok = strtok_r(NULL, " \t\r\n", &save))
 		argv[argc++] = tok;
 	if (!argc)
@@ -357,7 +360,8 @@ static int load_line(char *line, struct cluster_node **me)
 			else if (!strcasecmp(argv[j], "lastVoteEpoch"))
 				cluster_ctl.last_vote_epoch = strtoull(argv[j + 1], NULL, 10);
 			else
-				log_notice("Skipping unknown cluster config variable '%s'", argv[j]);
+				log_notice("Skipping unknown cluster config variable '%s'",
+					   argv[j]);
 		}
 		return 0;
 	}
@@ -408,8 +412,9 @@ static int load(FILE *f)
 		}
 	}
 	xfree(line);
-	if (!ret && (!me || !(atomic_load(&me->flags) & (CLUSTER_NODE_MASTER | CLUSTER_NODE_SLAVE)) ||
-		     ((atomic_load(&me->flags) & CLUSTER_NODE_SLAVE) && !me->replicaof))) {
+	if (!ret &&
+	    (!me || !(atomic_load(&me->flags) & (CLUSTER_NODE_MASTER | CLUSTER_NODE_SLAVE)) ||
+	     ((atomic_load(&me->flags) & CLUSTER_NODE_SLAVE) && !me->replicaof))) {
 		log_warning("Unrecoverable error: corrupted cluster config file \"%s\".", "");
 		ret = -1;
 	}

@@ -45,7 +45,9 @@ struct cluster_ctl {
 	uint64_t sent[CLUSTER_MSG_TYPES], received[CLUSTER_MSG_TYPES];
 	uint64_t links_buffer_limit_exceeded;
 	int size; /* masters serving at least one slot */
-	bool state_known;
+	/* Work left for the end of the bus thread's turn. */
+	bool todo_save, todo_state;
+	unsigned char dirty_slots[CLUSTER_SLOTS / 8]; /* lost slots whose keys go */
 };
 
 extern struct cluster_ctl cluster_ctl;
@@ -69,7 +71,23 @@ void cluster_describe_node(struct text *t, const struct cluster_node *n, bool fo
 void cluster_describe_nodes(struct text *t, bool for_file);
 const char *cluster_flags_string(uint32_t flags, char *buf, size_t size);
 
-/* ---- helpers over the node list and slot table (cluster_bus.c) ---- */
+/* ---- the view of the cluster (cluster_state.c; the node delete: cluster_bus.c) ---- */
+
+uint64_t cluster_rand(void);
+/* Bit s of bits[s / 8] (as 1 << (s % 8)) set for each slot n owns. */
+void cluster_node_slots_bitmap(const struct cluster_node *n, unsigned char *bits);
+/* A failure report about n from a primary, or its withdrawal. */
+void cluster_report_add(struct cluster_node *n, struct cluster_node *from);
+void cluster_report_del(struct cluster_node *n, struct cluster_node *from);
+/* PFAIL -> FAIL if a majority of the primaries report n (a FAIL goes out). */
+void cluster_mark_failing_if_needed(struct cluster_node *n);
+/* n answers again: FAIL is cleared when Redis would. */
+void cluster_clear_failure_if_needed(struct cluster_node *n);
+/* The sender, a primary, has our config epoch: the greater id takes a new one. */
+void cluster_epoch_collision(struct cluster_node *sender);
+/* sender claims the slots of bits at epoch: it gets those held with an older one. */
+void cluster_update_slots_with(struct cluster_node *sender, uint64_t epoch,
+			       const unsigned char *bits);
 
 /* A node's bus state, allocated with it; NULL on ENOMEM (node unlinked). */
 struct cluster_node *cluster_ctl_node_new(const char *name, uint32_t flags);
@@ -91,6 +109,9 @@ int cluster_start_handshake(const char *ip, int port, int cport);
 void cluster_blacklist_add(const char *name);
 bool cluster_blacklist_has(const char *name, size_t len);
 void cluster_blacklist_clear(void);
+/* The blacklist's live entries, for the forgotten node extension. */
+unsigned cluster_blacklist_count(void);
+void cluster_blacklist_get(unsigned i, char name[CLUSTER_NAMELEN], uint64_t *ttl_s);
 /* CLUSTER RESET. */
 void cluster_reset(bool hard);
 /* Fills the CLUSTER LINKS reply. */
@@ -102,6 +123,8 @@ unsigned cluster_fail_reports_count(struct cluster_node *n);
 void cluster_broadcast_pong(void);
 /* Wakes the bus thread (new nodes to connect to). */
 void cluster_bus_wake(void);
+/* A FAIL message about failing to every node. */
+void cluster_bus_send_fail(const struct cluster_node *failing);
 /* Sets myself's announced address from the configuration. */
 void cluster_update_myself_announced(void);
 /* Bus links to other nodes (INFO clients' cluster_connections). */
@@ -112,14 +135,16 @@ unsigned cluster_link_count(void);
 int cluster_bus_start(void);
 void cluster_bus_stop(void);
 /* PUBLISH and SPUBLISH reach the other nodes (SPUBLISH: the shard's). */
-void cluster_bus_publish(bool shard, const char *ch, size_t chlen, const char *msg,
-			 size_t msglen);
+void cluster_bus_publish(bool shard, const char *ch, size_t chlen, const char *msg, size_t msglen);
 
 /* ---- the bus parser, exposed for the unit test and fuzzer ---- */
 
 /* 0 if buf[0..len) is a well-formed bus message of its type (one whole
  * message, totlen == len), -EBADMSG otherwise. */
 int cluster_msg_validate(const unsigned char *buf, size_t len);
+/* Validates buf and processes it as a message read from an inbound link
+ * (nothing is sent, nodes.conf not written): validate's result. */
+int cluster_bus_feed(const unsigned char *buf, size_t len);
 
 /* ---- the data plane's keys, as far as the control plane needs them ---- */
 

@@ -37,7 +37,8 @@ static const char *const help[] = {
 	"    Return the node's shard id.",
 	"NODES",
 	"    Return cluster configuration seen by node. Output format:",
-	"    <id> <ip:port@bus-port[,hostname]> <flags> <master> <pings> <pongs> <epoch> <link> <slot> ...",
+	"    <id> <ip:port@bus-port[,hostname]> <flags> <master> <pings> <pongs> <epoch> <link> "
+	"<slot> ...",
 	"REPLICAS <node-id>",
 	"    Return <node-id> replicas.",
 	"SLOTS",
@@ -58,7 +59,8 @@ static const char *const help[] = {
 	"DELSLOTS <slot> [<slot> ...]",
 	"    Delete slots information from current node.",
 	"DELSLOTSRANGE <start slot> <end slot> [<start slot> <end slot> ...]",
-	"    Delete slots information which are between <start-slot> and <end-slot> from current node.",
+	"    Delete slots information which are between <start-slot> and <end-slot> from current "
+	"node.",
 	"FAILOVER [FORCE|TAKEOVER]",
 	"    Promote current replica node to being a master.",
 	"FORGET <node-id>",
@@ -79,7 +81,8 @@ static const char *const help[] = {
 	"    Force saving cluster configuration on disk.",
 	"LINKS",
 	"    Return information about all network links between this node and its peers.",
-	"    Output format is an array where each array element is a map containing attributes of a link",
+	"    Output format is an array where each array element is a map containing attributes of "
+	"a link",
 	"MIGRATION IMPORT <start-slot end-slot [start-slot end-slot ...]> |",
 	"          STATUS [ID <task-id> | ALL] | CANCEL [ID <task-id> | ALL]",
 	"    Start, monitor and cancel slot migration.",
@@ -89,7 +92,7 @@ static const char *const help[] = {
 };
 
 static const char *const msg_names[CLUSTER_MSG_TYPES] = {
-	"ping",	    "pong",	"meet",	  "fail",    "publish",	    "auth-req",
+	"ping",	    "pong",   "meet",	 "fail",   "publish",	   "auth-req",
 	"auth-ack", "update", "mfstart", "module", "publishshard",
 };
 
@@ -320,7 +323,9 @@ static void reply_shard_node(struct client *c, const struct cluster_node *n)
 	long type = config.cluster_preferred_endpoint_type;
 	bool slave = atomic_load(&n->flags) & CLUSTER_NODE_SLAVE;
 	int64_t off = cluster_nb(n)->repl_offset;
-	const char *endpoint = type == 0 ? n->ip : type == 1 ? (n->hostname[0] ? n->hostname : "?") : "";
+	const char *endpoint = type == 0   ? n->ip
+			       : type == 1 ? (n->hostname[0] ? n->hostname : "?")
+					   : "";
 	long fields = 6 + (n->port != 0) + (n->pport != 0) + (n->hostname[0] != '\0');
 
 	reply_map(c, fields);
@@ -348,8 +353,8 @@ static void reply_shard_node(struct client *c, const struct cluster_node *n)
 	reply_int(c, off);
 	reply_bulk_cstr(c, "health");
 	reply_bulk_cstr(c, (atomic_load(&n->flags) & CLUSTER_NODE_FAIL) ? "fail"
-			   : slave && off == 0				   ? "loading"
-									   : "online");
+			   : slave && off == 0				? "loading"
+									: "online");
 }
 
 /* Is n the first node of its shard in the list (so each shard is listed once)? */
@@ -668,7 +673,10 @@ void cmd_cluster_meet(struct client *c)
 	if (!enabled_or_reply(c))
 		return;
 	if (c->argc > 5) {
-		reply_errorf(c, "unknown subcommand or wrong number of arguments for '%.128s'. Try CLUSTER HELP.", c->argv[1].p);
+		reply_errorf(c,
+			     "unknown subcommand or wrong number of arguments for '%.128s'. Try "
+			     "CLUSTER HELP.",
+			     c->argv[1].p);
 		return;
 	}
 	if (!str_to_ll(c->argv[3].p, c->argv[3].len, &port)) {
@@ -753,8 +761,9 @@ void cmd_cluster_set_config_epoch(struct client *c)
 	if (epoch < 0) {
 		reply_errorf(c, "Invalid config epoch specified: %lld", epoch);
 	} else if (cluster_node_count() > 1) {
-		reply_error(c, "The user can assign a config epoch only when the node does not know "
-			       "any other node.");
+		reply_error(c,
+			    "The user can assign a config epoch only when the node does not know "
+			    "any other node.");
 	} else if (me->config_epoch != 0) {
 		reply_error(c, "Node config epoch is already non-zero");
 	} else {
@@ -776,7 +785,10 @@ void cmd_cluster_reset(struct client *c)
 	if (!enabled_or_reply(c))
 		return;
 	if (c->argc > 3) {
-		reply_errorf(c, "unknown subcommand or wrong number of arguments for '%.128s'. Try CLUSTER HELP.", c->argv[1].p);
+		reply_errorf(c,
+			     "unknown subcommand or wrong number of arguments for '%.128s'. Try "
+			     "CLUSTER HELP.",
+			     c->argv[1].p);
 		return;
 	}
 	if (c->argc == 3) {

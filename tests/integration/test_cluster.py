@@ -218,3 +218,73 @@ def cluster_bus_malformed_message_closes_only_its_link(ctx):
     b_id = b.call('CLUSTER', 'MYID').decode()
     assert wait_until(lambda: nodes(a)[b_id][1] == 'master' and
                       'connected' in a.call('CLUSTER', 'NODES').decode(), timeout=10)
+
+
+@test
+@xkv_only
+def cluster_mixed_reshard_from_redis_onto_xkvd(ctx):
+    from redis.cluster import ClusterNode, RedisCluster
+
+    r1, r2 = cluster_node(ctx, 'ref'), cluster_node(ctx, 'ref')
+    x = cluster_node(ctx)
+    assert r1.call('CLUSTER', 'ADDSLOTSRANGE', 0, 8191) == b'OK'
+    assert r2.call('CLUSTER', 'ADDSLOTSRANGE', 8192, 16383) == b'OK'
+    for srv, epoch in ((r1, 1), (r2, 2), (x, 3)):
+        assert srv.call('CLUSTER', 'SET-CONFIG-EPOCH', epoch) == b'OK'
+    assert x.call('CLUSTER', 'MEET', '127.0.0.1', r1.port, r1.directives['cluster-port']) == b'OK'
+    assert r2.call('CLUSTER', 'MEET', '127.0.0.1', x.port, x.directives['cluster-port']) == b'OK'
+    assert wait_until(lambda: all_agree([r1, r2, x], 3), timeout=30), \
+        [s.call('CLUSTER', 'NODES') for s in (r1, r2, x)]
+    rc_client = RedisCluster(startup_nodes=[ClusterNode('127.0.0.1', x.port)],
+                             socket_timeout=10)
+    try:
+        for i in range(1000):
+            assert rc_client.set('k:%d' % i, str(i))
+        r1_id, x_id = r1.call('CLUSTER', 'MYID').decode(), x.call('CLUSTER', 'MYID').decode()
+        # redis-server 7.0 MIGRATEs onto xkvd (RESTORE-ASKING here).
+        rc, out = cli('--cluster', 'reshard', addr(r1), '--cluster-from', r1_id,
+                      '--cluster-to', x_id, '--cluster-slots', 300, '--cluster-yes',
+                      timeout=300)
+        assert rc == 0, out[-2000:]
+        assert wait_until(lambda: all_agree([r1, r2, x], 3), timeout=30)
+        check_green(x)
+        assert nodes(r2)[x_id][2] == '0-299', nodes(r2)[x_id]
+        assert x.call('DBSIZE') > 0
+        for i in range(1000):
+            assert rc_client.get('k:%d' % i) == str(i).encode(), i
+    finally:
+        rc_client.close()
+
+
+@test
+@xkv_only
+def cluster_rebalance_with_keys(ctx):
+    from redis.cluster import ClusterNode, RedisCluster
+
+    a, b = cluster_node(ctx), cluster_node(ctx)
+    # 400 slots out of balance: rebalance moves 200 of them, with their keys.
+    assert a.call('CLUSTER', 'ADDSLOTSRANGE', 0, 8391) == b'OK'
+    assert b.call('CLUSTER', 'ADDSLOTSRANGE', 8392, 16383) == b'OK'
+    for srv, epoch in ((a, 1), (b, 2)):
+        assert srv.call('CLUSTER', 'SET-CONFIG-EPOCH', epoch) == b'OK'
+    assert a.call('CLUSTER', 'MEET', '127.0.0.1', b.port, b.directives['cluster-port']) == b'OK'
+    assert wait_until(lambda: all_agree([a, b], 2), timeout=30)
+    rc_client = RedisCluster(startup_nodes=[ClusterNode('127.0.0.1', a.port)],
+                             socket_timeout=10)
+    try:
+        for i in range(1000):
+            assert rc_client.set('r:%d' % i, str(i))
+        rc, out = cli('--cluster', 'rebalance', addr(a), '--cluster-threshold', 1,
+                      timeout=300)
+        assert rc == 0, out[-2000:]
+        assert 'Moving 200 slots' in out, out[-2000:]
+        assert wait_until(lambda: all_agree([a, b], 2), timeout=30)
+        check_green(b)
+        b_id = b.call('CLUSTER', 'MYID').decode()
+        # redis-cli takes the source's first slots.
+        assert nodes(a)[b_id][2] == '0-199 8392-16383', nodes(a)[b_id]
+        assert a.call('DBSIZE') + b.call('DBSIZE') == 1000
+        for i in range(1000):
+            assert rc_client.get('r:%d' % i) == str(i).encode(), i
+    finally:
+        rc_client.close()
