@@ -7,7 +7,9 @@
 #include "bgjob.h"
 #include "blocking.h"
 #include "client.h"
+#include "cluster_route.h"
 #include "commands.h"
+#include "config.h"
 #include "errorstats.h"
 #include "exec_ctx.h"
 #include "mem.h"
@@ -619,6 +621,36 @@ static void wake_due(struct blocked_state *st, int64_t now)
 	xfree(v);
 }
 
+/* Cluster mode: a client waiting on a key whose slot this node no longer
+ * serves is answered the redirect and unblocked (all its keys share the
+ * first one's slot). True if it was. */
+static bool redirected(struct client *c, struct blocked_state *st)
+{
+	char err[512], *key = NULL;
+	uint32_t klen = 0;
+	bool here;
+
+	/* The first key, copied while it is sure to be there. */
+	pthread_mutex_lock(&lock);
+	if (st->phase == BLOCKED_WAITING && st->nwaiters) {
+		klen = st->waiters[0]->klen;
+		key = xstrndup(st->waiters[0]->key, klen);
+	}
+	pthread_mutex_unlock(&lock);
+	if (!key)
+		return false;
+	here = cluster_route_blocked(c, key, klen, err, sizeof(err));
+	xfree(key);
+	if (here)
+		return false;
+	/* Being served: the answer is on its way instead. */
+	if (!blocking_cancel(c))
+		return false;
+	reply_error(c, err);
+	resume(c);
+	return true;
+}
+
 void blocking_timeouts(struct worker *w)
 {
 	int64_t now = mono_ms();
@@ -628,6 +660,9 @@ void blocking_timeouts(struct worker *w)
 		struct blocked_state *st = c->blocked;
 		bool null_bulk;
 
+		if (__builtin_expect(config.cluster_enabled, 0) && st && !c->closing &&
+		    redirected(c, st))
+			continue;
 		if (st && !c->closing && st->wake_at && now >= st->wake_at &&
 		    (!st->deadline || now < st->deadline)) {
 			wake_due(st, now);

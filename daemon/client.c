@@ -464,6 +464,8 @@ static void info_flags(struct client *c, char *out, bool pubsub)
 		*p++ = 'B';
 	if (f & CLIENT_UNIX_SOCKET)
 		*p++ = 'U';
+	if (f & CLIENT_READONLY)
+		*p++ = 'r';
 	if (f & CLIENT_NO_EVICT)
 		*p++ = 'e';
 	if (f & CLIENT_NO_TOUCH)

@@ -58,6 +58,10 @@ enum client_flag {
 	CLIENT_WAIT_ACKS = 1 << 16,    /* in WAIT: its next commands wait (repl.c) */
 	CLIENT_MASTER = 1 << 17,       /* the link to our master (repl_replica.c) */
 	CLIENT_PROTECTED = 1 << 18,    /* runs a busy script: its input waits (engines) */
+	/* Cluster mode (cluster_route.c): ASKING, for its next command (or
+	 * transaction); READONLY, until READWRITE or RESET. */
+	CLIENT_ASKING = 1 << 19,
+	CLIENT_READONLY = 1 << 20,
 };
 
 /* A client whose command is not answered yet, apart from BLPOP & co.
@@ -110,6 +114,10 @@ struct client {
 	 * monitor lines show it (computed once). */
 	struct client *next_monitor, *prev_monitor;
 	char *monitor_peer;
+
+	/* Cluster mode: the slot of the running command's keys, as the
+	 * redirect check found it (-1: none); a script's declared keys'. */
+	int cluster_slot;
 
 	/* MULTI/EXEC (multi.c): queued commands, and the keys WATCHed. */
 	bool in_multi;

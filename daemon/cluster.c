@@ -204,6 +204,11 @@ void cluster_set_state_ok(bool ok)
 	atomic_store_explicit(&state_ok, ok, memory_order_release);
 }
 
+void cluster_set_myself(struct cluster_node *n)
+{
+	atomic_store_explicit(&myself, n, memory_order_release);
+}
+
 void cluster_set_slot_listener(cluster_slot_listener *fn)
 {
 	listener = fn;

@@ -113,6 +113,21 @@ void cluster_slot_set_owner(uint16_t slot, struct cluster_node *owner);
 void cluster_slot_set_migrating(uint16_t slot, struct cluster_node *to);
 void cluster_slot_set_importing(uint16_t slot, struct cluster_node *from);
 void cluster_set_state_ok(bool ok);
+/* Makes n (linked, flagged CLUSTER_NODE_MYSELF by the caller) this node:
+ * nodes.conf's myself replaces the fresh one cluster_init made. */
+void cluster_set_myself(struct cluster_node *n);
+
+/* ---- the data plane's services to the control plane (cluster_keys.c) ------------------------ */
+
+/* Deletes every key of slot (database 0) through the per-slot index, as
+ * Redis's clusterDelKeysInSlot when a slot is lost; returns how many. Takes
+ * the slot's shard lock: call it holding neither cluster_lock nor a shard
+ * lock. */
+int cluster_slot_keys_delete(uint16_t slot);
+/* May this node list the keys of slot (COUNTKEYSINSLOT, GETKEYSINSLOT): it
+ * or its primary owns the slot, or it imports it (Redis's
+ * clusterCanAccessKeysInSlot). */
+bool cluster_can_access_slot(uint16_t slot);
 
 /* ---- the data plane's hook (registered once before the workers start) ------------------------- */
 

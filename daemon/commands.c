@@ -13,6 +13,7 @@
 
 #include "aof.h"
 #include "blocking.h"
+#include "cluster_route.h"
 #include "command_meta.h"
 #include "commands.h"
 #include "config.h"
@@ -529,7 +530,9 @@ static struct command *resolve(struct client *c)
 	return cmd;
 }
 
-void command_dispatch(struct client *c)
+/* command_dispatch's checks and run; returns the command (NULL if
+ * unknown). */
+static struct command *dispatch(struct client *c)
 {
 	struct command *cmd;
 
@@ -542,7 +545,14 @@ void command_dispatch(struct client *c)
 		/* A command that cannot be queued dooms the transaction. */
 		if (c->in_multi)
 			c->multi_error = true;
-		return;
+		return NULL;
+	}
+	/* Cluster mode: served here only if this node serves its keys' slot
+	 * (our master's commands are obeyed). One branch when off. */
+	if (__builtin_expect(config.cluster_enabled, 0) && !(c->flags & CLIENT_MASTER) &&
+	    !cluster_route(c, cmd)) {
+		stat_add(&own_stats(c, cmd)->rejected, 1);
+		return cmd;
 	}
 	/* A script past busy-reply-threshold: only the ALLOW_BUSY commands. */
 	if (script_busy() && !(cmd->flags & CMD_ALLOW_BUSY)) {
@@ -557,13 +567,13 @@ void command_dispatch(struct client *c)
 					     : "BUSY Redis is busy running a script. You can only "
 					       "call FUNCTION KILL or SHUTDOWN NOSAVE.");
 			stat_add(&own_stats(c, cmd)->rejected, 1);
-			return;
+			return cmd;
 		}
 		script_reply_busy(c);
 		stat_add(&own_stats(c, cmd)->rejected, 1);
 		if (c->in_multi)
 			c->multi_error = true;
-		return;
+		return cmd;
 	}
 	/* maxmemory: make room first; refuse what would need more if none. */
 	if (config.maxmemory && !evict_until_fits() &&
@@ -578,12 +588,12 @@ void command_dispatch(struct client *c)
 				    "-EXECABORT Transaction discarded because of: OOM command not "
 				    "allowed when used memory > 'maxmemory'.");
 			stat_add(&own_stats(c, cmd)->rejected, 1);
-			return;
+			return cmd;
 		}
 		reply_error(c, "-OOM command not allowed when used memory > 'maxmemory'.");
 		if (c->in_multi)
 			c->multi_error = true;
-		return;
+		return cmd;
 	}
 	/* A failed save or AOF write: no writes (nor PING), as Redis refuses. */
 	if ((cmd->flags & CMD_WRITE) || cmd->fn == cmd_ping) {
@@ -594,7 +604,7 @@ void command_dispatch(struct client *c)
 			stat_add(&own_stats(c, cmd)->rejected, 1);
 			if (c->in_multi)
 				c->multi_error = true;
-			return;
+			return cmd;
 		}
 	}
 	/* A RESP2 subscriber's connection carries only pushes and these. */
@@ -609,7 +619,7 @@ void command_dispatch(struct client *c)
 		stat_add(&own_stats(c, cmd)->rejected, 1);
 		if (c->in_multi)
 			c->multi_error = true;
-		return;
+		return cmd;
 	}
 	/* A read-only replica takes writes from its master only. */
 	if ((cmd->flags & CMD_WRITE) && !(c->flags & CLIENT_MASTER) && config.replica_read_only &&
@@ -618,7 +628,7 @@ void command_dispatch(struct client *c)
 		stat_add(&own_stats(c, cmd)->rejected, 1);
 		if (c->in_multi)
 			c->multi_error = true;
-		return;
+		return cmd;
 	}
 	/* min-replicas-to-write: too few replicas with a recent ACK. An EXEC
 	 * whose queue writes is refused whole (Redis's execCommandAbort). */
@@ -632,13 +642,13 @@ void command_dispatch(struct client *c)
 				    "-EXECABORT Transaction discarded because of: NOREPLICAS Not "
 				    "enough good replicas to write.");
 			stat_add(&own_stats(c, cmd)->rejected, 1);
-			return;
+			return cmd;
 		}
 		reply_error(c, "-NOREPLICAS Not enough good replicas to write.");
 		stat_add(&own_stats(c, cmd)->rejected, 1);
 		if (c->in_multi)
 			c->multi_error = true;
-		return;
+		return cmd;
 	}
 	/* A replica whose link is down, with replica-serve-stale-data no:
 	 * only the commands flagged stale, and an EXEC only if its queue is. */
@@ -659,7 +669,7 @@ void command_dispatch(struct client *c)
 				c->multi_error = true;
 		}
 		stat_add(&own_stats(c, cmd)->rejected, 1);
-		return;
+		return cmd;
 	}
 	/* A monitor counts as a replica: it may not touch the keyspace. */
 	if ((c->flags & (CLIENT_MONITOR | CLIENT_REPLICA)) &&
@@ -668,18 +678,31 @@ void command_dispatch(struct client *c)
 		stat_add(&own_stats(c, cmd)->rejected, 1);
 		if (c->in_multi)
 			c->multi_error = true;
-		return;
+		return cmd;
 	}
 	/* CLIENT PAUSE: even queueing inside MULTI waits, as in Redis. */
 	if (pause_type_hint() && pause_holds(c, cmd)) {
 		pause_hold(c, cmd);
-		return;
+		return cmd;
 	}
 	if (c->in_multi && !(cmd->flags & CMD_NOT_QUEUED)) {
 		multi_queue(c, cmd);
-		return;
+		return cmd;
 	}
 	command_call(c, cmd);
+	return cmd;
+}
+
+void command_dispatch(struct client *c)
+{
+	struct command *cmd = dispatch(c);
+
+	/* ASKING lasts one command, or the transaction it opens (Redis's
+	 * resetClient). */
+	if (__builtin_expect(c->flags & CLIENT_ASKING, 0) && !c->in_multi &&
+	    !(cmd && cmd->fn == cmd_asking))
+		c->flags &= ~CLIENT_ASKING;
+	key_slot_forget();
 }
 
 /* Counts a call that started at start_us (mono) when the worker had seen

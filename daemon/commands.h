@@ -59,7 +59,7 @@ enum command_flag {
 	CMD_NO_AUTH = 1u << 12,
 	CMD_ALLOW_BUSY = 1u << 13,
 	CMD_NO_MULTI = 1u << 14,
-	CMD_MODULE = 1u << 18,		 /* a module's command in Redis (vector sets) */
+	CMD_MODULE = 1u << 20,		 /* a module's command in Redis (vector sets) */
 	CMD_NO_ASYNC_LOADING = 1u << 16, /* SAVE, BGSAVE: shown by COMMAND INFO only */
 	/* Not shown by COMMAND INFO (Redis hides it too). */
 	CMD_MAY_REPLICATE = 1u << 15,	  /* held by CLIENT PAUSE WRITE (PUBLISH) */
@@ -67,6 +67,7 @@ enum command_flag {
 	/* SCAN, RANDOMKEY: their lazy expiry is not one transaction, and
 	 * lazyexpire-nested-arbitrary-keys applies. */
 	CMD_TOUCHES_ARBITRARY_KEYS = 1u << 18,
+	CMD_ASKING = 1u << 19, /* served on an importing node without ASKING */
 	/* Internal. */
 	CMD_NOT_QUEUED = 1u << 29, /* runs at once inside MULTI (EXEC, DISCARD...) */
 	/* The lock scope, beyond the key specs (see above). */

@@ -14,6 +14,7 @@
 #include "blocking.h"
 #include "commands.h"
 #include "cluster.h"
+#include "cluster_ctl.h"
 #include "config.h"
 #include "fastpath.h"
 #include "log.h"
@@ -135,8 +136,12 @@ int main(int argc, char **argv)
 	if (write_pidfile() < 0)
 		return 1;
 	access_update();
+	/* nodes.conf and the bus, once the data is loaded. */
+	if (cluster_bus_start() < 0)
+		return 1;
 	fastpath_start();
 	ret = server_run();
+	cluster_bus_stop();
 	rdbfile_shutdown();
 	aof_stop();
 	fastpath_stop();

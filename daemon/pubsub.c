@@ -592,6 +592,13 @@ long long pubsub_publish_here(const char *ch, size_t chlen, const char *msg, siz
 	return publish_from(pubsub_thread_worker, PUBSUB_CHANNEL, ch, chlen, msg, msglen);
 }
 
+long long pubsub_publish_remote(bool shard, const char *ch, size_t chlen, const char *msg,
+				size_t msglen)
+{
+	return publish_from(pubsub_thread_worker, shard ? PUBSUB_SHARD : PUBSUB_CHANNEL, ch, chlen,
+			    msg, msglen);
+}
+
 void pubsub_mail_free(void *payload)
 {
 	struct ps_mail *m = payload;

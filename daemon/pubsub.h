@@ -39,6 +39,10 @@ long long pubsub_publish(struct client *c, enum pubsub_kind kind, const char *ch
  * published in some order (a key's changes, under its shard lock) reach
  * every receiver in that order, whichever workers published them. */
 long long pubsub_publish_here(const char *ch, size_t chlen, const char *msg, size_t msglen);
+/* A message another cluster node published (the bus thread): delivered
+ * here only, to a channel (and patterns) or a shard channel. */
+long long pubsub_publish_remote(bool shard, const char *ch, size_t chlen, const char *msg,
+				size_t msglen);
 /* The worker this thread runs (set as it starts); UINT_MAX on other threads,
  * whose publications reach every receiver by mail. */
 extern __thread unsigned pubsub_thread_worker;

@@ -33,6 +33,10 @@ struct script_run {
 	bool oom;   /* used memory was over maxmemory when it started */
 	bool wrote; /* it called a write command */
 	bool eval;  /* EVAL's family (not FCALL): which KILL and BUSY text */
+	/* Cluster mode: the slot its calls' keys must share (-1 none yet),
+	 * unless cross-slot keys are allowed (a shebang flag, or no shebang). */
+	int slot;
+	bool cross_slot_ok;
 };
 
 /* The one lock of every interpreter; taken after the shards (EVAL, FCALL)

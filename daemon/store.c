@@ -28,6 +28,9 @@ struct store store;
 static struct store_reads unowned_reads;
 __thread struct store_reads *store_reads = &unowned_reads;
 static int64_t store_start_ms; /* the access clock's zero */
+/* The bytes before each entry: its slot link when the per-slot index is
+ * kept (cluster-enabled), else none. Fixed by store_init. */
+static size_t entry_prefix;
 int64_t store_now(void)
 {
 	return exec_ctx_top ? exec_ctx_top->time_ms : now_ms();
@@ -70,6 +73,7 @@ static uint16_t crc16(const char *p, size_t len)
 void store_init(int ndbs)
 {
 	store_start_ms = mono_ms();
+	entry_prefix = config.cluster_enabled ? sizeof(struct slot_link) : 0;
 	store.ndbs = ndbs;
 	store.dbs = xcalloc_aligned(ndbs, sizeof(*store.dbs), _Alignof(struct db));
 	for (int db = 0; db < ndbs; db++) {
@@ -89,6 +93,8 @@ void store_destroy(void)
 		for (unsigned i = 0; i < STORE_SHARDS; i++) {
 			pthread_mutex_destroy(&store_shard(db, i)->lock);
 			xfree(store_shard(db, i)->keysizes);
+			xfree(store_shard(db, i)->slot_keys);
+			store_shard(db, i)->slot_keys = NULL;
 		}
 	}
 	xfree(store.dbs);
@@ -107,6 +113,7 @@ static __thread struct {
 	const char *key;
 	size_t len;
 	unsigned slot;
+	bool kept; /* by key_slot_remember: the next lockset_init keeps it */
 } slot_memo;
 
 static unsigned key_slot_hash(const char *key, size_t len)
@@ -131,6 +138,23 @@ unsigned key_slot(const char *key, size_t len)
 	return key_slot_hash(key, len);
 }
 
+unsigned key_slot_remember(const char *key, size_t len)
+{
+	unsigned slot = key_slot(key, len);
+
+	slot_memo.key = key;
+	slot_memo.len = len;
+	slot_memo.slot = slot;
+	slot_memo.kept = true;
+	return slot;
+}
+
+void key_slot_forget(void)
+{
+	slot_memo.key = NULL;
+	slot_memo.kept = false;
+}
+
 static inline uint64_t key_hash(const char *key, size_t len)
 {
 	return XXH3_64bits(key, len);
@@ -145,10 +169,91 @@ bool entry_expired(const struct entry *e, int64_t now)
 	return t >= 0 && now > t && !__atomic_load_n(&store_allow_access_expired, __ATOMIC_RELAXED);
 }
 
+/* The allocation e lives in (its slot link first, in cluster mode). */
+static inline void entry_dealloc(struct entry *e)
+{
+	xfree((char *)e - entry_prefix);
+}
+
+static inline struct slot_link *entry_slot_link(const struct entry *e)
+{
+	return (struct slot_link *)((char *)e - sizeof(struct slot_link));
+}
+
+static inline struct entry *link_entry(const struct slot_link *l)
+{
+	return (struct entry *)((char *)l + sizeof(struct slot_link));
+}
+
+size_t entry_mem(const struct entry *e)
+{
+	return xusable((void *)((const char *)e - entry_prefix));
+}
+
+bool store_slot_index(void)
+{
+	return entry_prefix != 0;
+}
+
+/* Links e into its slot's list; only with the index kept. */
+static void slot_index_add(struct shard *s, struct entry *e)
+{
+	unsigned i = e->slot / STORE_SHARDS;
+	struct slot_link *l = entry_slot_link(e);
+
+	if (!s->slot_keys)
+		s->slot_keys = xcalloc(1, sizeof(*s->slot_keys));
+	l->next = s->slot_keys->first[i];
+	if (l->next)
+		l->next->pprev = &l->next;
+	l->pprev = &s->slot_keys->first[i];
+	s->slot_keys->first[i] = l;
+	s->slot_keys->count[i]++;
+}
+
+static void slot_index_remove(struct shard *s, struct entry *e)
+{
+	struct slot_link *l = entry_slot_link(e);
+
+	*l->pprev = l->next;
+	if (l->next)
+		l->next->pprev = l->pprev;
+	s->slot_keys->count[e->slot / STORE_SHARDS]--;
+}
+
+/* The index of a shard whose table was just emptied or handed away. */
+static void slot_index_clear(struct shard *s)
+{
+	if (s->slot_keys)
+		memset(s->slot_keys, 0, sizeof(*s->slot_keys));
+}
+
+uint64_t db_slot_count(int db, unsigned slot)
+{
+	const struct slot_keys *k = store_shard(db, slot % STORE_SHARDS)->slot_keys;
+
+	return k ? k->count[(slot % CLUSTER_SLOTS) / STORE_SHARDS] : 0;
+}
+
+struct entry *db_slot_first(int db, unsigned slot)
+{
+	const struct slot_keys *k = store_shard(db, slot % STORE_SHARDS)->slot_keys;
+	const struct slot_link *l = k ? k->first[(slot % CLUSTER_SLOTS) / STORE_SHARDS] : NULL;
+
+	return l ? link_entry(l) : NULL;
+}
+
+struct entry *db_slot_next(const struct entry *e)
+{
+	const struct slot_link *l = entry_slot_link(e)->next;
+
+	return l ? link_entry(l) : NULL;
+}
+
 static void entry_free(struct entry *e)
 {
 	obj_free(&e->val);
-	xfree(e);
+	entry_dealloc(e);
 }
 
 /* As entry_free, a big value on the background pool if lazy (lazyfree.h):
@@ -156,7 +261,7 @@ static void entry_free(struct entry *e)
 static void entry_free_lazy(struct entry *e, bool lazy)
 {
 	lazyfree_obj(&e->val, lazy);
-	xfree(e);
+	entry_dealloc(e);
 }
 
 /* Is a value removed for `why` freed lazily? Redis's lazyfree-lazy-*
@@ -476,7 +581,7 @@ static bool string_inlines(const void *p, size_t len)
 static struct entry *entry_new(const char *key, size_t len, unsigned slot, bool ttl, size_t extra)
 {
 	size_t size = ENTRY_HDR + len + 1 + (ttl ? sizeof(int64_t) : 0) + extra;
-	struct entry *e = xmalloc(size);
+	struct entry *e = (struct entry *)((char *)xmalloc(entry_prefix + size) + entry_prefix);
 
 	e->node.hash = (uint32_t)key_hash(key, len);
 	e->node.aux = (uint32_t)len;
@@ -514,6 +619,34 @@ static void entry_put_inline(struct entry *e, size_t off, const void *p, size_t 
 			       .bytes = b };
 }
 
+/* The bytes e's allocation holds from e on (its slot link before it aside). */
+static inline size_t entry_room(const struct entry *e)
+{
+	return xusable((char *)e - entry_prefix) - entry_prefix;
+}
+
+/* The room an entry that needs `need` bytes gets from the allocator. */
+static inline size_t entry_good_size(size_t need)
+{
+	return xgood_size(entry_prefix + need) - entry_prefix;
+}
+
+/* e moved to ne (a realloc, defragmentation): the shard's table, its inline
+ * value (voff bytes in, or 0) and its slot's list follow it. */
+static void entry_moved(struct shard *s, struct entry *e, struct entry *ne, size_t voff)
+{
+	dict_replace(&s->keys, &e->node, &ne->node);
+	if (voff)
+		ne->val.bytes = (char *)ne + voff;
+	if (__builtin_expect(entry_prefix != 0, 0)) {
+		struct slot_link *l = entry_slot_link(ne);
+
+		*l->pprev = l;
+		if (l->next)
+			l->next->pprev = &l->next;
+	}
+}
+
 /*
  * Reallocates e to size bytes, keeping its contents and its place in the
  * shard's table; returns it where it is now. An inline value moves with it.
@@ -521,13 +654,12 @@ static void entry_put_inline(struct entry *e, size_t off, const void *p, size_t 
 static struct entry *entry_resize(struct shard *s, struct entry *e, size_t size)
 {
 	size_t voff = e->val.inl ? (size_t)(e->val.bytes - (char *)e) : 0;
-	struct entry *ne = xrealloc(e, size);
+	struct entry *ne = (struct entry *)((char *)xrealloc((char *)e - entry_prefix,
+							     entry_prefix + size) +
+					    entry_prefix);
 
-	if (ne != e) {
-		dict_replace(&s->keys, &e->node, &ne->node);
-		if (voff)
-			ne->val.bytes = (char *)ne + voff;
-	}
+	if (ne != e)
+		entry_moved(s, e, ne, voff);
 	return ne;
 }
 
@@ -538,15 +670,20 @@ static struct entry *entry_fit(struct shard *s, struct entry *e)
 	size_t need = e->val.inl ? (size_t)(e->val.bytes - (char *)e) + e->val.len + 1
 				 : entry_value_off(e, e->flags & ENTRY_F_TTL);
 
-	if (xgood_size(need) < xusable(e))
+	if (entry_good_size(need) < entry_room(e))
 		return entry_resize(s, e, need);
 	return e;
 }
 
-/* Links e, new, into its shard and signals it. */
-static struct entry *entry_link(int db, struct entry *e)
+/* Links e, new, into its shard (and its slot's list, in cluster mode) and
+ * signals it. */
+static struct entry *entry_insert(int db, struct entry *e)
 {
-	dict_insert(&store_shard(db, e->slot % STORE_SHARDS)->keys, &e->node);
+	struct shard *s = store_shard(db, e->slot % STORE_SHARDS);
+
+	dict_insert(&s->keys, &e->node);
+	if (__builtin_expect(entry_prefix != 0, 0))
+		slot_index_add(s, e);
 	written(db, e, DB_CHANGE_WRITE, DB_CHANGE_F_CREATED);
 	return e;
 }
@@ -563,11 +700,11 @@ struct entry *db_add(int db, const char *key, size_t len, struct obj val)
 		e = entry_new(key, len, slot, false, val.len + 1);
 		entry_put_inline(e, entry_value_off(e, false), val.bytes, val.len);
 		xfree(val.bytes);
-		return entry_link(db, e);
+		return entry_insert(db, e);
 	}
 	e = entry_new(key, len, slot, false, 0);
 	e->val = val;
-	return entry_link(db, e);
+	return entry_insert(db, e);
 }
 
 void db_set_value(int db, struct entry *e, struct obj val)
@@ -609,7 +746,7 @@ struct entry *db_set_string(int db, struct entry *e, const char *key, size_t len
 			entry_put_inline(e, entry_value_off(e, will_expire), p, vlen);
 		else
 			e->val = obj_string(p, vlen);
-		return entry_link(db, e);
+		return entry_insert(db, e);
 	}
 	s = entry_shard(db, e);
 	if (!keep_ttl && entry_expire(e) >= 0)
@@ -634,7 +771,7 @@ struct entry *db_set_string(int db, struct entry *e, const char *key, size_t len
 		need = off + vlen + 1;
 		/* In place when the size class is the same (the common SET of
 		 * a value of about the same size), else resized to fit. */
-		if (xgood_size(need) != xusable(e))
+		if (entry_good_size(need) != entry_room(e))
 			e = entry_resize(s, e, need);
 		entry_put_inline(e, off, p, vlen);
 	} else {
@@ -660,6 +797,8 @@ static void remove_entry(int db, struct entry *e, enum db_change_reason why, boo
 	if (entry_expire(e) >= 0)
 		s->nexpires--;
 	dict_remove(&s->keys, &e->node);
+	if (__builtin_expect(entry_prefix != 0, 0))
+		slot_index_remove(s, e);
 	entry_free_lazy(e, lazy);
 	dict_maybe_shrink(&s->keys);
 }
@@ -691,11 +830,11 @@ static struct entry *entry_add_ttl(struct shard *s, struct entry *e)
 		size_t vlen = e->val.len;
 
 		need += vlen + 1;
-		if (xusable(e) < need)
+		if (entry_room(e) < need)
 			e = entry_resize(s, e, need);
 		memmove((char *)e + entry_value_off(e, true), e->val.bytes, vlen + 1);
 		e->val.bytes = (char *)e + entry_value_off(e, true);
-	} else if (xusable(e) < need) {
+	} else if (entry_room(e) < need) {
 		e = entry_resize(s, e, need);
 	}
 	e->flags |= ENTRY_F_TTL;
@@ -829,6 +968,7 @@ uint64_t db_flush_lazy(int db, bool lazy)
 		} else {
 			dict_clear(&s->keys, entry_free_node);
 		}
+		slot_index_clear(s);
 		if (s->keysizes)
 			for (unsigned t = 0; t < KEYSIZES_TYPES; t++)
 				for (unsigned b = 0; b < KEYSIZES_BINS; b++)
@@ -855,6 +995,7 @@ void db_swap(int a, int b)
 		struct dict keys = x->keys;
 		uint64_t nexpires = x->nexpires;
 		keysizes_hist *ks = x->keysizes;
+		struct slot_keys *sk = x->slot_keys;
 
 		x->keys = y->keys;
 		y->keys = keys;
@@ -862,6 +1003,8 @@ void db_swap(int a, int b)
 		y->nexpires = nexpires;
 		__atomic_store_n(&x->keysizes, y->keysizes, __ATOMIC_RELEASE);
 		__atomic_store_n(&y->keysizes, ks, __ATOMIC_RELEASE);
+		x->slot_keys = y->slot_keys;
+		y->slot_keys = sk;
 		x->expire_cursor = y->expire_cursor = 0;
 		/* Either may now hold the other's hashes with field deadlines. */
 		x->field_ttls_seen = y->field_ttls_seen = 0;
@@ -886,6 +1029,8 @@ static void expire_unlink(struct expire_ctx *ctx, struct entry *e, unsigned flag
 	signal_change_fields(ctx->db, -1, e, DB_CHANGE_EXPIRE, flags, fields);
 	if (entry_expire(e) >= 0)
 		ctx->shard->nexpires--;
+	if (entry_prefix)
+		slot_index_remove(ctx->shard, e);
 	if (config.lazyfree_lazy_expire) {
 		dict_remove(&ctx->shard->keys, &e->node);
 		entry_free_lazy(e, true);
@@ -896,7 +1041,7 @@ static void expire_unlink(struct expire_ctx *ctx, struct entry *e, unsigned flag
 	 * is about to end and report its latency, as in single-threaded Redis. */
 	obj_free(&e->val);
 	dict_remove(&ctx->shard->keys, &e->node);
-	xfree(e);
+	entry_dealloc(e);
 }
 
 /* Reclaims a hash's expired fields, as Redis 7.4's active field expiry does;
@@ -1066,13 +1211,12 @@ static void defrag_visit(void *arg, struct dict_node *node)
 	size_t voff = e->val.inl ? (size_t)(e->val.bytes - (char *)e) : 0;
 	bool moved = false;
 
-	ne = mem_defrag_move(e);
+	ne = mem_defrag_move((char *)e - entry_prefix);
 	if (ne) {
 		/* As entry_resize: relinked where it was, its inline value
 		 * with it. */
-		dict_replace(&ctx->shard->keys, &e->node, &ne->node);
-		if (voff)
-			ne->val.bytes = (char *)ne + voff;
+		ne = (struct entry *)((char *)ne + entry_prefix);
+		entry_moved(ctx->shard, e, ne, voff);
 		e = ne;
 		moved = true;
 		ctx->c->hits++;
@@ -1134,7 +1278,11 @@ bool store_defrag(unsigned self, unsigned n, int64_t budget_us, struct store_def
 
 void lockset_init(struct lockset *ls)
 {
-	slot_memo.key = NULL;
+	/* The command's own first lockset keeps what its redirect check
+	 * remembered; any later one (nested calls) starts afresh. */
+	if (!slot_memo.kept)
+		slot_memo.key = NULL;
+	slot_memo.kept = false;
 	ls->ndbs = 0;
 	ls->all = false;
 	ls->held = false;
@@ -1159,7 +1307,7 @@ static uint64_t *lockset_mask(struct lockset *ls, int db)
 
 void lockset_add_key(struct lockset *ls, int db, const char *key, size_t len)
 {
-	unsigned slot = key_slot_hash(key, len);
+	unsigned slot = key_slot(key, len);
 	uint64_t *mask = lockset_mask(ls, db);
 
 	slot_memo.key = key;

@@ -116,6 +116,9 @@ struct shard {
 	uint64_t avg_ttl; /* ms, a running estimate from active expiry samples */
 	uint64_t changes; /* keys changed, one per change (INFO's rdb_changes_since_last_save) */
 	keysizes_hist *keysizes; /* the shard's keys by size; allocated at its first key */
+	/* Cluster mode's per-slot key index (NULL when off, or before the
+	 * shard's first key): see db_slot_* below. */
+	struct slot_keys *slot_keys;
 } __attribute__((aligned(64)));
 
 struct db {
@@ -153,6 +156,11 @@ void store_init(int ndbs);
 void store_destroy(void);
 
 unsigned key_slot(const char *key, size_t len);
+/* key_slot, remembered for this command's first lockset (cluster mode's
+ * redirect check hashes the key the lockset then needs): valid until
+ * key_slot_forget(), which the dispatcher calls after every command. */
+unsigned key_slot_remember(const char *key, size_t len);
+void key_slot_forget(void);
 static inline unsigned key_shard(const char *key, size_t len)
 {
 	return key_slot(key, len) % STORE_SHARDS;
@@ -335,6 +343,35 @@ uint64_t db_flush(int db);
 uint64_t db_flush_lazy(int db, bool lazy);
 /* Exchanges the contents of two databases; the caller holds both. */
 void db_swap(int a, int b);
+
+/*
+ * The per-slot key index, kept only when cluster-enabled (fixed at start):
+ * each entry then carries, just before itself in the same allocation, a
+ * link into its slot's list (no field of struct entry, no allocation of
+ * its own: with cluster mode off an entry costs not one byte more). A
+ * slot's keys all live in one shard (slot % STORE_SHARDS), so the lists of
+ * a shard's 256 slots hang off the shard, under its lock, and move with
+ * its table (SWAPDB, FLUSHDB ASYNC).
+ */
+#define STORE_SLOTS_PER_SHARD (CLUSTER_SLOTS / STORE_SHARDS)
+struct slot_link {
+	struct slot_link *next, **pprev;
+};
+struct slot_keys {
+	struct slot_link *first[STORE_SLOTS_PER_SHARD];
+	uint32_t count[STORE_SLOTS_PER_SHARD];
+};
+/* Is the index kept (cluster-enabled when store_init ran)? */
+bool store_slot_index(void);
+/* Keys in slot of db (0 without the index); slot's shard lock held. */
+uint64_t db_slot_count(int db, unsigned slot);
+/* The first key of slot in db, then the next one after e (NULL at the
+ * end); the order is the index's (latest added first). Slot's shard lock
+ * held; e must stay in place between the calls. */
+struct entry *db_slot_first(int db, unsigned slot);
+struct entry *db_slot_next(const struct entry *e);
+/* The bytes e's allocation takes (MEMORY USAGE), its slot link included. */
+size_t entry_mem(const struct entry *e);
 
 /* Runs active expiry on the shards that belong to worker `self` of `n`,
  * for at most budget_us microseconds. Takes the shard locks itself. */

@@ -11,6 +11,7 @@
 
 #include "access.h"
 #include "client.h"
+#include "cluster_route.h"
 #include "config.h"
 #include "exec_ctx.h"
 #include "log.h"
@@ -181,6 +182,19 @@ static void serve_mget(const struct arg *keys, int nkeys, struct out *o)
 	lockset_release(&ls);
 }
 
+/* Cluster mode: a GET or MGET of a slot this node does not serve gets
+ * the redirect TCP would (MOVED, ASK, CROSSSLOT...); false once answered. */
+static bool udp_routed(struct client *pc, struct out *o)
+{
+	char err[512];
+
+	if (cluster_route_udp(pc, err, sizeof(err)))
+		return true;
+	out_str(o, err);
+	out_str(o, "\r\n");
+	return false;
+}
+
 /* Runs the one command in cmd[0..len) into o. */
 static void serve_command(char *cmd, size_t len, struct out *o)
 {
@@ -202,6 +216,8 @@ static void serve_command(char *cmd, size_t len, struct out *o)
 		out_str(o, "-ERR Protocol error: incomplete command\r\n");
 	} else if (pc.qpos != pc.qlen) {
 		out_str(o, "-ERR Protocol error: one command per datagram\r\n");
+	} else if (__builtin_expect(config.cluster_enabled, 0) && !udp_routed(&pc, o)) {
+		/* the redirect is the answer */
 	} else if (str_eq_nocase(pc.argv[0].p, pc.argv[0].len, "GET") && pc.argc == 2) {
 		serve_get(&pc.argv[1], o);
 	} else if (str_eq_nocase(pc.argv[0].p, pc.argv[0].len, "MGET") && pc.argc >= 2) {

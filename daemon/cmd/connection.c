@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cluster.h"
 #include "commands.h"
 #include "config.h"
 #include "blocking.h"
@@ -63,6 +64,10 @@ void cmd_select(struct client *c)
 	if (db < INT_MIN || db > INT_MAX) {
 		reply_error(c,
 			    "value is out of range, value must between -2147483648 and 2147483647");
+		return;
+	}
+	if (cluster_enabled() && db != 0) {
+		reply_error(c, "SELECT is not allowed in cluster mode");
 		return;
 	}
 	if (db < 0 || db >= store.ndbs) {
@@ -217,7 +222,8 @@ void cmd_reset(struct client *c)
 		pubsub_unsubscribe_all(c, k, false);
 	/* As Redis 7.0: CLIENT REPLY back on (a SKIP in force still mutes this
 	 * reply); NO-EVICT stays; NO-TOUCH (7.2) goes, as 7.2 does. */
-	c->flags &= ~(CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP_NEXT | CLIENT_NO_TOUCH);
+	c->flags &= ~(CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP_NEXT | CLIENT_NO_TOUCH | CLIENT_ASKING |
+		      CLIENT_READONLY);
 	__atomic_store_n(&c->db, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&c->resp, 2, __ATOMIC_RELAXED);
 	c->authenticated = !config.requirepass[0];

@@ -35,7 +35,7 @@ void cmd_memory_usage(struct client *c)
 		reply_null(c);
 		return;
 	}
-	reply_int(c, (long long)(xusable(e) + obj_mem(&e->val)));
+	reply_int(c, (long long)(entry_mem(e) + obj_mem(&e->val)));
 }
 
 static void stat_int(struct client *c, const char *name, long long v)

@@ -2,6 +2,8 @@
 /* Pub/sub commands: (P|S)SUBSCRIBE, (P|S)UNSUBSCRIBE, (S)PUBLISH, PUBSUB. The
  * registry and delivery are pubsub.c's. */
 #include "commands.h"
+#include "cluster.h"
+#include "cluster_ctl.h"
 #include "propagate.h"
 #include "pubsub.h"
 
@@ -53,18 +55,31 @@ void cmd_sunsubscribe(struct client *c)
 
 void cmd_publish(struct client *c)
 {
-	reply_int(c, pubsub_publish(c, PUBSUB_CHANNEL, c->argv[1].p, c->argv[1].len, c->argv[2].p,
-				    c->argv[2].len));
-	/* Replicas deliver it to their own subscribers (not the AOF's). */
-	propagate_repl_only();
+	long long n = pubsub_publish(c, PUBSUB_CHANNEL, c->argv[1].p, c->argv[1].len, c->argv[2].p,
+				     c->argv[2].len);
+
+	/* In a cluster every node delivers it (the count is ours); else
+	 * replicas deliver it to their own subscribers (not the AOF's), as
+	 * Redis. */
+	if (cluster_enabled())
+		cluster_bus_publish(false, c->argv[1].p, c->argv[1].len, c->argv[2].p,
+				    c->argv[2].len);
+	else
+		propagate_repl_only();
+	reply_int(c, n);
 }
 
 void cmd_spublish(struct client *c)
 {
-	reply_int(c, pubsub_publish(c, PUBSUB_SHARD, c->argv[1].p, c->argv[1].len, c->argv[2].p,
-				    c->argv[2].len));
-	/* Replicas deliver it to their own subscribers (not the AOF's). */
-	propagate_repl_only();
+	long long n = pubsub_publish(c, PUBSUB_SHARD, c->argv[1].p, c->argv[1].len, c->argv[2].p,
+				     c->argv[2].len);
+
+	if (cluster_enabled())
+		cluster_bus_publish(true, c->argv[1].p, c->argv[1].len, c->argv[2].p,
+				    c->argv[2].len);
+	else
+		propagate_repl_only();
+	reply_int(c, n);
 }
 
 /* Redis's answer to extra arguments where its table allows any number. */

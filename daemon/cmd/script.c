@@ -36,6 +36,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "cluster_route.h"
 #include "commands.h"
 #include "config.h"
 #include "debug.h"
@@ -578,6 +579,7 @@ static int redis_call(lua_State *l, bool raise)
 {
 	struct script_run *r = running;
 	const char *err = NULL;
+	char cluster_err[256];
 	struct command *cmd;
 	struct arg *argv;
 	char *reply, *p;
@@ -604,6 +606,11 @@ static int redis_call(lua_State *l, bool raise)
 		err = "-NOREPLICAS Not enough good replicas to write.";
 	else if (r->oom && !r->allow_oom && (cmd->flags & CMD_DENYOOM))
 		err = "-OOM command not allowed when used memory > 'maxmemory'.";
+	else if (__builtin_expect(config.cluster_enabled, 0) &&
+		 !(r->caller->flags & CLIENT_MASTER) &&
+		 !cluster_route_script(r->caller, cmd, argc, argv, &r->slot, r->cross_slot_ok,
+				       cluster_err, sizeof(cluster_err)))
+		err = cluster_err;
 	if (err) {
 		/* Counted as the command's error, and as its rejected call. */
 		reply_error(&r->proxy, err);
@@ -1070,8 +1077,12 @@ bool script_run_check(struct client *c, struct script_run *run, unsigned flags, 
 	run->read_only = ro || (flags & SF_NO_WRITES);
 	run->allow_oom = flags & SF_ALLOW_OOM;
 	run->oom = config.maxmemory && mem_used() > (size_t)config.maxmemory;
+	run->slot = config.cluster_enabled ? c->cluster_slot : -1;
+	run->cross_slot_ok = (flags & (SF_COMPAT | SF_ALLOW_CROSS_SLOT)) != 0;
 	if (!(flags & SF_COMPAT)) {
-		if (ro && !(flags & SF_NO_WRITES))
+		if ((flags & SF_NO_CLUSTER) && config.cluster_enabled)
+			e = "Can not run script on cluster, 'no-cluster' flag is set.";
+		else if (ro && !(flags & SF_NO_WRITES))
 			e = "Can not execute a script with write flag using *_ro command.";
 		else if (!(flags & SF_NO_WRITES) && !repl_writes_allowed())
 			e = "-NOREPLICAS Not enough good replicas to write.";

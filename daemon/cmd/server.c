@@ -15,6 +15,8 @@
 #include "aof.h"
 #include "command_meta.h"
 #include "blocking.h"
+#include "cluster.h"
+#include "cluster_ctl.h"
 #include "command_docs.h"
 #include "commands.h"
 #include "multi.h"
@@ -62,6 +64,7 @@ static const struct {
 	{ CMD_STALE, "stale" },
 	{ CMD_SKIP_MONITOR, "skip_monitor" },
 	{ CMD_SKIP_SLOWLOG, "skip_slowlog" },
+	{ CMD_ASKING, "asking" },
 	{ CMD_FAST, "fast" },
 	{ CMD_NO_AUTH, "no_auth" },
 	{ CMD_NO_ASYNC_LOADING, "no_async_loading" },
@@ -525,7 +528,7 @@ static void info_server(struct text *t)
 		    "xkv_version:%s\r\n"
 		    "redis_git_sha1:00000000\r\n"
 		    "redis_git_dirty:0\r\n"
-		    "redis_mode:standalone\r\n"
+		    "redis_mode:%s\r\n"
 		    "os:%s %s %s\r\n"
 		    "arch_bits:%d\r\n"
 		    "monotonic_clock:POSIX clock_gettime\r\n"
@@ -547,12 +550,12 @@ static void info_server(struct text *t)
 		    "executable:%s\r\n"
 		    "config_file:%s\r\n"
 		    "io_threads_active:0\r\n",
-		    REDIS_COMPAT_VERSION, XKV_VERSION, un.sysname, un.release, un.machine,
-		    (int)(sizeof(long) * 8), server.engine->name, server.engine->name,
-		    server.nworkers, __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__, (int)getpid(),
-		    server.run_id, config.port, (long long)now_us(), (long long)uptime,
-		    (long long)uptime / 86400, config.hz, config.hz,
-		    (long long)(now / 1000) & ((1 << 24) - 1), server.executable,
+		    REDIS_COMPAT_VERSION, XKV_VERSION, cluster_enabled() ? "cluster" : "standalone",
+		    un.sysname, un.release, un.machine, (int)(sizeof(long) * 8),
+		    server.engine->name, server.engine->name, server.nworkers, __GNUC__,
+		    __GNUC_MINOR__, __GNUC_PATCHLEVEL__, (int)getpid(), server.run_id, config.port,
+		    (long long)now_us(), (long long)uptime, (long long)uptime / 86400, config.hz,
+		    config.hz, (long long)(now / 1000) & ((1 << 24) - 1), server.executable,
 		    config.config_file ? config.config_file : "");
 	info_listeners(t);
 }
@@ -570,7 +573,7 @@ static unsigned blocked_clients(void)
 
 static void info_clients(struct text *t)
 {
-	unsigned pubsub = 0, watching = 0;
+	unsigned pubsub = 0, watching = 0, links = 0;
 	uint64_t bkeys, bnokey;
 
 	blocking_key_counts(&bkeys, &bnokey);
@@ -584,10 +587,15 @@ static void info_clients(struct text *t)
 		watching += __atomic_load_n(&c->nwatched, __ATOMIC_RELAXED) != 0;
 	}
 	registry_unlock();
+	if (cluster_enabled()) {
+		cluster_lock();
+		links = cluster_link_count();
+		cluster_unlock();
+	}
 	text_printf(t,
 		    "# Clients\r\n"
 		    "connected_clients:%llu\r\n"
-		    "cluster_connections:0\r\n"
+		    "cluster_connections:%u\r\n"
 		    "maxclients:%lld\r\n"
 		    "client_recent_max_input_buffer:0\r\n"
 		    "client_recent_max_output_buffer:0\r\n"
@@ -599,9 +607,10 @@ static void info_clients(struct text *t)
 		    "total_watched_keys:%llu\r\n"
 		    "total_blocking_keys:%llu\r\n"
 		    "total_blocking_keys_on_nokey:%llu\r\n",
-		    (unsigned long long)registry_count(), config.maxclients, blocked_clients(),
-		    __atomic_load_n(&tracking_nclients, __ATOMIC_RELAXED), pubsub, watching,
-		    multi_watched_keys(), (unsigned long long)bkeys, (unsigned long long)bnokey);
+		    (unsigned long long)registry_count(), links, config.maxclients,
+		    blocked_clients(), __atomic_load_n(&tracking_nclients, __ATOMIC_RELAXED),
+		    pubsub, watching, multi_watched_keys(), (unsigned long long)bkeys,
+		    (unsigned long long)bnokey);
 }
 
 /* config_get's visitor for a single directive: copies its value, which is
@@ -945,7 +954,7 @@ static void info_modules(struct text *t)
 
 static void info_cluster(struct text *t)
 {
-	text_printf(t, "# Cluster\r\ncluster_enabled:0\r\n");
+	text_printf(t, "# Cluster\r\ncluster_enabled:%d\r\n", cluster_enabled() ? 1 : 0);
 }
 
 static void info_keyspace(struct text *t)
