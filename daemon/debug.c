@@ -8,6 +8,7 @@
 #include "debug.h"
 #include "store.h"
 #include "t_array.h"
+#include "t_vset.h"
 #include "t_hash.h"
 #include "t_list.h"
 #include "t_set.h"
@@ -120,7 +121,7 @@ void debug_value_digest(const struct entry *e, uint8_t d[SHA1_LEN])
 {
 	static const uint32_t redis_type[OBJ_TYPES] = {
 		[OBJ_STRING] = 0, [OBJ_LIST] = 1,   [OBJ_SET] = 2,   [OBJ_ZSET] = 3,
-		[OBJ_HASH] = 4,	  [OBJ_STREAM] = 6, [OBJ_ARRAY] = 7,
+		[OBJ_HASH] = 4,	  [OBJ_STREAM] = 6, [OBJ_ARRAY] = 7, [OBJ_VSET] = 5,
 	};
 	const struct obj *o = &e->val;
 	uint32_t type = htonl(redis_type[o->type]);
@@ -181,6 +182,23 @@ void debug_value_digest(const struct entry *e, uint8_t d[SHA1_LEN])
 			mix_digest(ed, hf.v, hf.vlen);
 			if (hf.expire != HASH_NO_EXPIRE)
 				xor_digest(ed, "!!hexpire!!", 11);
+			xor_digest(d, ed, SHA1_LEN);
+		}
+		break;
+	}
+	case OBJ_VSET: {
+		/* Per element its name, stored vector and attributes, in any
+		 * order (Redis's module type 5 digest differs: ours is our own). */
+		const struct vset *v = vset_of(o);
+
+		for (const struct vhnsw_node *n = v->h->head; n; n = n->next) {
+			const struct vset_elem *el = n->value;
+			uint8_t ed[SHA1_LEN] = { 0 };
+
+			mix_digest(ed, el->name, el->len);
+			mix_digest(ed, n->vec, vhnsw_vec_bytes(v->h));
+			if (el->attr)
+				mix_digest(ed, el->attr, el->alen);
 			xor_digest(d, ed, SHA1_LEN);
 		}
 		break;

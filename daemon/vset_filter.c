@@ -24,6 +24,7 @@
  * converted; nested arrays are checked (and count as tuples) but their
  * contents never matter to a result, so they are validated iteratively.
  */
+#include <pthread.h>
 #include <errno.h>
 #include <math.h>
 #include <stdbool.h>
@@ -415,6 +416,14 @@ out:
 }
 
 static __thread char *vf_errbuf;
+/* Frees a thread's error text when it ends (a worker at shutdown). */
+static pthread_key_t vf_errbuf_key;
+static pthread_once_t vf_errbuf_once = PTHREAD_ONCE_INIT;
+
+static void vf_errbuf_key_make(void)
+{
+	pthread_key_create(&vf_errbuf_key, xfree);
+}
 
 static const char *vf_set_error(const char *text, size_t errpos, size_t len)
 {
@@ -426,6 +435,8 @@ static const char *vf_set_error(const char *text, size_t errpos, size_t len)
 	rest = strlen(text + errpos);
 	xfree(vf_errbuf);
 	vf_errbuf = xmalloc(sizeof(prefix) + rest);
+	pthread_once(&vf_errbuf_once, vf_errbuf_key_make);
+	pthread_setspecific(vf_errbuf_key, vf_errbuf);
 	memcpy(vf_errbuf, prefix, sizeof(prefix) - 1);
 	memcpy(vf_errbuf + sizeof(prefix) - 1, text + errpos, rest + 1);
 	return vf_errbuf;

@@ -248,6 +248,14 @@ void vhnsw_free(struct vhnsw *h, void (*free_value)(void *))
 
 static __thread uint32_t *vis;
 static __thread uint32_t vis_cap, vis_epoch;
+/* Frees a thread's marks when it ends (a worker at shutdown). */
+static pthread_key_t vis_key;
+static pthread_once_t vis_once = PTHREAD_ONCE_INIT;
+
+static void vis_key_make(void)
+{
+	pthread_key_create(&vis_key, xfree);
+}
 
 /* Starts a walk: every slot below nslots reads as unvisited. */
 static void visit_begin(const struct vhnsw *h)
@@ -256,6 +264,8 @@ static void visit_begin(const struct vhnsw *h)
 		uint32_t cap = h->nslots + h->nslots / 2 + 64;
 
 		vis = xrealloc(vis, cap * sizeof(*vis));
+		pthread_once(&vis_once, vis_key_make);
+		pthread_setspecific(vis_key, vis);
 		memset(vis + vis_cap, 0, (cap - vis_cap) * sizeof(*vis));
 		vis_cap = cap;
 	}

@@ -15,7 +15,8 @@ REDIS_88 = os.environ.get('XKV_REDIS_88',
                           '/work/peers/redis-8.8.0/src/redis-server')
 
 # Ours alone: described from the command table.
-OURS_ONLY = {'fastpath', 'fastpath|attach', 'fastpath|detach', 'fastpath|stats'}
+OURS_ONLY = {'fastpath', 'fastpath|attach', 'fastpath|detach', 'fastpath|stats',
+             'vsim.createindex', 'vsim.search', 'vsim.set'}
 
 
 def names(port):

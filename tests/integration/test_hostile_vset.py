@@ -2,7 +2,7 @@
 """Hostile arguments for the vector-set commands: random VADD / VSIM / VEMB /
 VLINKS / VRANGE / VRANDMEMBER / VSIM.* argument lists (malformed blobs,
 NaN and infinite components, zero vectors, wrong dimensions, huge and
-negative COUNT / EF / M / REDUCE, unknown options, bad FILTER text), sent
+negative COUNT / EF / M / REDUCE, unknown options, FILTER expressions good and bad), sent
 pipelined from a fixed seed. The server must answer every one and stay up;
 make test runs this against the AddressSanitizer build too (hostile tier).
 VSET_FUZZ_RUNS sets the count (default 20,000)."""
@@ -21,8 +21,8 @@ NUMS = ['0', '1', '2', '3', '-1', '4', '16', '100', '1000000', '1000001', '4096'
         '99999999999999999999', '-9223372036854775808', '9223372036854775807',
         '-9223372036854775807', 'nan',
         'inf', '-inf', '1e308', '0.5', '2.5', 'x', '3 ']
-FILTERS = ['.a > 1', '.a ==', '(', '"x" in .t', '.a and', '1 +* 2', '.year >= 1950 and .x',
-           'not', '[1,2,', '.a ** 400']
+FILTERS = ['.a > 1', '"x" in .t', '.year >= 1950 and .x', '.a ** 400', '(.a + 1) * 2 == 4',
+           'not .b', '.t in ["a", "b"]', '.a ==', '(', '.a and', '1 +* 2', '[1,2,', 'not']
 
 
 def rand_blob(rng):
