@@ -13,9 +13,10 @@ gives, for recall@10 >= 0.95 and >= 0.99, the lowest ef reaching it in each
 engine and mode, and xkvd's ratios to the best Redis mode and to hnswlib.
 
 Usage: tools/bench/vectors.py [-o OUTPUT] [--datasets kdoc,synth1536] [--seed 1]
-          [--ef 10,20,...] [--seconds 5] [--warmup 1] [--port P] [--no-xkvd]
+          [--ef 10,20,...] [--seconds 5] [--warmup 1] [--port P] [--xkvd PATH] [--no-xkvd]
           [--no-hnswlib] [--md FILE]
-PEERS comes from the environment (make bench-vectors PEERS="redis8=/path/redis-server").
+PEERS comes from the environment (make bench-vectors PEERS="redis8=/path/redis-server"); a
+peer whose file is named xkvd is another xkvd build, run with xkvd's options.
 The 1536-d set is generated once into OUTPUT/vectors/synth1536-s<seed>
 (xkv-vbench gen: 100,000 base and 1,000 queries, 100 clusters of rank 32).
 --md replaces the section "## Vector sets" of FILE with the tables."""
@@ -68,14 +69,19 @@ class Server:
         self.log = open(os.path.join(self.dir, 'server.log'), 'wb')
         self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=self.log,
                                      stderr=subprocess.STDOUT)
-        for _ in range(200):
+        for _ in range(600):
             try:
                 if call(self.port, 'PING') == '+PONG':
                     return self
             except OSError:
                 pass
+            if self.proc.poll() is not None:
+                break
             time.sleep(0.05)
-        raise RuntimeError('%s did not start: %s' % (self.name, ' '.join(argv)))
+        self.log.close()
+        tail = open(os.path.join(self.dir, 'server.log'), errors='replace').read()[-2000:]
+        self.stop()
+        raise RuntimeError('%s did not start: %s\n%s' % (self.name, ' '.join(argv), tail))
 
     def version(self):
         with socket.create_connection(('127.0.0.1', self.port)) as s:
@@ -178,6 +184,15 @@ def summary(ds, results):
                 lines.append('| xkvd / %s | ≥ %.2f | %.2f× | %.2f× |' % (
                     name, target, max(m['qps1'] for m in mine) / max(t['qps1'] for t in theirs),
                     max(m['qps2'] for m in mine) / max(t['qps2'] for t in theirs)))
+        mine = next((r for r in results if r['label'].startswith('xkvd')), None)
+        for other in results:
+            if other is mine or 'load' not in other or not mine or 'load' not in mine:
+                continue
+            ml, ol = mine['load'], other['load']
+            row = '| xkvd / %s | load rate %.2f×' % (other['label'], ml['rate'] / ol['rate'])
+            if 'used_memory' in ol:
+                row += ', used_memory %.2f×' % (ml['used_memory'] / ol['used_memory'])
+            lines.append(row + ' | | |')
         lines.append('')
     return '\n'.join(lines)
 
@@ -204,19 +219,25 @@ def main():
     ap.add_argument('--seconds', default='5')
     ap.add_argument('--warmup', default='1')
     ap.add_argument('--conns', default='2')
-    ap.add_argument('--port', type=int, default=0)
+    ap.add_argument('--port', type=int, default=0, help='first port (default: a free one)')
+    ap.add_argument('--xkvd', help='the xkvd to measure (default OUTPUT/xkvd)')
     ap.add_argument('--no-xkvd', action='store_true')
     ap.add_argument('--no-hnswlib', action='store_true')
     ap.add_argument('--md')
     args = ap.parse_args()
     vbench = os.path.join(args.o, 'xkv-vbench')
-    port = args.port or free_port()
+    port = args.port or free_port()  # servers use port, port + 1, ...
     specs = []
     if not args.no_xkvd:
-        specs.append(('xkvd', [os.path.join(args.o, 'xkvd'), '--fastpath', 'no', '--save', '']))
+        specs.append(('xkvd', [args.xkvd or os.path.join(args.o, 'xkvd'), '--fastpath', 'no',
+                               '--save', '']))
     for p in os.environ.get('PEERS', '').split():
         name, path = p.split('=', 1)
-        specs.append((name, [path, '--save', '', '--appendonly', 'no']))
+        if os.path.basename(path) == 'xkvd':
+            # another xkvd build (an A/B), run with xkvd's options
+            specs.append((name, [path, '--fastpath', 'no', '--save', '']))
+        else:
+            specs.append((name, [path, '--save', '', '--appendonly', 'no']))
     scratch = tempfile.mkdtemp(prefix='xkv-vectors-')
     load = os.getloadavg()[0]
     sections, versions = [], {}
@@ -224,8 +245,10 @@ def main():
         for dsname in args.datasets.split(','):
             data = dataset(dsname, args.o, args.seed, vbench)
             results = []
-            for name, argv in specs:
-                srv = Server(name, argv, port).start()
+            for i, (name, argv) in enumerate(specs):
+                # A port of its own: a server's socket may close a little after
+                # its process has exited (io_uring releases files lazily).
+                srv = Server(name, argv, port + i).start()
                 try:
                     if call(port, 'VADD').startswith('-ERR unknown command'):
                         print('# %s has no VADD: skipped' % name, file=sys.stderr)
