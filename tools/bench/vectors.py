@@ -250,13 +250,13 @@ def main():
                 # its process has exited (io_uring releases files lazily).
                 srv = Server(name, argv, port + i).start()
                 try:
-                    if call(port, 'VADD').startswith('-ERR unknown command'):
+                    if call(srv.port, 'VADD').startswith('-ERR unknown command'):
                         print('# %s has no VADD: skipped' % name, file=sys.stderr)
                         continue
                     versions[name] = srv.version()
                     js = os.path.join(scratch, '%s-%s.json' % (dsname, name))
                     print('# %s on %s' % (name, data), file=sys.stderr, flush=True)
-                    subprocess.run([vbench, 'run', '--data', data, '-p', str(port),
+                    subprocess.run([vbench, 'run', '--data', data, '-p', str(srv.port),
                                     '--label', name, '--ef', args.ef, '--seconds', args.seconds,
                                     '--warmup', args.warmup, '-c', args.conns,
                                     '--nothread', 'both', '--json', js], check=True)
