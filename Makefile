@@ -116,6 +116,14 @@ $(OUTPUT)/xkv-bench: $(OUTPUT)/tools/xkv-bench/main.o $(call BENCH_LIB,$(OUTPUT)
 	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $^ -lpthread -lm
 tools: $(if $(wildcard tools/xkv-bench/main.c),$(OUTPUT)/xkv-bench)
 
+# tools/xkv-vbench: the vector-set benchmark client and data generator (make bench-vectors).
+VBENCH_SRCS := $(wildcard tools/xkv-vbench/*.c)
+$(OUTPUT)/xkv-vbench: $(VBENCH_SRCS) $(wildcard tools/xkv-vbench/*.h)
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -Itools/xkv-vbench -o $@ $(VBENCH_SRCS) -lpthread -lm
+tools: $(OUTPUT)/xkv-vbench
+
 # tools/xkvctl: the fast-path CLI and its client library libxkv (libc, and
 # libcrypto for the SHA-256 that derives the UDP token from a password).
 XKVCTL_SRCS := $(wildcard tools/xkvctl/*.c)
@@ -238,6 +246,21 @@ VFILTER_FUZZ_ITERS ?= 1000000
 fuzz-vfilter: $(OUTPUT)/asan/tests/unit/test_vset_filter_fuzz
 	$(Q)VFILTER_FUZZ_ITERS=$(VFILTER_FUZZ_ITERS) $<
 
+# Vector sets (VADD/VSIM) on dataset A (/work/shared/vectors) and on generated 1536-d data:
+# xkvd (when it has VADD), peers by path and hnswlib in process, with tools/xkv-vbench
+# (tools/bench/vectors.py). E.g. PEERS="redis8=/opt/redis/redis-server"
+# BENCH_ARGS='--datasets kdoc --md docs/benchmarks.md'. Never builds a peer.
+VECTOR_PACKAGES := python3-hnswlib python3-numpy
+bench-vectors: all
+	$(Q)missing=; for p in $(VECTOR_PACKAGES); do \
+		dpkg-query -W -f='$${db:Status-Abbrev}' $$p 2>/dev/null | grep -q '^ii' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		echo "  DEPS    installing:$$missing"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null || exit 1; \
+	fi
+	$(Q)PEERS="$(PEERS)" $(PYTHON) tools/bench/vectors.py -o $(OUTPUT) $(BENCH_ARGS)
+
 # ---- other kernels (not part of make test) -----------------------------------------
 # Debian 12's own kernel (6.1 LTS, linux-image-amd64 fetched into $(OUTPUT)/kernel) under
 # qemu: test_xdp, xkvd loading and attaching the fast path, a kernel-answered GET; E2E=1
@@ -351,6 +374,7 @@ help:
 	@echo '  bench-clients   the Python and Node client libraries, GETs/s over UDP and over TCP'
 	@echo '  bench-peers     redis-benchmark rows against redis-server and PEERS="name=path ..."'
 	@echo '  bench-memory    used_memory and RSS per key for every type, with PEERS="name=path ..."'
+	@echo '  bench-vectors   vector sets: recall, queries/s, load rate, memory; PEERS="name=path ..." and hnswlib'
 	@echo '  test-kernel-6.1  the fast path on Debian 12'"'"'s 6.1 kernel under qemu (E2E=1 adds e2e)'
 	@echo '  test-tcp-fastpath  the sockmap TCP GET experiment on this kernel (docs/fastpath.md)'
 	@echo '  fuzz-scripts  FUZZ_SCRIPTS=1000000 random Lua scripts against the ASan build'
@@ -361,5 +385,5 @@ help:
 
 .PHONY: all bpf daemon tools asan test test-unit test-build deps run docs format format-check clean help \
 	fuzz-vfilter \
-	bench bench-compare bench-peers bench-fastpath bench-instructions bench-memory bench-threads bench-clients soak fuzz-scripts \
+	bench bench-compare bench-peers bench-fastpath bench-instructions bench-memory bench-threads bench-clients bench-vectors soak fuzz-scripts \
 	test-kernel-6.1 test-tcp-fastpath

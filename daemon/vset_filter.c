@@ -250,11 +250,15 @@ static int vf_lex_op_or_null(const char **pp, struct vf_item *t)
 	const char *start = *pp, *p = start;
 	size_t run, best = 0;
 
-	while (vf_alpha((unsigned char)*p) || vf_opchar((unsigned char)*p))
+	/* Only the first 5 characters of the run decide (the longest operator
+	 * has 3, "null" must be exactly 4): scanning all of it for each token
+	 * would make "((((...(" quadratic. The whole run is measured only for
+	 * an error, whose position is its end. */
+	while (p - start < 5 && (vf_alpha((unsigned char)*p) || vf_opchar((unsigned char)*p)))
 		p++;
 	run = (size_t)(p - start);
-	*pp = p;
 	if (run == 4 && !memcmp(start, "null", 4)) {
+		*pp = p;
 		t->type = VF_NULL;
 		return 0;
 	}
@@ -267,8 +271,12 @@ static int vf_lex_op_or_null(const char **pp, struct vf_item *t)
 		t->type = VF_OP;
 		t->op = vf_spellings[i].op;
 	}
-	if (!best)
+	if (!best) {
+		while (vf_alpha((unsigned char)*p) || vf_opchar((unsigned char)*p))
+			p++;
+		*pp = p;
 		return -EINVAL;
+	}
 	*pp = start + best;
 	return 0;
 }
