@@ -231,7 +231,11 @@ def run_rb(srv, args, pin, seconds=None, pipeline=1, clients=50, threads=1):
 def measure(srv, row, pipeline, pin, seconds):
     args, what = ROWS[row]
     t0, c0 = time.monotonic(), cpu_seconds(srv.proc.pid)
-    rps = run_rb(srv, args, pin, seconds, pipeline)
+    try:
+        rps = run_rb(srv, args, pin, seconds, pipeline)
+    except RuntimeError as e:  # one lost step (0 in the table), not the whole run
+        print('peers.py: %s: %s' % (srv.name, e), file=sys.stderr)
+        rps = 0
     dt, dc = time.monotonic() - t0, cpu_seconds(srv.proc.pid) - c0
     return rps, dc * 1e9 / (rps * dt) if rps else 0
 
