@@ -511,10 +511,15 @@ def restart(srv):
     """Stops srv by PID and starts it again on its port, in its directory."""
     from harness import _die_with_parent
     srv.stop()
-    with open(srv.log_path, 'ab') as log:
-        srv.proc = subprocess.Popen(srv.argv(), stdin=subprocess.DEVNULL, stdout=log,
-                                    stderr=subprocess.STDOUT, preexec_fn=_die_with_parent)
-    assert srv._wait_ready(10.0), srv.log_tail()
+    for _ in range(3):      # the port may take a moment to be free again
+        with open(srv.log_path, 'ab') as log:
+            srv.proc = subprocess.Popen(srv.argv(), stdin=subprocess.DEVNULL, stdout=log,
+                                        stderr=subprocess.STDOUT, preexec_fn=_die_with_parent)
+        if srv._wait_ready(10.0):
+            return
+        srv.stop()
+        time.sleep(0.5)
+    raise AssertionError(srv.log_tail())
 
 
 def sync_stats(srv):
@@ -603,7 +608,11 @@ def replicaof_at_start_up_and_a_partial_resync_after_a_restart(t):
     assert in_sync(m, r)
     restart(r)                                  # SIGTERM saves (save points), then loads
     wait_until(lambda: repl_info(r).get('master_link_status') == 'up', timeout=20)
-    assert sync_stats(m) == (1, 1), (sync_stats(m), r.log_tail())
+    # No second full sync (the link may also come back once during the
+    # shutdown itself: another partial one).
+    full, partial = sync_stats(m)
+    assert full == 1 and partial >= 1, (sync_stats(m), r.log_tail())
+    assert b'Successful partial resynchronization' in r.log_bytes().split(b'DB loaded')[-1]
     workload(m, 100, 14)
     time.sleep(0.1)
     assert in_sync(m, r)
@@ -612,7 +621,8 @@ def replicaof_at_start_up_and_a_partial_resync_after_a_restart(t):
     m.call('CONFIG', 'SET', 'save', '3600 1')
     restart(m)
     wait_until(lambda: repl_info(r).get('master_link_status') == 'up', timeout=20)
-    assert sync_stats(m) == (0, 1), (sync_stats(m), m.log_tail())
+    full, partial = sync_stats(m)
+    assert full == 0 and partial >= 1, (sync_stats(m), m.log_tail())
     m.call('SET', 'after', 'restart')
     assert wait_until(lambda: r.call('GET', 'after') == b'restart', timeout=10)
 
