@@ -207,8 +207,10 @@ TEST(no_index_when_off)
 	with = mem_used() - before;
 	ASSERT_EQ(0, db_slot_count(0, 12182));
 	ASSERT_EQ(NULL, db_slot_first(0, 12182));
-	/* The entry's allocation is what it was without the index. */
-	ASSERT_EQ(xgood_size(sizeof(struct entry) + 4), entry_mem(e));
+	/* The entry's allocation is what it was without the index (where the
+	 * allocator tells usable sizes: not libc's, in the sanitizer build). */
+	if (xgood_size(sizeof(struct entry) + 4))
+		ASSERT_EQ(xgood_size(sizeof(struct entry) + 4), entry_mem(e));
 	ASSERT_GT(with, 0);
 	store_destroy();
 }
