@@ -165,8 +165,8 @@ void notify_on_change(const struct db_change *ch)
 		if (ch->flags & DB_CHANGE_F_CREATED)
 			notify_keyspace_event(NOTIFY_NEW, "new", e->key, entry_klen(e), ch->db);
 		else if (ch->flags & DB_CHANGE_F_FIELDS)
-			notify_keyspace_fields(NOTIFY_HASH, "hexpired", e->key, entry_klen(e), ch->db,
-					       ch->fields);
+			notify_keyspace_fields(NOTIFY_HASH, "hexpired", e->key, entry_klen(e),
+					       ch->db, ch->fields);
 		/* Before the command's own event, as Redis's setKey sends them. */
 		if (ch->flags & DB_CHANGE_F_OVERWRITTEN)
 			notify_keyspace_event(NOTIFY_OVERWRITTEN, "overwritten", e->key,
@@ -179,8 +179,8 @@ void notify_on_change(const struct db_change *ch)
 		/* A hash that active field expiry emptied: its fields expired, and
 		 * then the key was deleted, as Redis reports it. */
 		if (ch->flags & DB_CHANGE_F_FIELDS) {
-			notify_keyspace_fields(NOTIFY_HASH, "hexpired", e->key, entry_klen(e), ch->db,
-					       ch->fields);
+			notify_keyspace_fields(NOTIFY_HASH, "hexpired", e->key, entry_klen(e),
+					       ch->db, ch->fields);
 			notify_keyspace_event(NOTIFY_GENERIC, "del", e->key, entry_klen(e), ch->db);
 			break;
 		}

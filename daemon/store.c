@@ -654,9 +654,9 @@ static void entry_moved(struct shard *s, struct entry *e, struct entry *ne, size
 static struct entry *entry_resize(struct shard *s, struct entry *e, size_t size)
 {
 	size_t voff = e->val.inl ? (size_t)(e->val.bytes - (char *)e) : 0;
-	struct entry *ne = (struct entry *)((char *)xrealloc((char *)e - entry_prefix,
-							     entry_prefix + size) +
-					    entry_prefix);
+	struct entry *ne =
+		(struct entry *)((char *)xrealloc((char *)e - entry_prefix, entry_prefix + size) +
+				 entry_prefix);
 
 	if (ne != e)
 		entry_moved(s, e, ne, voff);
