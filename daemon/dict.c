@@ -78,11 +78,11 @@ void dict_insert(struct dict *d, struct dict_node *node)
 
 void dict_replace(struct dict *d, struct dict_node *old, struct dict_node *node)
 {
-	struct dict_node **pp = &d->table[old->hash & d->mask];
+	/* old may be freed already (realloc): only its address is compared. */
+	struct dict_node **pp = &d->table[node->hash & d->mask];
 
 	while (*pp != old)
 		pp = &(*pp)->next;
-	node->next = old->next;
 	*pp = node;
 }
 

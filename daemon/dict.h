@@ -53,8 +53,9 @@ void dict_clear(struct dict *d, void (*free_node)(struct dict_node *node));
 struct dict_node *dict_find(const struct dict *d, const void *key, size_t len, uint64_t hash);
 /* Adds node (node->hash set by the caller); the key must not be present. */
 void dict_insert(struct dict *d, struct dict_node *node);
-/* Puts node where old is (old, which must be in d, is unlinked; node has
- * old's hash): for an owner that moved its struct to a new address. */
+/* Puts node where old was: node is a copy of old (its hash and next are
+ * old's), made by an owner that moved its struct (realloc); old may be freed
+ * already, only its address is compared. */
 void dict_replace(struct dict *d, struct dict_node *old, struct dict_node *node);
 /* Unlinks node, which must be in d. Never resizes, so it is safe inside a
  * dict_scan callback; call dict_maybe_shrink() afterwards. */

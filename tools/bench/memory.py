@@ -152,8 +152,7 @@ class Server:
 def rows(n):
     """(label, keys, command maker(i, rnd) -> list of commands for key i)."""
     def blob(rnd, size):
-        return bytes(rnd.getrandbits(8) for _ in range(size)) if size <= 64 else \
-            rnd.randbytes(size)
+        return rnd.randbytes(size)
 
     def string(size, ttl=False):
         def make(i, rnd):
