@@ -760,19 +760,22 @@ struct entry *db_set_string(int db, struct entry *e, const char *key, size_t len
 
 		if (!type_changed)
 			obj_free(&e->val); /* an old inline value frees nothing */
-		if (will_expire && !(e->flags & ENTRY_F_TTL)) {
-			/* The room for the deadline is free: the value goes. */
+		bool add_ttl = will_expire && !(e->flags & ENTRY_F_TTL);
+
+		off = entry_value_off(e, add_ttl || (e->flags & ENTRY_F_TTL));
+		need = off + vlen + 1;
+		/* In place when the size class is the same (the common SET of
+		 * a value of about the same size), else resized to fit; the
+		 * deadline's room is written only once it exists. */
+		if (entry_good_size(need) != entry_room(e))
+			e = entry_resize(s, e, need);
+		if (add_ttl) {
+			/* The old value is gone: its place is free. */
 			int64_t none = -1;
 
 			e->flags |= ENTRY_F_TTL;
 			memcpy(entry_ttl_at(e), &none, sizeof(none));
 		}
-		off = entry_value_off(e, e->flags & ENTRY_F_TTL);
-		need = off + vlen + 1;
-		/* In place when the size class is the same (the common SET of
-		 * a value of about the same size), else resized to fit. */
-		if (entry_good_size(need) != entry_room(e))
-			e = entry_resize(s, e, need);
 		entry_put_inline(e, off, p, vlen);
 	} else {
 		bool was_inline = e->val.inl;

@@ -175,6 +175,13 @@ def memory_usage_is_the_entry_allocation(t):
         c.call('PERSIST', key)
         assert c.call('TTL', key) == -1
         assert c.call('MEMORY', 'USAGE', key) == size_class(hdr + 8 + 257)
+        # SET EX over an integer (an entry with no room past its key): the
+        # deadline's room is made before it is written.
+        c.call('SET', key, '12345')
+        c.call('SET', key, 'x' * 8, 'EX', '100')
+        assert c.call('MEMORY', 'USAGE', key) == size_class(hdr + 8 + 9)
+        assert c.call('GET', key) == b'x' * 8
+        c.call('SET', key, 'x' * 256, 'KEEPTTL')
         # An overwrite of another size class resizes the entry to fit.
         c.call('SET', key, 'y' * 20, 'KEEPTTL')
         assert c.call('MEMORY', 'USAGE', key) == size_class(hdr + 8 + 21)
