@@ -440,10 +440,23 @@ static void reply_popped(void *ctx, const char *p, size_t len)
 	}
 }
 
-static void pop_members(struct client *c, struct entry *e, uint64_t n)
+/* n members popped; whole: SPOP with a count of the set's size or more,
+ * which Redis 8.8 propagates as the key's deletion (UNLINK under
+ * lazyfree-lazy-server-del), not as SREM. */
+static void pop_members(struct client *c, struct entry *e, uint64_t n, bool whole)
 {
 	struct popped pp = { .c = c };
 
+	if (whole && propagate_enabled()) {
+		struct arg del[2] = { PROP_STR("DEL"), c->argv[1] };
+
+		if (config.lazyfree_lazy_server_del)
+			del[0] = PROP_STR("UNLINK");
+		set_pop_random(&e->val, n, reply_popped, &pp);
+		set_shrunk(c, e, "spop", 1);
+		propagate_rewrite(2, del);
+		return;
+	}
 	if (propagate_enabled()) {
 		pp.v = xmalloc(sizeof(*pp.v) * (size_t)(n + 2));
 		pp.v[0] = PROP_STR("SREM");
@@ -482,7 +495,7 @@ static void spop_count(struct client *c)
 	if ((uint64_t)count < n)
 		n = (uint64_t)count;
 	reply_set(c, (long)n);
-	pop_members(c, e, n);
+	pop_members(c, e, n, n == set_size(&e->val));
 }
 
 void cmd_spop(struct client *c)
@@ -504,7 +517,7 @@ void cmd_spop(struct client *c)
 	}
 	if (!entry_is(c, e, OBJ_SET))
 		return;
-	pop_members(c, e, 1);
+	pop_members(c, e, 1, false);
 }
 
 /* SRANDMEMBER key count: distinct members for a positive count, count

@@ -266,7 +266,7 @@ void cmd_xadd(struct client *c)
 	struct add_args a;
 	int idpos = parse_add_trim(c, &a, true), first, err;
 	struct entry *e;
-	struct obj fresh, *o;
+	struct obj fresh = { 0 }, *o;
 	struct stream_id id, last;
 	bool existed;
 	unsigned char autoiid[16];
@@ -291,7 +291,9 @@ void cmd_xadd(struct client *c)
 		reply_null(c);
 		return;
 	}
-	fresh = stream_new();
+	/* A new stream only for a new key (one per XADD leaked before). */
+	if (!e)
+		fresh = stream_new();
 	o = e ? &e->val : &fresh;
 	if (a.pid) {
 		if (a.iid) {

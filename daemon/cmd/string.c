@@ -663,7 +663,11 @@ void cmd_delex(struct client *c)
 		reply_int(c, 0);
 		return;
 	}
+	struct arg del[2] = { PROP_STR("DEL"), c->argv[1] };
+
 	db_delete(c->db, e);
+	/* Propagated as DEL, as Redis 8.8 (the condition held here). */
+	propagate_rewrite(2, del);
 	notify_arg(c, NOTIFY_GENERIC, "del", 1);
 	reply_int(c, 1);
 }
