@@ -290,7 +290,8 @@ test-tcp-fastpath: $(TCPFP)/repro
 # coherence checker at 20M+ operations, sharing SOAK_MINUTES (tests/soak/run.py).
 SOAK_MINUTES ?= 25
 soak: all $(OUTPUT)/asan/xkvd $(E2E_OBJS)
-	$(Q)$(PYTHON) tests/soak/run.py --output $(OUTPUT) --minutes $(SOAK_MINUTES) $(SOAK_ARGS)
+	$(Q)$(PYTHON) tests/soak/run.py --output $(OUTPUT) --redis $(REDIS_88) --minutes $(SOAK_MINUTES) \
+		$(SOAK_ARGS)
 
 # The script fuzzer at scale: FUZZ_SCRIPTS random Lua scripts from its grammar
 # against the sanitizer build (tests/soak/script_fuzz.py; make test runs 3,000).

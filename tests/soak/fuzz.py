@@ -35,7 +35,10 @@ compared by ARSCAN, ARINFO FULL (the layout) and DUMP, byte-identical
 payloads), streams with consumer groups (explicit and 'N-*' IDs only, XPENDING
 compared without idle times; stream keys by XRANGE, XINFO GROUPS and each
 group's PEL), HyperLogLogs (their bytes, by GET, in the dataset check) and geo
-(GEOSEARCH without an order compared as a multiset, with ANY by size). --only restricts the families (e.g. --only arrays,keyspace), for a
+(GEOSEARCH without an order compared as a multiset, with ANY by size).
+Without --redis the reference is Debian's redis-server 7.0.15, whose double
+replies (ZSCORE, ZINCRBY ...) and a few argument checks differ from Redis
+8.8's, which xkvd follows: the soak (make soak REDIS_88=PATH) uses 8.8. --only restricts the families (e.g. --only arrays,keyspace), for a
 reference whose other replies differ from the 7.0 ones xkvd gives.
 
 Usage: fuzz.py [--xkvd PATH] [--redis PATH] [--only F,F] [--seed N] [--seeds N]
