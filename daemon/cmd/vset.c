@@ -965,9 +965,27 @@ void cmd_vrange(struct client *c)
 
 /* ---- the HotKV-style front end: VSIM.CREATEINDEX / VSIM.SET / VSIM.SEARCH -- */
 
+struct word_choice {
+	const char *word; /* NULL ends a list */
+	int value;
+};
+
+/* The value of the word a names in a NULL-ended list (any case); false if
+ * none. */
+static bool word_pick(const struct arg *a, const struct word_choice *list, int *value)
+{
+	for (; list->word; list++)
+		if (word_is(a, list->word)) {
+			*value = list->value;
+			return true;
+		}
+	return false;
+}
+
 void cmd_vsim_createindex(struct client *c)
 {
 	long long dim = 0, m = VHNSW_DEFAULT_M, efc = VSET_DEFAULT_EF_BUILD;
+	int choice;
 	enum vhnsw_metric metric = VHNSW_COSINE;
 	enum vhnsw_quant quant = VHNSW_NOQUANT;
 	struct obj o;
@@ -986,16 +1004,16 @@ void cmd_vsim_createindex(struct client *c)
 				return;
 			}
 		} else if (word_is(o, "METRIC")) {
-			if (word_is(val, "COSINE")) {
-				metric = VHNSW_COSINE;
-			} else if (word_is(val, "L2")) {
-				metric = VHNSW_L2;
-			} else if (word_is(val, "IP")) {
-				metric = VHNSW_IP;
-			} else {
+			static const struct word_choice metrics[] = { { "COSINE", VHNSW_COSINE },
+								      { "L2", VHNSW_L2 },
+								      { "IP", VHNSW_IP },
+								      { 0 } };
+
+			if (!word_pick(val, metrics, &choice)) {
 				reply_error(c, "invalid METRIC");
 				return;
 			}
+			metric = (enum vhnsw_metric)choice;
 		} else if (word_is(o, "M")) {
 			if (!arg_long(val, &m) || m < VHNSW_MIN_M || m > VHNSW_MAX_M) {
 				reply_error(c, "invalid M");
@@ -1007,16 +1025,16 @@ void cmd_vsim_createindex(struct client *c)
 				return;
 			}
 		} else if (word_is(o, "TYPE")) {
-			if (word_is(val, "FLOAT32")) {
-				quant = VHNSW_NOQUANT;
-			} else if (word_is(val, "INT8")) {
-				quant = VHNSW_Q8;
-			} else if (word_is(val, "BIN")) {
-				quant = VHNSW_BIN;
-			} else {
+			static const struct word_choice types[] = { { "FLOAT32", VHNSW_NOQUANT },
+								    { "INT8", VHNSW_Q8 },
+								    { "BIN", VHNSW_BIN },
+								    { 0 } };
+
+			if (!word_pick(val, types, &choice)) {
 				reply_error(c, "invalid TYPE");
 				return;
 			}
+			quant = (enum vhnsw_quant)choice;
 		} else {
 			reply_error(c, "syntax error");
 			return;
