@@ -541,6 +541,7 @@ static int load_manifest(const struct aof_manifest *m, bool *none)
 	l.c.worker = &l.w;
 	l.c.resp = 2;
 	l.c.authenticated = true;
+	l.c.flags = CLIENT_AOF_LOADER;
 	for (int i = -1; i < m->nincr; i++) {
 		const char *name = i < 0 ? m->base.name : m->incr[i].name;
 		bool last;

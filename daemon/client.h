@@ -62,7 +62,12 @@ enum client_flag {
 	 * transaction); READONLY, until READWRITE or RESET. */
 	CLIENT_ASKING = 1 << 19,
 	CLIENT_READONLY = 1 << 20,
+	CLIENT_AOF_LOADER = 1 << 21, /* the AOF's replay (aof.c) */
 };
+
+/* Redis's mustObeyClient: what the master or the AOF sends is applied as
+ * it was decided there (XADD's exact trim without its LIMIT check ...). */
+#define CLIENT_MUST_OBEY (CLIENT_MASTER | CLIENT_AOF_LOADER)
 
 /* A client whose command is not answered yet, apart from BLPOP & co.
  * (c->blocked): held by a pause, waiting for the pool or in WAIT. Its next

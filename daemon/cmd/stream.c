@@ -48,7 +48,8 @@ struct add_args {
 	enum stream_cond cond;
 	long long maxlen, limit;
 	struct stream_id minid, id;
-	int pid, iid; /* IDMP argv indexes, 0 if absent; iid 0 with pid: IDMPAUTO */
+	int pid, iid;  /* IDMP argv indexes, 0 if absent; iid 0 with pid: IDMPAUTO */
+	int threshold; /* the MAXLEN/MINID value's argv index (after its ~), 0 if none */
 };
 
 /* XADD's and XTRIM's options, as Redis parses them; returns the ID's index
@@ -79,6 +80,7 @@ static int parse_add_trim(struct client *c, struct add_args *a, bool xadd)
 				a->approx = n->p[0] == '~';
 				i++;
 			}
+			a->threshold = i + 1;
 			if (minid) {
 				if (!stream_cmd_arg_id(c, i + 1, 0, true, &a->minid, NULL))
 					return -1;
@@ -167,7 +169,10 @@ static int parse_add_trim(struct client *c, struct add_args *a, bool xadd)
 		reply_error(c, "syntax error, XTRIM must be called with a trimming strategy");
 		return -1;
 	}
-	if (limit_given) {
+	if (c->flags & CLIENT_MUST_OBEY) {
+		/* The trim was made exact where it ran (see propagate_trimmed). */
+		a->limit = 0;
+	} else if (limit_given) {
 		if (!a->approx) {
 			reply_error(
 				c,
@@ -261,6 +266,39 @@ static bool append_argv(struct obj *o, struct client *c, int first, const struct
 	return !*err;
 }
 
+/*
+ * What XADD and XTRIM send to the AOF and replicas, decided here as Redis
+ * rewrites them: XADD's ID as made (replayed, '*' would make another), and
+ * an approximate trim (~, LIMIT) as the exact one it came to: "=" and the
+ * stream's length for MAXLEN, its first ID for MINID (the maximum ID when
+ * empty). idpos 0: no ID to rewrite (XTRIM).
+ */
+static void propagate_decided(struct client *c, const struct add_args *a, int idpos,
+			      const struct stream_id *id, const struct obj *o)
+{
+	char idbuf[STREAM_ID_STR_SIZE], tbuf[STREAM_ID_STR_SIZE];
+	struct arg *v = xmalloc(sizeof(*v) * (size_t)c->argc);
+
+	memcpy(v, c->argv, sizeof(*v) * (size_t)c->argc);
+	if (idpos)
+		v[idpos] = (struct arg){ idbuf, (size_t)stream_id_str(idbuf, id) };
+	if (a->trim && a->approx) {
+		struct stream_id first = { UINT64_MAX, UINT64_MAX };
+
+		v[a->threshold - 1] = PROP_STR("=");
+		if (a->by == STREAM_TRIM_MAXLEN) {
+			v[a->threshold] =
+				(struct arg){ tbuf,
+					      (size_t)ll_to_str(tbuf, (long long)stream_len(o)) };
+		} else {
+			stream_first(o, &first);
+			v[a->threshold] = (struct arg){ tbuf, (size_t)stream_id_str(tbuf, &first) };
+		}
+	}
+	propagate_rewrite(c->argc, v);
+	xfree(v);
+}
+
 void cmd_xadd(struct client *c)
 {
 	struct add_args a;
@@ -338,6 +376,8 @@ void cmd_xadd(struct client *c)
 	notify_arg(c, NOTIFY_STREAM, "xadd", 1);
 	if (a.trim && do_trim(o, &a))
 		notify_arg(c, NOTIFY_STREAM, "xtrim", 1);
+	if (propagate_enabled())
+		propagate_decided(c, &a, idpos, &id, o);
 	if (existed)
 		db_changed(c->db, e);
 	return;
@@ -510,6 +550,8 @@ void cmd_xtrim(struct client *c)
 	if (n) {
 		db_changed(c->db, e);
 		notify_arg(c, NOTIFY_STREAM, "xtrim", 1);
+		if (a.approx && propagate_enabled())
+			propagate_decided(c, &a, 0, NULL, &e->val);
 	}
 	reply_int(c, (long long)n);
 }

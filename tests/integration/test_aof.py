@@ -584,3 +584,30 @@ def a_base_without_the_rdb_preamble_carries_the_functions(t):
         finish(b)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+@test
+@xkv_only
+def xadd_and_approximate_trims_replay_as_decided(t):
+    """XADD * goes to the AOF with the ID it made, and MAXLEN/MINID ~ (with
+    LIMIT) as the exact trim it came to, as Redis rewrites them: the replay
+    rebuilds the same streams (same IDs, same lengths, same group lag)."""
+    tmp = tempfile.mkdtemp(prefix='xkv-it-aof-xadd-')
+    try:
+        a = xkvd(t, tmp, appendonly='yes', save='', **{'stream-node-max-entries': '10'})
+        a.call('XGROUP', 'CREATE', 's', 'g', '$', 'MKSTREAM')
+        for i in range(60):
+            a.call('XADD', 's', 'MAXLEN', '~', '25', 'LIMIT', '10', '*', 'f', str(i))
+        for i in range(30):
+            a.call('XADD', 'm', '*', 'f', str(i))
+        a.call('XTRIM', 'm', 'MINID', '~', a.call('XRANGE', 'm', '-', '+')[15][0])
+        a.call('XREADGROUP', 'GROUP', 'g', 'c', 'COUNT', '3', 'STREAMS', 's', '>')
+        before = [a.call('XRANGE', k, '-', '+') for k in ('s', 'm')] + \
+            [a.call('XINFO', 'GROUPS', 's')]
+        a.call('DEBUG', 'LOADAOF')
+        after = [a.call('XRANGE', k, '-', '+') for k in ('s', 'm')] + \
+            [a.call('XINFO', 'GROUPS', 's')]
+        assert after == before, (before, after)
+        finish(a)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
