@@ -66,5 +66,11 @@ void stream_cmd_prop_consumer(struct stream_cmd_prop *p);
  * command propagated). */
 struct entry;
 void stream_cmd_prop_end(struct stream_cmd_prop *p, struct entry *e, bool per_item);
+/* The command itself, for n changes that signal no key modification (a
+ * WATCH of the key survives, as Redis's keyModified(..., 0)). */
+void stream_cmd_prop_self(struct client *c, struct entry *e, unsigned n);
+/* The stream at argv[1] for a command that needs one, or NULL after the
+ * error reply (no such key, wrong type). */
+struct entry *stream_cmd_existing(struct client *c);
 
 #endif

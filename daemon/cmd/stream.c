@@ -556,6 +556,17 @@ void cmd_xtrim(struct client *c)
 	reply_int(c, (long long)n);
 }
 
+struct entry *stream_cmd_existing(struct client *c)
+{
+	struct entry *e = key_find(c, 1);
+
+	if (!e) {
+		reply_error(c, ERR_NO_KEY);
+		return NULL;
+	}
+	return entry_is(c, e, OBJ_STREAM) ? e : NULL;
+}
+
 void cmd_xsetid(struct client *c)
 {
 	struct stream_id id, maxdel = { 0, 0 }, top;
@@ -587,12 +598,8 @@ void cmd_xsetid(struct client *c)
 			return;
 		}
 	}
-	e = key_find(c, 1);
-	if (!e) {
-		reply_error(c, ERR_NO_KEY);
-		return;
-	}
-	if (!entry_is(c, e, OBJ_STREAM))
+	e = stream_cmd_existing(c);
+	if (!e)
 		return;
 	top = stream_max_deleted(&e->val);
 	if (stream_id_cmp(&id, &top) < 0) {
@@ -618,11 +625,8 @@ void cmd_xsetid(struct client *c)
 		maxdel = stream_max_deleted(&e->val);
 	stream_set_ids(&e->val, &id, added != -1 ? (uint64_t)added : stream_entries_added(&e->val),
 		       &maxdel);
-	/* Redis counts the change but signals no key modification: a WATCH of
-	 * the key survives XSETID (streams are never in the kernel cache). */
-	db_dirty(c->db, e, 1);
-	if (propagate_enabled())
-		propagate_rewrite(c->argc, c->argv);
+	/* Streams are never in the kernel cache: no fast-path invalidation. */
+	stream_cmd_prop_self(c, e, 1);
 	notify_arg(c, NOTIFY_STREAM, "xsetid", 1);
 	reply_ok(c);
 }
@@ -643,12 +647,8 @@ void cmd_xidmprecord(struct client *c)
 		reply_error(c, "idempotent ID must be non-empty");
 		return;
 	}
-	e = key_find(c, 1);
-	if (!e) {
-		reply_error(c, ERR_NO_KEY);
-		return;
-	}
-	if (!entry_is(c, e, OBJ_STREAM))
+	e = stream_cmd_existing(c);
+	if (!e)
 		return;
 	if (!stream_exists(&e->val, &id)) {
 		reply_error(c, "No such message in stream");
@@ -665,22 +665,15 @@ void cmd_xidmprecord(struct client *c)
 		return;
 	stream_idmp_insert(&e->val, c->argv[2].p, c->argv[2].len, c->argv[3].p, c->argv[3].len,
 			   &id);
-	/* No WATCH touched, as Redis's keyModified(..., 0). */
-	db_dirty(c->db, e, 1);
-	if (propagate_enabled())
-		propagate_rewrite(c->argc, c->argv);
+	stream_cmd_prop_self(c, e, 1);
 }
 
 void cmd_xcfgset(struct client *c)
 {
-	struct entry *e = key_find(c, 1);
+	struct entry *e = stream_cmd_existing(c);
 	long long duration = -1, maxsize = -1;
 
-	if (!e) {
-		reply_error(c, ERR_NO_KEY);
-		return;
-	}
-	if (!entry_is(c, e, OBJ_STREAM))
+	if (!e)
 		return;
 	for (int i = 2; i < c->argc; i++) {
 		bool more = i + 1 < c->argc;
@@ -717,11 +710,8 @@ void cmd_xcfgset(struct client *c)
 		return;
 	}
 	if (stream_idmp_configure(&e->val, duration == -1 ? 0 : (uint64_t)duration,
-				  maxsize == -1 ? 0 : (uint64_t)maxsize)) {
-		db_dirty(c->db, e, 1);
-		if (propagate_enabled())
-			propagate_rewrite(c->argc, c->argv);
-	}
+				  maxsize == -1 ? 0 : (uint64_t)maxsize))
+		stream_cmd_prop_self(c, e, 1);
 	reply_ok(c);
 }
 

@@ -128,8 +128,7 @@ void stream_cmd_prop_end(struct stream_cmd_prop *p, struct entry *e, bool per_it
 		db_dirty(p->c->db, e, n);
 }
 
-/* The command itself, for n changes to the groups only (no db_changed). */
-static void prop_self(struct client *c, struct entry *e, unsigned n)
+void stream_cmd_prop_self(struct client *c, struct entry *e, unsigned n)
 {
 	db_dirty(c->db, e, n);
 	if (propagate_enabled())
@@ -230,7 +229,7 @@ void cmd_xgroup_create(struct client *c)
 	reply_ok(c);
 	notify_arg(c, NOTIFY_STREAM, "xgroup-create", 2);
 	if (!made)
-		prop_self(c, e, 1);
+		stream_cmd_prop_self(c, e, 1);
 }
 
 void cmd_xgroup_setid(struct client *c)
@@ -257,7 +256,7 @@ void cmd_xgroup_setid(struct client *c)
 	g->entries_read = er;
 	reply_ok(c);
 	notify_arg(c, NOTIFY_STREAM, "xgroup-setid", 2);
-	prop_self(c, e, 1);
+	stream_cmd_prop_self(c, e, 1);
 }
 
 /* Wakes XREADGROUP waiters on the key (they fail with NOGROUP), as Redis's
@@ -285,7 +284,7 @@ void cmd_xgroup_destroy(struct client *c)
 	stream_group_destroy(&e->val, g);
 	reply_int(c, 1);
 	notify_arg(c, NOTIFY_STREAM, "xgroup-destroy", 2);
-	prop_self(c, e, 1);
+	stream_cmd_prop_self(c, e, 1);
 	wake_readers(c, e);
 }
 
@@ -304,7 +303,7 @@ void cmd_xgroup_createconsumer(struct client *c)
 	}
 	reply_int(c, 1);
 	notify_arg(c, NOTIFY_STREAM, "xgroup-createconsumer", 2);
-	prop_self(c, e, 1);
+	stream_cmd_prop_self(c, e, 1);
 }
 
 void cmd_xgroup_delconsumer(struct client *c)
@@ -324,7 +323,7 @@ void cmd_xgroup_delconsumer(struct client *c)
 	}
 	reply_int(c, (long long)stream_consumer_delete(g, cons));
 	notify_arg(c, NOTIFY_STREAM, "xgroup-delconsumer", 2);
-	prop_self(c, e, 1);
+	stream_cmd_prop_self(c, e, 1);
 }
 
 void cmd_xgroup_help(struct client *c)
@@ -397,7 +396,7 @@ void cmd_xack(struct client *c)
 	}
 	xfree(ids);
 	if (acked)
-		prop_self(c, e, (unsigned)acked);
+		stream_cmd_prop_self(c, e, (unsigned)acked);
 	reply_int(c, acked);
 }
 
@@ -541,7 +540,7 @@ void cmd_xackdel(struct client *c)
 		db_changed(c->db, e);
 		notify_arg(c, NOTIFY_STREAM, "xdel", 1);
 	} else if (acked) {
-		prop_self(c, e, 1);
+		stream_cmd_prop_self(c, e, 1);
 	}
 }
 
@@ -1023,7 +1022,7 @@ void cmd_xnack(struct client *c)
 	}
 	xfree(ids);
 	if (nacked) {
-		prop_self(c, e, (unsigned)nacked);
+		stream_cmd_prop_self(c, e, (unsigned)nacked);
 		/* NACKed entries are claimable at once: wake CLAIM readers. */
 		wake_readers(c, e);
 	}
