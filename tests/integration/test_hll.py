@@ -60,6 +60,23 @@ def pfmerge_sparse_and_dense(t):
 
 
 @test
+def dense_merges_and_counts_of_several_keys(t):
+    # Large enough sets that every register is set and some reach high
+    # values: the dense loops take registers four at a time.
+    steps = []
+    for key, n in (('d1', 40000), ('d2', 60000), ('d3', 25000)):
+        for first in range(0, n, 5000):
+            steps.append(('PFADD', key) + tuple('%s:%d' % (key, i)
+                                                for i in range(first, first + 5000)))
+        steps.append(('PFDEBUG', 'ENCODING', key))
+    steps += [('PFCOUNT', 'd1', 'd2'), ('PFCOUNT', 'd1', 'd2', 'd3'), ('PFCOUNT', 'd3'),
+              ('PFMERGE', 'dm', 'd1', 'd2', 'd3'), ('GET', 'dm'), ('PFCOUNT', 'dm'),
+              ('PFADD', 's', 'few', 'members'), ('PFCOUNT', 's', 'd2'),
+              ('PFMERGE', 's', 'd1'), ('GET', 's'), ('PFDEBUG', 'GETREG', 'dm')]
+    t.compare(steps)
+
+
+@test
 def errors_and_wrong_types(t):
     t.compare([
         ('PFADD',), ('PFCOUNT',), ('PFMERGE',),

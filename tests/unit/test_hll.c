@@ -104,6 +104,35 @@ TEST(dense_registers_keep_their_neighbours)
 	ASSERT_EQ(0, hll_dense_set(regs, 2, 4));
 }
 
+/* The dense merge (AVX2 where the CPU has it, four registers a word
+ * otherwise) and the packing back agree register by register with
+ * hll_dense_get(), at the first and last 24-byte chunks too. */
+TEST(dense_merge_and_pack_agree_with_each_register)
+{
+	static uint8_t dense[HLL_DENSE_SIZE], packed[HLL_DENSE_SIZE - HLL_HDR_SIZE];
+	uint8_t max[HLL_REGISTERS], want[HLL_REGISTERS];
+
+	srand(11);
+	memcpy(dense, "HYLL", 4);
+	memset(dense + 4, 0, HLL_HDR_SIZE - 4);
+	ASSERT_EQ(HLL_DENSE, hll_encoding(dense));
+	for (int round = 0; round < 10; round++) {
+		for (long i = 0; i < HLL_REGISTERS; i++) {
+			hll_dense_put(dense + HLL_HDR_SIZE, i,
+				      (uint8_t)(rand() & HLL_REGISTER_MAX));
+			max[i] = (uint8_t)(rand() % 40);
+			want[i] = hll_dense_get(dense + HLL_HDR_SIZE, i);
+			if (max[i] > want[i])
+				want[i] = max[i];
+		}
+		ASSERT_EQ(0, hll_merge(max, dense, HLL_DENSE_SIZE));
+		ASSERT_EQ(0, memcmp(want, max, HLL_REGISTERS));
+		hll_dense_from_raw(packed, max);
+		for (long i = 0; i < HLL_REGISTERS; i++)
+			ASSERT_EQ(want[i], hll_dense_get(packed, i));
+	}
+}
+
 TEST(sparse_and_dense_agree)
 {
 	static uint8_t sparse[3000], dense[HLL_DENSE_SIZE];

@@ -19,7 +19,12 @@ Rows: GET and SET with 16 B, 256 B and 4 KiB values, INCR, LPUSH, LPOP,
 HSET, HGET, SADD, ZADD, ZRANGE (first 10), MGET of 10 keys, MSET of 10 keys,
 EVALSHA of a script doing GET + INCR on its one declared key (evalsha) and
 of the same script on a key it builds from ARGV, undeclared (evalsha_undecl),
-each at pipeline 1 and 16 over 50 connections, on 100k keys.
+each at pipeline 1 and 16 over 50 connections, on 100k keys. Redis 8's
+types: XADD to one stream, XREADGROUP COUNT 1 of new entries (its PEL
+grows), PFADD to one HLL, PFCOUNT of one HLL (cached) and of two (merged),
+ARSET/ARGET at random indexes below 100k, ARRING of a 1,000-slot ring,
+GEOSEARCH FROMMEMBER BYRADIUS 10 km ASC COUNT 10 among 1M points (a server
+without the command shows n/a).
 
 Usage: tools/bench/peers.py [-o OUTPUT] [-T SECONDS] [-r ROUNDS] [-m percore,machine]
                             [--rows get256,set256,...] [--md FILE] [--ports LO-HI]
@@ -176,15 +181,78 @@ ROWS = {
                 'script:' + SCRIPT_DECLARED),
     'evalsha_undecl': (['EVALSHA', sha1(SCRIPT_UNDECLARED), '0', '__rand_int__'],
                        'script:' + SCRIPT_UNDECLARED),
+    # The data types of Redis 8 (rows a server without the command shows n/a).
+    'xadd': (['XADD', 'mystream', '*', 'field', '__rand_int__'], None),
+    'xreadgroup': (['XREADGROUP', 'GROUP', 'g', 'c', 'COUNT', '1', 'STREAMS', 'mystream', '>'],
+                   'stream'),
+    'pfadd': (['PFADD', 'hll', 'e:__rand_int__'], None),
+    'pfcount': (['PFCOUNT', 'hll'], 'hll'),
+    'pfcount2': (['PFCOUNT', 'hll', 'hll2'], 'hll'),
+    'arset': (['ARSET', 'arr', '__rand_int__', 'value'], 'needs:ARSET'),
+    'arget': (['ARGET', 'arr', '__rand_int__'], 'array'),
+    'arring': (['ARRING', 'ring', '1000', '__rand_int__'], 'needs:ARRING'),
+    'geosearch': (['GEOSEARCH', 'geo', 'FROMMEMBER', 'm:__rand_int__', 'BYRADIUS', '10', 'km',
+                   'ASC', 'COUNT', '10'], 'geo'),
 }
+
+# Entries XREADGROUP consumes ('>') in a step: enough that no step runs dry.
+STREAM_ENTRIES = 3000000
+GEO_POINTS = 1000000
+
+
+def has_command(srv, name):
+    return srv.cli('COMMAND', 'INFO', name) != ''
+
+
+def resp(*args):
+    out = b'*%d\r\n' % len(args)
+    for a in args:
+        a = a if isinstance(a, bytes) else str(a).encode()
+        out += b'$%d\r\n%s\r\n' % (len(a), a)
+    return out
+
+
+def send_all(srv, commands):
+    """Pipelines RESP commands to srv and reads one reply line per command
+    (every reply here is a single line: an integer or a status)."""
+    with socket.create_connection(('127.0.0.1', srv.port), timeout=120) as s:
+        s.sendall(b''.join(commands))
+        f = s.makefile('rb')
+        for _ in commands:
+            line = f.readline()
+            if line.startswith(b'-'):
+                raise RuntimeError('%s: %s' % (srv.name, line.strip().decode()))
+
+
+def prefill_geo(srv):
+    """GEO_POINTS points over 20 x 10 degrees (about 200 within 10 km of
+    each), named m:<12 digits> as redis-benchmark's __rand_int__ spells
+    them; the same points on every server (a fixed seed)."""
+    import random
+    rnd = random.Random(15)
+    batch = 1000
+    for first in range(0, GEO_POINTS, batch * 50):
+        cmds = []
+        for b in range(first, min(first + batch * 50, GEO_POINTS), batch):
+            args = ['GEOADD', 'geo']
+            for i in range(b, b + batch):
+                args += ['%.6f' % rnd.uniform(-10, 10), '%.6f' % rnd.uniform(40, 50),
+                         'm:%012d' % i]
+            cmds.append(resp(*args))
+        send_all(srv, cmds)
 
 
 def prefill(srv, what):
+    """Loads what a row reads; False when the server lacks the row's
+    command (a Redis before 8.8 has no arrays)."""
     if what is None:
-        return
+        return True
+    if what.startswith('needs:'):
+        return has_command(srv, what[len('needs:'):])
     if what.startswith('script:'):
         if srv.cli('SCRIPT', 'LOAD', what[len('script:'):]) != sha1(what[len('script:'):]):
             raise RuntimeError('%s: SCRIPT LOAD failed' % srv.name)
+        return True
     elif what.startswith('strings'):
         size = what[len('strings'):]
         run_rb(srv, ['-t', 'set', '-d', size, '-r', str(KEYS), '-n', str(KEYS * 2), '-P', '64'],
@@ -196,6 +264,21 @@ def prefill(srv, what):
                None)
     elif what == 'zset':
         run_rb(srv, ['-t', 'zadd', '-r', '1000', '-n', '20000', '-P', '64'], None)
+    elif what == 'stream':
+        run_rb(srv, ['XADD', 'mystream', '*', 'field', '__rand_int__', '-n',
+                     str(STREAM_ENTRIES), '-P', '64'], None)
+        srv.cli('XGROUP', 'CREATE', 'mystream', 'g', '0')
+    elif what == 'hll':
+        for key in ('hll', 'hll2'):
+            run_rb(srv, ['PFADD', key, 'e:__rand_int__', '-n', str(KEYS * 2), '-P', '64'], None)
+    elif what == 'array':
+        if not has_command(srv, 'ARSET'):
+            return False
+        run_rb(srv, ['ARSET', 'arr', '__rand_int__', 'value', '-n', str(KEYS * 2), '-P', '64'],
+               None)
+    elif what == 'geo':
+        prefill_geo(srv)
+    return True
 
 
 def run_rb(srv, args, pin, seconds=None, pipeline=1, clients=50, threads=1):
@@ -275,10 +358,15 @@ def main():
                 for name, argv, kind in order:
                     srv = Server(name, argv, kind).start(server_pin)
                     try:
-                        prefill(srv, ROWS[row][1])
+                        has = prefill(srv, ROWS[row][1])
                         for p in (1, 16):
                             results.setdefault((row, p, name), []).append(
-                                measure(srv, row, p, client_pin, a.seconds))
+                                measure(srv, row, p, client_pin, a.seconds) if has else None)
+                        if row == 'xreadgroup' and has and int(
+                                srv.cli('XLEN', 'mystream') or 0) <= int(
+                                    (srv.cli('XPENDING', 'mystream', 'g').split() or ['0'])[0]):
+                            print('peers.py: %s ran out of stream entries: raise '
+                                  'STREAM_ENTRIES' % name, file=sys.stderr)
                     finally:
                         srv.stop()
         lines.append('\n%s (redis-benchmark --threads 1%s, 50 connections, %g s a step, %d '
@@ -291,7 +379,10 @@ def main():
             for p in (1, 16):
                 cells, best = [], 0
                 for name in names:
-                    got = sorted(results[(row, p, name)])
+                    got = sorted(r for r in results[(row, p, name)] if r is not None)
+                    if not got:
+                        cells.append('n/a')
+                        continue
                     rps, ns = got[len(got) // 2]
                     cells.append('%.0fk / %.0f ns' % (rps / 1000, ns))
                     if name != 'xkvd':
