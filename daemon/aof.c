@@ -691,7 +691,7 @@ static void do_flush(bool sync)
 	}
 }
 
-void aof_after_command(void)
+void aof_before_replies(void)
 {
 	uint64_t target;
 	bool always;

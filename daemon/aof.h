@@ -17,10 +17,13 @@
  * and the older files are removed.
  *
  * Durability (appendfsync): every write command's records are written to
- * the file before its reply is sent (aof_after_command); with `always` they
- * are also fsynced first, one fsync for every write that arrived meanwhile
- * on any worker (group commit); with `everysec` a thread fsyncs once a
- * second; with `no` the kernel decides.
+ * the file before its reply is sent (aof_before_replies, once a worker's
+ * turn, for every command of the turn on any worker, as Redis writes once
+ * per event-loop iteration); with `always` they are also fsynced first, one
+ * fsync for all of them (group commit); with `everysec` a thread fsyncs once
+ * a second; with `no` the kernel decides. Since a worker writes out every
+ * worker's records before its own replies, no reply (a read on the other
+ * worker included) shows a write the file does not have yet.
  */
 #ifndef XKV_AOF_H
 #define XKV_AOF_H
@@ -38,9 +41,10 @@ int aof_start_up(void);
 /* At exit, after the workers stopped: flushes, fsyncs and closes. */
 void aof_stop(void);
 
-/* After each command, before its reply leaves: writes what it propagated,
- * and fsyncs it under appendfsync always. Cheap when nothing is pending. */
-void aof_after_command(void);
+/* Before a worker sends replies (once a turn, and before any reply leaves):
+ * writes every record appended so far, by any worker, and fsyncs them under
+ * appendfsync always. Two atomic loads when nothing is pending. */
+void aof_before_replies(void);
 
 /* BGREWRITEAOF. 0 started, 1 scheduled (another child runs), -EBUSY (a
  * rewrite runs), or -errno (logged). The caller holds no shard lock. */

@@ -811,8 +811,8 @@ void command_call(struct client *c, struct command *cmd)
 	lockset_release(&ls);
 	blocking_serve_ready();
 	/* Its records reach the AOF (and the disk, under appendfsync always)
-	 * before its reply leaves. */
-	aof_after_command();
+	 * before its reply leaves: at the worker's next send, with every other
+	 * command's of the turn (aof_before_replies). */
 	/* Its own invalidations follow its reply (and a served waiter's its
 	 * answer). */
 	tracking_command_end(c, cmd);

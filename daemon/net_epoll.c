@@ -10,6 +10,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "aof.h"
 #include "client.h"
 #include "log.h"
 #include "mem.h"
@@ -90,6 +91,9 @@ static void flush(struct client *c)
 		epoll_close_client(c);
 		return;
 	}
+	/* The AOF has the writes first (the disk, under appendfsync always). */
+	if (client_has_replies(c))
+		aof_before_replies();
 	while (client_has_replies(c)) {
 		int n = client_reply_iov(c, iov, MAX_IOV);
 		ssize_t sent = writev(c->fd, iov, n);
@@ -217,6 +221,9 @@ static void epoll_run(struct worker *w)
 		handle_events(w, events, n, false);
 		free_closed(ew);
 		worker_cron(w);
+		/* Writes that owe nobody a reply (a master's stream, expiries)
+		 * reach the file within the turn too. */
+		aof_before_replies();
 	}
 	for (struct client *c = w->clients; c; c = c->next_in_worker)
 		epoll_close_client(c);

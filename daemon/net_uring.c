@@ -16,6 +16,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "aof.h"
 #include "client.h"
 #include "log.h"
 #include "mem.h"
@@ -228,9 +229,11 @@ static void start_send(struct client *c)
 	conn->inflight++;
 }
 
-/* Sends replies or closes, for every client touched this turn. */
+/* Sends replies or closes, for every client touched this turn; the AOF
+ * has the turn's writes first (and the disk, under appendfsync always). */
 static void flush_dirty(struct uring_worker *uw)
 {
+	aof_before_replies();
 	while (uw->dirty) {
 		struct client *c = uw->dirty;
 		struct uring_conn *conn = conn_of(c);
