@@ -170,6 +170,38 @@ struct dict_node *dict_random(const struct dict *d, uint64_t r)
 	return n;
 }
 
+/*
+ * Each try picks a bucket and a slot in it, and succeeds if the slot holds a
+ * node: uniform for nodes in chains of at most DICT_FAIR_CHAIN (nearly all at
+ * load factor 1). dict_random, a random node of the chain after a random
+ * bucket, favours nodes after runs of empty buckets and in short chains. A
+ * longer chain is always accepted with a uniform node, slightly
+ * under-sampling its members. Tables stay at least 1/8 full
+ * (dict_maybe_shrink), so 32 tries are expected at worst; dict_random is the
+ * bounded fallback.
+ */
+struct dict_node *dict_random_fair(const struct dict *d, uint64_t (*rnd)(void))
+{
+	if (!d->table || d->count == 0)
+		return NULL;
+	for (int tries = 0; tries < 1000; tries++) {
+		uint64_t r = rnd();
+		struct dict_node *n = d->table[r & d->mask];
+		uint64_t len = 0, slot = r >> 62; /* high bits: independent of the bucket's */
+
+		for (struct dict_node *m = n; m; m = m->next)
+			len++;
+		if (len > DICT_FAIR_CHAIN)
+			slot = rnd() % len;
+		else if (slot >= len)
+			continue;
+		while (slot--)
+			n = n->next;
+		return n;
+	}
+	return dict_random(d, rnd());
+}
+
 void dict_clear(struct dict *d, void (*free_node)(struct dict_node *node))
 {
 	if (d->table) {

@@ -72,6 +72,11 @@ uint64_t dict_scan(struct dict *d, uint64_t cursor, dict_scan_fn *fn, void *ctx)
 
 /* A pseudo-random node chosen with the random number r, or NULL if empty. */
 struct dict_node *dict_random(const struct dict *d, uint64_t r);
+/* A random node of a non-empty dict, uniform for every node in a chain of at
+ * most DICT_FAIR_CHAIN nodes, drawing random numbers from rnd (a few tries:
+ * see dict.c); NULL if empty. */
+#define DICT_FAIR_CHAIN 4
+struct dict_node *dict_random_fair(const struct dict *d, uint64_t (*rnd)(void));
 /* Bytes used by the bucket array. */
 size_t dict_mem(const struct dict *d);
 

@@ -379,6 +379,13 @@ void db_dirty(int db, struct entry *e, unsigned n)
 	__atomic_store_n(&sh->changes, sh->changes + n, __ATOMIC_RELAXED);
 }
 
+void db_uncount_change(int db, struct entry *e)
+{
+	struct shard *sh = store_shard(db, e->slot % STORE_SHARDS);
+
+	__atomic_store_n(&sh->changes, sh->changes - 1, __ATOMIC_RELAXED);
+}
+
 /* shard.field_ttls: none seen; seen in the last full scan; set since. */
 enum { FIELD_TTLS_NONE, FIELD_TTLS_SEEN, FIELD_TTLS_NEW };
 

@@ -303,6 +303,10 @@ void db_changed_unsignalled(int db, struct entry *e);
  * signalling any: a stream's consumer groups edited (Redis's dirty++ with
  * no keyModified signal). Under e's shard lock. */
 void db_dirty(int db, struct entry *e, unsigned n);
+/* Takes back the change count of e's last signal, keeping the signal: a
+ * list move's push side, which Redis leaves out of its dirty count (a move
+ * is one change, its pop). Under e's shard lock, right after the signal. */
+void db_uncount_change(int db, struct entry *e);
 /* The access clock: ticks of 10 ms since the store started (idle times, LRU
  * and LFU decay); 32 bits last 497 days. */
 #define STORE_CLOCK_HZ 100

@@ -794,7 +794,9 @@ void hash_sampler_pick(const struct hash_sampler *s, uint64_t r, struct hash_fie
 		*out = e.hf;
 		return;
 	}
-	hnode_fill(hnode_of(dict_random(&((const struct ht *)s->o->ptr)->d, r)), out);
+	/* Fair, not r's bucket: HRANDFIELD -count must be uniform (hash.tcl's
+	 * chi-square check); r only decides listpack picks. */
+	hnode_fill(hnode_of(dict_random_fair(&((const struct ht *)s->o->ptr)->d, hash_rand)), out);
 }
 
 void hash_sampler_free(struct hash_sampler *s)

@@ -343,39 +343,10 @@ static void ht_free_node(struct dict_node *n)
 	xfree(set_node_of(n));
 }
 
-/* ht_random's rejection bound: chains up to this long are sampled exactly. */
-#define RANDOM_CHAIN_SLOTS 4
-
-/*
- * A random member of a non-empty table, uniform for every member in a chain
- * of at most RANDOM_CHAIN_SLOTS nodes (nearly all of them at load factor 1):
- * each try picks a bucket and a slot in it, and succeeds if the slot holds a
- * node. Picking a random node of a random non-empty chain would favour short
- * chains four to one. A longer chain is always accepted with a uniform node,
- * slightly under-sampling its members. The table stays at least 1/8 full
- * (dict_maybe_shrink), so 32 tries are expected at worst; dict_random is the
- * bounded fallback.
- */
+/* A random member of a non-empty table, fair (dict_random_fair). */
 static struct set_node *ht_random(const struct htset *h)
 {
-	const struct dict *d = &h->d;
-
-	for (int tries = 0; tries < 1000; tries++) {
-		uint64_t r = set_rand64();
-		struct dict_node *n = d->table[r & d->mask];
-		uint64_t len = 0, slot = r >> 62; /* high bits: independent of the bucket's */
-
-		for (struct dict_node *m = n; m; m = m->next)
-			len++;
-		if (len > RANDOM_CHAIN_SLOTS)
-			slot = set_rand64() % len;
-		else if (slot >= len)
-			continue;
-		while (slot--)
-			n = n->next;
-		return set_node_of(n);
-	}
-	return set_node_of(dict_random(d, set_rand64()));
+	return set_node_of(dict_random_fair(&h->d, set_rand64));
 }
 
 /* ---- the set value ------------------------------------------------------------------------- */

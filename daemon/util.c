@@ -340,10 +340,14 @@ static bool element_match(const char **pp, const char *pe, int ch, bool nocase)
  * star can absorb anything they could), so the work is O(len(p) * len(s))
  * even for hostile patterns like "a*a*a*a*b".
  */
+/* Redis's stringmatchlen() nesting limit. */
+#define GLOB_MAX_STARS 1000
+
 bool glob_match(const char *pat, size_t plen, const char *str, size_t slen, bool nocase)
 {
 	const char *p = pat, *pe = pat + plen, *s = str, *se = str + slen;
 	const char *star_p = NULL, *star_s = NULL;
+	unsigned int stars = 0, star_n = 0;
 
 	while (s < se) {
 		const char *next = p;
@@ -353,8 +357,16 @@ bool glob_match(const char *pat, size_t plen, const char *str, size_t slen, bool
 				p++;
 			if (p == pe)
 				return true;
+			/*
+			 * Redis gives up past 1000 nested stars (its matcher
+			 * recurses per star): any match has to cross that star
+			 * with text left, so such patterns never match there.
+			 */
+			if (++stars > GLOB_MAX_STARS)
+				return false;
 			star_p = p;
 			star_s = s;
+			star_n = stars;
 			continue;
 		}
 		if (p < pe && element_match(&next, pe, (unsigned char)*s, nocase)) {
@@ -366,6 +378,7 @@ bool glob_match(const char *pat, size_t plen, const char *str, size_t slen, bool
 			return false;
 		p = star_p;
 		s = ++star_s;
+		stars = star_n;
 	}
 	while (p < pe && *p == '*')
 		p++;

@@ -160,8 +160,10 @@ static bool move_one(struct client *c, enum list_where from, enum list_where to,
 		struct obj o = list_new();
 
 		list_push(&o, to, copy, len);
-		db_add(c->db, c->argv[2].p, c->argv[2].len, o);
+		dst = db_add(c->db, c->argv[2].p, c->argv[2].len, o);
 	}
+	/* Redis counts a move as one change: the pop below. */
+	db_uncount_change(c->db, dst);
 	notify_arg(c, NOTIFY_LIST, to == LIST_HEAD ? "lpush" : "rpush", 2);
 	reply_bulk(c, copy, len);
 	xfree(copy);

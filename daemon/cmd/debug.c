@@ -271,10 +271,14 @@ static void debug_object(struct client *c)
 		size_t nodes = list_nodes(&e->val);
 
 		snprintf(extra, sizeof(extra),
-			 " ql_nodes:%zu ql_avg_node:%.2f ql_listpack_max:%lld ql_compressed:0"
+			 " ql_nodes:%zu ql_avg_node:%.2f ql_listpack_max:%lld ql_compressed:%d"
 			 " ql_uncompressed_size:%zu",
 			 nodes, (double)list_len(&e->val) / (double)nodes,
-			 config.list_max_listpack_size, list_pack_bytes(&e->val));
+			 config.list_max_listpack_size,
+			 /* Redis's "compress depth set" flag: nodes are never
+			  * compressed here, so it is the configured depth (Redis
+			  * keeps the one of the list's creation). */
+			 config.list_compress_depth != 0, list_pack_bytes(&e->val));
 	}
 	idle = (store_clock() - e->atime) / STORE_CLOCK_HZ;
 	/* lru: the access time on Redis's 24-bit seconds clock (INFO's lru_clock). */

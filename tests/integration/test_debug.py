@@ -191,6 +191,27 @@ def debug_object_quicklist_and_packed_threshold(t):
             c.call('FLUSHALL')
 
 
+
+@test
+@xkv_only
+def debug_object_quicklist_compress_flag(t):
+    # ql_compressed is Redis's "a compress depth is set" flag (sort.tcl's
+    # SORT STORE check), not whether a node is compressed.
+    with t.sut.client() as c:
+        c.call('RPUSH', 'q', *range(200))
+        c.call('CONFIG', 'SET', 'list-max-listpack-size', 4)
+        try:
+            c.call('SORT', 'q', 'STORE', 'd')
+            for depth, flag in ((0, b'0'), (12, b'1')):
+                c.call('CONFIG', 'SET', 'list-compress-depth', depth)
+                m = OBJECT_LINE.match(c.cmd('DEBUG', 'OBJECT', 'd'))
+                assert m and m.group(2) == b'quicklist', m
+                assert b' ql_compressed:%s ' % flag in m.group(6), m.group(6)
+        finally:
+            c.call('CONFIG', 'SET', 'list-compress-depth', 0)
+            c.call('CONFIG', 'SET', 'list-max-listpack-size', -2)
+            c.call('FLUSHALL')
+
 @test
 def set_active_expire_off_keeps_expired_keys(t):
     def scenario(srv):

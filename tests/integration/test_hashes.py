@@ -713,3 +713,28 @@ def listpackex_encoding_as_redis_88(t):
         ]:
             got = c.call(*cmd)
             assert got == want, (cmd, got, want)
+
+
+@test
+@xkv_only
+def hrandfield_negative_count_is_uniform(t):
+    # hash.tcl's chi-square check on a hashtable-encoded hash: picks with
+    # repeats must be uniform (a random non-empty bucket was not: fields after
+    # runs of empty buckets came up far more often). 10 fields, 20,000 picks:
+    # chi-square above 60 (9 degrees of freedom) has odds below 1e-9.
+    with t.sut.client() as c:
+        c.call('CONFIG', 'SET', 'hash-max-listpack-value', 10)
+        try:
+            c.call('HSET', 'h', *[x for i in range(10) for x in ('f%d' % i, 'v' * (20 * (i == 9)))])
+            assert c.call('OBJECT', 'ENCODING', 'h') == b'hashtable'
+            counts = {}
+            for _ in range(20):
+                for f in c.call('HRANDFIELD', 'h', -1000):
+                    counts[f] = counts.get(f, 0) + 1
+            assert len(counts) == 10, counts
+            expected = 20000 / 10
+            chi = sum((n - expected) ** 2 / expected for n in counts.values())
+            assert chi < 60, (chi, counts)
+        finally:
+            c.call('CONFIG', 'SET', 'hash-max-listpack-value', 64)
+            c.call('FLUSHALL')

@@ -107,6 +107,17 @@ def keys_glob(t):
               + [('KEYS',), ('KEYS', 'a', 'b')])
 
 
+
+@test
+def keys_glob_star_limit(t):
+    # Redis's matcher gives up past 1000 nested stars: 1000 still match,
+    # 1001 never do (a trailing star does not count).
+    key = 'a' * 3000
+    t.compare([('SET', key, 1),
+               ('KEYS', '*a' * 1000), ('KEYS', '*a' * 1001), ('KEYS', '*a' * 1000 + '*'),
+               ('KEYS', '*?' * 2000), ('EXISTS', key)])
+
+
 def full_scan(srv, *opts):
     """Iterate SCAN to cursor 0; returns the keys seen (checking reply shape)."""
     seen, cursor, rounds = [], b'0', 0
