@@ -185,7 +185,17 @@ static int check(struct vset *v)
 	return rc;
 }
 
-TEST(random_operations)
+/* A fixture only for its timeout: 1M steps under ASan on a busy machine take
+ * minutes, past the harness's default 30 s. */
+FIXTURE(ops){};
+FIXTURE_SETUP(ops)
+{
+}
+FIXTURE_TEARDOWN(ops)
+{
+}
+
+TEST_F_TIMEOUT(ops, random_operations, 3600)
 {
 	const char *iters_env = getenv("VSET_OPS_FUZZ_ITERS"),
 		   *seed_env = getenv("VSET_OPS_FUZZ_SEED");
