@@ -246,6 +246,13 @@ VFILTER_FUZZ_ITERS ?= 1000000
 fuzz-vfilter: $(OUTPUT)/asan/tests/unit/test_vset_filter_fuzz
 	$(Q)VFILTER_FUZZ_ITERS=$(VFILTER_FUZZ_ITERS) $<
 
+# Random VADD/VREM/VSIM/VLINKS/VSETATTR/VRANGE operations on one vector set under ASan,
+# the graph's invariants checked every 997 steps (tests/unit/test_vset_ops_fuzz.c; make
+# test runs 20000). E.g. VSET_OPS_FUZZ_SEED=7.
+VSET_OPS_FUZZ_ITERS ?= 1000000
+fuzz-vectors: $(OUTPUT)/asan/tests/unit/test_vset_ops_fuzz
+	$(Q)VSET_OPS_FUZZ_ITERS=$(VSET_OPS_FUZZ_ITERS) $<
+
 # Vector sets (VADD/VSIM) on dataset A (/work/shared/vectors) and on generated 1536-d data:
 # xkvd (when it has VADD), peers by path and hnswlib in process, with tools/xkv-vbench
 # (tools/bench/vectors.py). E.g. PEERS="redis8=/opt/redis/redis-server"
@@ -382,9 +389,10 @@ help:
 	@echo '  soak         fuzz xkvd against redis-server, concurrency soak (ASan), coherence;'
 	@echo '               SOAK_MINUTES=25 by default, SOAK_ARGS='"'"'--seed N --only fuzz'"'"''
 	@echo '  fuzz-vfilter  the FILTER expression fuzzer, 1M runs under ASan (VFILTER_FUZZ_ITERS=N)'
+	@echo '  fuzz-vectors  random vector-set operations + graph checks, 1M steps under ASan'
 	@echo '  bpf daemon tools asan test-unit format format-check clean'
 
 .PHONY: all bpf daemon tools asan test test-unit test-build deps run docs format format-check clean help \
-	fuzz-vfilter \
+	fuzz-vfilter fuzz-vectors \
 	bench bench-compare bench-peers bench-fastpath bench-instructions bench-memory bench-threads bench-clients bench-vectors soak fuzz-scripts \
 	test-kernel-6.1 test-tcp-fastpath

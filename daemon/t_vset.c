@@ -61,6 +61,7 @@ static void vset_destroy(struct vset *v)
 	dict_destroy(&v->elems);
 	xfree(v->proj);
 	xfree(v->sorted);
+	xfree(v->pend);
 	xfree(v);
 }
 
@@ -80,6 +81,9 @@ struct vset_elem *vset_find(const struct vset *v, const char *name, size_t len)
 	return (struct vset_elem *)dict_find(&v->elems, name, len, XXH3_64bits(name, len));
 }
 
+static void view_add(struct vset *v, struct vset_elem *e);
+static void view_remove(struct vset *v, struct vset_elem *e);
+
 struct vset_elem *vset_elem_add(struct vset *v, const char *name, size_t len)
 {
 	struct vset_elem *e = xcalloc(1, sizeof(*e) + len + 1);
@@ -88,7 +92,7 @@ struct vset_elem *vset_elem_add(struct vset *v, const char *name, size_t len)
 	e->len = len;
 	e->dnode.hash = XXH3_64bits(name, len);
 	dict_insert(&v->elems, &e->dnode);
-	vset_changed(v);
+	view_add(v, e);
 	return e;
 }
 
@@ -99,7 +103,7 @@ void vset_elem_remove(struct vset *v, struct vset_elem *e)
 	if (e->attr)
 		v->nattrs--;
 	vhnsw_delete(v->h, e->node);
-	vset_changed(v);
+	view_remove(v, e);
 	elem_free(e);
 }
 
@@ -125,30 +129,151 @@ void vset_changed(struct vset *v)
 	v->sorted_ok = false;
 }
 
+int vset_name_cmp(const char *a, size_t al, const char *b, size_t bl)
+{
+	int c = memcmp(a, b, al < bl ? al : bl);
+
+	if (c)
+		return c;
+	return al < bl ? -1 : al > bl;
+}
+
 static int elem_cmp(const void *a, const void *b)
 {
 	const struct vset_elem *x = *(struct vset_elem *const *)a,
 			       *y = *(struct vset_elem *const *)b;
-	size_t n = x->len < y->len ? x->len : y->len;
-	int c = memcmp(x->name, y->name, n);
 
-	if (c)
-		return c;
-	return x->len < y->len ? -1 : x->len > y->len;
+	return vset_name_cmp(x->name, x->len, y->name, y->len);
 }
 
-struct vset_elem **vset_sorted(struct vset *v)
+/* The first index of s[n] whose name is >= (incl) or > (!incl) p. */
+static size_t view_bound(struct vset_elem *const *s, size_t n, const char *p, size_t len, bool incl)
+{
+	size_t a = 0, b = n;
+
+	while (a < b) {
+		size_t mid = a + (b - a) / 2;
+		int cmp = vset_name_cmp(s[mid]->name, s[mid]->len, p, len);
+
+		if (cmp < 0 || (cmp == 0 && !incl))
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	return a;
+}
+
+/*
+ * The view is kept in two sorted arrays so that a change costs a bisection
+ * and a short memmove of pend (at most VIEW_PEND entries) instead of the
+ * O(n log n) re-sort VRANGE paid after every change. pend is folded into
+ * sorted by one linear merge when full; a remove from sorted is a memmove
+ * of pointers. Without a VRANGE for VIEW_IDLE changes the view is dropped,
+ * so bulk loads and deletes after an old VRANGE pay nothing per change.
+ */
+#define VIEW_PEND 512
+#define VIEW_IDLE 4096
+
+static void view_fold(struct vset *v)
+{
+	size_t i = v->nsorted, j = v->npend, k = v->nsorted + v->npend;
+
+	if (!v->npend)
+		return;
+	v->sorted = xrealloc(v->sorted, (k + 1) * sizeof(*v->sorted));
+	/* Merge from the back, in place. */
+	while (j) {
+		if (i && elem_cmp(&v->sorted[i - 1], &v->pend[j - 1]) > 0)
+			v->sorted[--k] = v->sorted[--i];
+		else
+			v->sorted[--k] = v->pend[--j];
+	}
+	v->nsorted += v->npend;
+	v->npend = 0;
+}
+
+static bool view_live(struct vset *v)
+{
+	if (!v->sorted_ok)
+		return false;
+	if (++v->unused_changes > VIEW_IDLE) {
+		v->sorted_ok = false;
+		return false;
+	}
+	return true;
+}
+
+static void view_add(struct vset *v, struct vset_elem *e)
+{
+	size_t at;
+
+	if (!view_live(v))
+		return;
+	if (v->npend == VIEW_PEND)
+		view_fold(v);
+	if (!v->pend)
+		v->pend = xmalloc(VIEW_PEND * sizeof(*v->pend));
+	at = view_bound(v->pend, v->npend, e->name, e->len, true);
+	memmove(&v->pend[at + 1], &v->pend[at], (v->npend - at) * sizeof(*v->pend));
+	v->pend[at] = e;
+	v->npend++;
+}
+
+static void view_drop_at(struct vset_elem **s, size_t *n, struct vset_elem *e)
+{
+	size_t at = view_bound(s, *n, e->name, e->len, true);
+
+	if (at < *n && s[at] == e) {
+		memmove(&s[at], &s[at + 1], (*n - at - 1) * sizeof(*s));
+		(*n)--;
+	}
+}
+
+static void view_remove(struct vset *v, struct vset_elem *e)
+{
+	size_t n = v->npend;
+
+	if (!view_live(v))
+		return;
+	view_drop_at(v->pend, &v->npend, e);
+	if (v->npend == n)
+		view_drop_at(v->sorted, &v->nsorted, e);
+}
+
+static void view_build(struct vset *v)
 {
 	size_t i = 0;
 
-	if (v->sorted_ok)
-		return v->sorted;
 	v->sorted = xrealloc(v->sorted, (v->h->count + 1) * sizeof(*v->sorted));
 	for (struct vhnsw_node *n = v->h->head; n; n = n->next)
 		v->sorted[i++] = n->value;
 	qsort(v->sorted, i, sizeof(*v->sorted), elem_cmp);
+	v->nsorted = i;
+	v->npend = 0;
 	v->sorted_ok = true;
-	return v->sorted;
+}
+
+void vset_range_start(struct vset *v, const char *p, size_t len, bool incl,
+		      struct vset_range_it *it)
+{
+	if (!v->sorted_ok)
+		view_build(v);
+	v->unused_changes = 0;
+	it->a = v->sorted;
+	it->na = v->nsorted;
+	it->b = v->pend;
+	it->nb = v->npend;
+	it->ia = p ? view_bound(it->a, it->na, p, len, incl) : 0;
+	it->ib = p ? view_bound(it->b, it->nb, p, len, incl) : 0;
+}
+
+struct vset_elem *vset_range_next(struct vset_range_it *it)
+{
+	if (it->ia < it->na && (it->ib >= it->nb || elem_cmp(&it->a[it->ia], &it->b[it->ib]) < 0))
+		return it->a[it->ia++];
+	if (it->ib < it->nb)
+		return it->b[it->ib++];
+	return NULL;
 }
 
 float *vset_projection(uint32_t in, uint32_t out)

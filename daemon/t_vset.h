@@ -42,9 +42,23 @@ struct vset {
 	uint64_t nattrs;
 	uint32_t ef_build; /* VSIM.SET's EF_CONSTRUCTION (VSIM.CREATEINDEX) */
 	int refs;	   /* the key's, plus running searches' (atomic) */
-	/* VRANGE's view: the elements sorted by name, rebuilt after a change. */
+	/*
+	 * VRANGE's view (see t_vset.c): sorted[nsorted] by name plus pend[npend],
+	 * the adds since, also sorted; kept up to date by add/remove while
+	 * sorted_ok, dropped (rebuilt on the next VRANGE) after many changes
+	 * without a VRANGE so that loading after one VRANGE pays nothing.
+	 */
 	struct vset_elem **sorted;
+	struct vset_elem **pend;
+	size_t nsorted, npend;
+	uint32_t unused_changes;
 	bool sorted_ok;
+};
+
+/* A walk over the view in name order (vset_range_start). */
+struct vset_range_it {
+	struct vset_elem *const *a, *const *b;
+	size_t na, nb, ia, ib;
 };
 
 static inline struct vset *vset_of(const struct obj *o)
@@ -66,8 +80,18 @@ struct vset_elem *vset_elem_add(struct vset *v, const char *name, size_t len);
 void vset_elem_remove(struct vset *v, struct vset_elem *e);
 /* Sets (alen > 0) or clears e's attributes, under the graph's lock. */
 void vset_set_attr(struct vset *v, struct vset_elem *e, const char *attr, size_t alen);
-/* The elements sorted by name (VRANGE), valid until the next change. */
-struct vset_elem **vset_sorted(struct vset *v);
+/*
+ * Starts it at the first element whose name is >= (incl) or > (!incl) the
+ * len bytes at p, or at the first of all (p NULL). Valid until the next
+ * change of v.
+ */
+void vset_range_start(struct vset *v, const char *p, size_t len, bool incl,
+		      struct vset_range_it *it);
+/* The next element in name order, or NULL at the end. */
+struct vset_elem *vset_range_next(struct vset_range_it *it);
+/* Bytewise name order, shorter first on a common prefix (memcmp's sign). */
+int vset_name_cmp(const char *a, size_t al, const char *b, size_t bl);
+/* Drops the sorted view (rebuilt by the next VRANGE). */
 void vset_changed(struct vset *v);
 
 /* Redis's REDUCE projection: a fixed +-1/sqrt(in) Hadamard-sign matrix. */

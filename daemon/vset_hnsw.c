@@ -608,7 +608,7 @@ bool vhnsw_add_link(struct vhnsw *h, struct vhnsw_node *a, struct vhnsw_node *b,
  * at least one other link. dan is dist(a, n).
  */
 static bool link_or_replace(struct vhnsw *h, struct vhnsw_node *a, struct vhnsw_node *n, uint32_t l,
-			    float dan)
+			    float dan, bool force)
 {
 	struct vhnsw_node *w = NULL;
 	float wd = -1;
@@ -629,7 +629,7 @@ static bool link_or_replace(struct vhnsw *h, struct vhnsw_node *a, struct vhnsw_
 			w = x;
 		}
 	}
-	if (!w || dan >= wd)
+	if (!w || (dan >= wd && !force))
 		return false;
 	unlink_one(n, w, l);
 	unlink_one(w, n, l);
@@ -695,7 +695,11 @@ struct vhnsw_node *vhnsw_commit(struct vhnsw *h, struct vhnsw_prep *p, struct vh
 			uint32_t k = select_neighbours(h, &p->cand[l], vhnsw_cap(h, l), sel);
 
 			for (uint32_t i = 0; i < k; i++)
-				link_or_replace(h, n, sel[i].node, l, sel[i].dist);
+				link_or_replace(h, n, sel[i].node, l, sel[i].dist, false);
+			/* Every candidate full and nearer its own: take the
+			 * nearest by force rather than start unreachable. */
+			for (uint32_t i = 0; i < k && !n->nlinks[l]; i++)
+				link_or_replace(h, n, sel[i].node, l, sel[i].dist, true);
 		}
 	xfree(sel);
 	if (!h->entry || p->level > h->max_level) {
@@ -741,14 +745,18 @@ static int pair_cmp(const void *a, const void *b)
 /*
  * The neighbours of a deleted node at level l each lost one link: each is
  * offered the others, nearest first, until it has gained back two (where
- * both have room, or by replacing a farther link).
+ * both have room, or by replacing a farther link). One left with no link
+ * at all would be unreachable (the ops fuzzer found such): it takes the
+ * nearest offer by force, or, with none, a link to the entry point.
  */
-static void repair(struct vhnsw *h, struct vhnsw_node **nb, uint32_t cnt, uint32_t l)
+static void repair(struct vhnsw *h, struct vhnsw_node *gone, struct vhnsw_node **nb, uint32_t cnt,
+		   uint32_t l)
 {
 	struct pair *p = xmalloc((cnt ? cnt : 1) * sizeof(*p));
 
 	for (uint32_t i = 0; i < cnt; i++) {
 		uint32_t np = 0, gained = 0;
+		struct vhnsw_node *e = h->entry;
 
 		for (uint32_t j = 0; j < cnt; j++)
 			if (j != i && !linked(nb[i], nb[j], l)) {
@@ -757,8 +765,15 @@ static void repair(struct vhnsw *h, struct vhnsw_node **nb, uint32_t cnt, uint32
 			}
 		qsort(p, np, sizeof(*p), pair_cmp);
 		for (uint32_t j = 0; j < np && gained < 2; j++)
-			if (link_or_replace(h, nb[i], p[j].node, l, p[j].dist))
+			if (link_or_replace(h, nb[i], p[j].node, l, p[j].dist, false))
 				gained++;
+		if (nb[i]->nlinks[l])
+			continue;
+		for (uint32_t j = 0; j < np; j++)
+			if (link_or_replace(h, nb[i], p[j].node, l, p[j].dist, true))
+				break;
+		if (!nb[i]->nlinks[l] && e && e != gone && e != nb[i])
+			link_or_replace(h, nb[i], e, l, vhnsw_distance(h, nb[i], e), true);
 	}
 	xfree(p);
 }
@@ -774,7 +789,7 @@ void vhnsw_delete(struct vhnsw *h, struct vhnsw_node *node)
 		for (uint32_t i = 0; i < cnt; i++)
 			unlink_one(nb[i], node, l);
 		node->nlinks[l] = 0;
-		repair(h, nb, cnt, l);
+		repair(h, node, nb, cnt, l);
 		xfree(nb);
 	}
 	if (node->prev)

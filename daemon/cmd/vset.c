@@ -889,23 +889,25 @@ static bool range_parse(const struct arg *a, struct range_op *op)
 	return true;
 }
 
-static int name_cmp(const char *a, size_t al, const char *b, size_t bl)
+/* Whether e is past the end bound hi. */
+static bool range_past(const struct vset_elem *e, const struct range_op *hi)
 {
-	int c = memcmp(a, b, al < bl ? al : bl);
+	int cmp;
 
-	if (c)
-		return c;
-	return al < bl ? -1 : al > bl;
+	if (hi->max)
+		return false;
+	cmp = vset_name_cmp(e->name, e->len, hi->p, hi->len);
+	return hi->incl ? cmp > 0 : cmp >= 0;
 }
 
 void cmd_vrange(struct client *c)
 {
+	struct vset_range_it it, walk;
 	struct range_op lo, hi;
 	long long count = -1, n = 0;
-	struct vset_elem **s;
+	struct vset_elem *el;
 	struct entry *e;
 	struct vset *v;
-	size_t first = 0, total;
 
 	if (!argc_max(c, 5))
 		return;
@@ -931,36 +933,14 @@ void cmd_vrange(struct client *c)
 		reply_array(c, 0);
 		return;
 	}
-	s = vset_sorted(v);
-	total = v->h->count;
-	if (!lo.min) {
-		/* The first name >= (or >) the start, by bisection. */
-		size_t a = 0, b = total;
-
-		while (a < b) {
-			size_t mid = (a + b) / 2;
-			int cmp = name_cmp(s[mid]->name, s[mid]->len, lo.p, lo.len);
-
-			if (cmp < 0 || (cmp == 0 && !lo.incl))
-				a = mid + 1;
-			else
-				b = mid;
-		}
-		first = a;
-	}
-	for (size_t i = first; i < total && (count < 0 || n < count); i++) {
-		int cmp;
-
-		if (!hi.max) {
-			cmp = name_cmp(s[i]->name, s[i]->len, hi.p, hi.len);
-			if (hi.incl ? cmp > 0 : cmp >= 0)
-				break;
-		}
+	vset_range_start(v, lo.min ? NULL : lo.p, lo.len, lo.incl, &it);
+	/* Count first (the array header comes first), then walk again. */
+	walk = it;
+	while ((count < 0 || n < count) && (el = vset_range_next(&walk)) && !range_past(el, &hi))
 		n++;
-	}
 	reply_array(c, n);
 	for (long long i = 0; i < n; i++)
-		reply_elem(c, s[first + (size_t)i]);
+		reply_elem(c, vset_range_next(&it));
 }
 
 /* ---- the HotKV-style front end: VSIM.CREATEINDEX / VSIM.SET / VSIM.SEARCH -- */

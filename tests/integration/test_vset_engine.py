@@ -235,3 +235,59 @@ def vsim_front_end(t):
         r = c.call('VSIM.SEARCH', 'fx', 'FP32', blob([2.25, 0]), 'K', 1, 'WITHSCORES')
         assert r == [b'p2', b'0.0625'], r
         c.call('DEL', 'fx', 'fi', 'fc')
+
+
+def _vrange_want(names, lo, hi, count):
+    out = []
+    for n in sorted(names):
+        if lo != '-' and (n < lo[1:].encode() or (lo[0] == '(' and n == lo[1:].encode())):
+            continue
+        if hi != '+' and (n > hi[1:].encode() or (hi[0] == '(' and n == hi[1:].encode())):
+            break
+        out.append(n)
+        if len(out) == count:
+            break
+    return out
+
+
+@test
+@xkv_only
+def vset_vrange_follows_changes(t):
+    """VRANGE's sorted view is kept up to date by VADD / VREM (in pieces,
+    folded, dropped after many changes without a VRANGE): every answer
+    matches a model, across the fold (512 adds) and drop (4096) points."""
+    rng = random.Random(16)
+    alpha = 'ab~\x00'
+
+    def name():
+        return ''.join(rng.choice(alpha) for _ in range(rng.randint(1, 7)))
+
+    def bound(first):
+        r = rng.random()
+        if r < 0.15:
+            return '-' if first else '+'
+        return rng.choice('[(') + name()
+
+    have = set()
+    with t.sut.client() as c:
+        c.call('DEL', 'vr')
+        for step in range(9000):
+            quiet = 2000 <= step < 6700  # no VRANGE: the view is dropped
+            r = rng.random()
+            if r < 0.6 or not have:
+                n = name()
+                c.call('VADD', 'vr', 'VALUES', 2, rng.uniform(0.1, 1), 1, n, 'M', 4, 'EF', 8)
+                have.add(n.encode())
+            elif r < 0.85:
+                n = rng.choice(sorted(have))
+                assert c.call('VREM', 'vr', n) == 1
+                have.discard(n)
+            elif not quiet:
+                lo, hi, cnt = bound(True), bound(False), rng.randint(1, 30)
+                got = c.call('VRANGE', 'vr', lo, hi, cnt)
+                assert got == _vrange_want(have, lo, hi, cnt), (step, lo, hi, cnt, got)
+            if step % 1000 == 999:
+                got = c.call('VRANGE', 'vr', '-', '+')
+                assert got == sorted(have), step
+        assert c.call('VCARD', 'vr') == len(have)
+        c.call('DEL', 'vr')
