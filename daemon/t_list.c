@@ -39,11 +39,16 @@
 
 size_t list_packed_threshold = LIST_PACKED_THRESHOLD_DEFAULT;
 
+/* One word of header, so ten short elements fit the allocator's 192-byte
+ * class as Redis's listpack does. A pack stays within 64 KiB (the largest
+ * list-max-listpack-size bound) unless it holds one element: 2-byte entries
+ * at least, so count stays far under 2^24; 2^40 bytes exceeds any element. */
 struct list_pack {
-	size_t bytes;	/* used bytes of data[] */
-	uint32_t count; /* entries */
+	uint64_t bytes : 40; /* used bytes of data[] */
+	uint64_t count : 24; /* entries */
 	unsigned char data[];
 };
+_Static_assert(sizeof(struct list_pack) == 8, "a list pack's header is one word");
 
 struct list_node {
 	struct list_node *prev, *next;
@@ -449,7 +454,9 @@ static long long list_fill(void)
  * 8 KiB node fits the allocator's 8 KiB size class instead of the next one. */
 static size_t pk_alloc_size(const struct list_pack *pk)
 {
-	return sizeof(*pk) + pk->bytes;
+	/* Two words, as before the header shrank: Redis splits its nodes at
+	 * the same element, so DUMP's node boundaries stay Redis's. */
+	return 16 + pk->bytes;
 }
 
 /* Does pk stay within the bound with add_bytes more bytes in add_count more

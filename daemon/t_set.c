@@ -180,10 +180,11 @@ static struct intset *is_remove_at(struct intset *is, uint32_t pos)
 /* Members one after another, each a varint length (7 bits a byte, low
  * first, the high bit set on all but the last byte) and then its bytes. */
 struct lpset {
-	size_t bytes; /* of data[] */
-	uint32_t count;
+	uint32_t bytes; /* of data[]; at most LP_MAX_BYTES */
+	uint32_t count; /* at most bytes: a member takes one byte or more */
 	unsigned char data[];
 };
+_Static_assert(sizeof(struct lpset) == 8, "a set listpack's header is one word");
 
 static struct lpset *lp_new(void)
 {
@@ -242,7 +243,7 @@ static struct lpset *lp_append(struct lpset *lp, const char *p, size_t len)
 	lp = xrealloc(lp, sizeof(*lp) + lp->bytes + add);
 	off += varint_put(lp->data + off, len);
 	memcpy(lp->data + off, p, len);
-	lp->bytes += add;
+	lp->bytes += (uint32_t)add;
 	lp->count++;
 	return lp;
 }
@@ -253,7 +254,7 @@ static struct lpset *lp_delete(struct lpset *lp, size_t off)
 	size_t mlen, next = lp_entry(lp, off, &m, &mlen);
 
 	memmove(lp->data + off, lp->data + next, lp->bytes - next);
-	lp->bytes -= next - off;
+	lp->bytes -= (uint32_t)(next - off);
 	lp->count--;
 	return xrealloc(lp, sizeof(*lp) + lp->bytes);
 }
