@@ -10,9 +10,11 @@ import socket
 import subprocess
 import time
 
-from harness import (REDIS_CLI, Client, ConnectionClosed, RespError, decode, encode, info_fields,
-                     test, wait_until, xkv_only)
+from harness import (REDIS_CLI, Client, ConnectionClosed, RespError, Server, decode, encode,
+                     info_fields, test, wait_until, xkv_only)
 from test_dump import SETUP
+
+REDIS_88 = os.environ.get('XKV_REDIS_88', '/work/peers/redis-8.8.0/src/redis-server')
 
 
 def repl_info(srv):
@@ -48,10 +50,21 @@ class Replica:
             if line != b'\n':
                 return line.rstrip(b'\r\n')
 
-    def bulk_payload(self):
-        """$<len>\\r\\n and that many bytes: the RDB file."""
+    def bulk_payload(self, want_eof=None):
+        """$<len>\\r\\n and that many bytes, or diskless $EOF:<mark>\\r\\n, the
+        file and the mark: the RDB file."""
         head = self.line()
         assert head.startswith(b'$'), head
+        if want_eof is not None:
+            assert head.startswith(b'$EOF:') == want_eof, head
+        if head.startswith(b'$EOF:'):
+            mark = head[5:]
+            assert re.match(rb'[0-9a-f]{40}$', mark), head
+            while mark not in self.buf:
+                self._more()
+            i = self.buf.index(mark)
+            data, self.buf = self.buf[:i], self.buf[i + len(mark):]
+            return data
         n = int(head[1:])
         while len(self.buf) < n:
             self._more()
@@ -962,3 +975,26 @@ def lazy_expiry_of_scan_and_getex_propagate_as_redis_88(t):
     assert got[2:4] == [[b'SET', b'g', b'v'], [b'DEL', b'g']], got
     assert got[4][:3] == [b'SET', b'n', b'v'] and got[5:] == [[b'SET', b'x', b'1']], got
     r.close()
+
+
+@test
+@xkv_only
+def redis_8_8_and_7_replicas_of_a_diskless_xkvd_master(t):
+    m = t.spawn('sut', **{'repl-diskless-sync': 'yes', 'repl-diskless-sync-delay': 1})
+    with m.client() as c:
+        for i in range(300):
+            c.call('SET', 'k%d' % i, 'v%d' % i)
+        c.call('HSET', 'h', 'f', 'x')
+    reps = [redis_replica_of(t, m)]
+    if os.path.exists(REDIS_88):
+        r88 = Server('redis', redis_binary=REDIS_88, label='redis-8.8',
+                     directives={'repl-diskless-load': 'swapdb'}).start()
+        t.spawned.append(r88)
+        r88.call('REPLICAOF', '127.0.0.1', m.port)
+        wait_until(lambda: repl_info(r88).get('master_link_status') == 'up', timeout=20)
+        reps.append(r88)
+    m.call('SET', 'after', 'sync')
+    for rep in reps:
+        assert in_sync(m, rep)
+        assert rep.call('GET', 'k299') == b'v299' and rep.call('HGET', 'h', 'f') == b'x'
+        assert rep.call('GET', 'after') == b'sync' and rep.call('DBSIZE') == 302
