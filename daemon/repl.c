@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <time.h>
@@ -31,6 +32,9 @@
 
 /* The stream is kept in blocks of this size. */
 #define REPL_BLOCK_SIZE (16 * 1024)
+
+/* The mark that ends a diskless file ($EOF:<mark>). */
+#define REPL_EOF_MARK_LEN 40
 
 struct repl_block {
 	struct repl_block *next;
@@ -415,11 +419,24 @@ static void empty_rdb(char out[9 + 1 + 8])
 		out[10 + i] = (char)(crc >> (8 * i));
 }
 
+/* 40 random characters of [0-9a-f], as Redis's mark. */
+static void eof_mark(char mark[REPL_EOF_MARK_LEN])
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char raw[REPL_EOF_MARK_LEN];
+
+	if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw))
+		for (size_t j = 0; j < sizeof(raw); j++)
+			raw[j] = (unsigned char)rand();
+	for (size_t j = 0; j < sizeof(raw); j++)
+		mark[j] = hex[raw[j] & 15];
+}
+
 static void rdb_deliver(struct worker *w, uint64_t client_id, void *payload)
 {
 	struct repl_rdb *f = payload;
 	struct client *c = find_client(w, client_id);
-	char hdr[32];
+	char hdr[64]; /* $EOF:<mark>\r\n or $<len>\r\n */
 	int n;
 
 	if (!c || !c->repl) {
@@ -435,6 +452,16 @@ static void rdb_deliver(struct worker *w, uint64_t client_id, void *payload)
 		n = snprintf(hdr, sizeof(hdr), "$%zu\r\n", sizeof(empty));
 		reply_raw(c, hdr, (size_t)n);
 		reply_raw(c, empty, sizeof(empty));
+	} else if (config.repl_diskless_sync && c->repl->capa_eof) {
+		/* Redis's diskless framing: no length, a random mark after the
+		 * file, as a replica that said capa eof expects. */
+		char mark[REPL_EOF_MARK_LEN];
+
+		eof_mark(mark);
+		n = snprintf(hdr, sizeof(hdr), "$EOF:%.*s\r\n", REPL_EOF_MARK_LEN, mark);
+		reply_raw(c, hdr, (size_t)n);
+		reply_raw(c, f->data, f->len);
+		reply_raw(c, mark, sizeof(mark));
 	} else {
 		n = snprintf(hdr, sizeof(hdr), "$%zu\r\n", f->len);
 		reply_raw(c, hdr, (size_t)n);
@@ -486,12 +513,33 @@ static void at_sync_point(void *arg)
 	pthread_mutex_unlock(&lock);
 }
 
-static bool any_in(enum replica_state s)
+/* Under the lock: whether the replicas waiting for a fork get it now. A
+ * diskless sync waits repl-diskless-sync-delay seconds from the oldest's
+ * SYNC for more replicas to share the child, or until
+ * repl-diskless-sync-max-replicas are there (Redis's
+ * shouldStartChildForReplication); a replica without capa eof gets it now. */
+static bool fork_due(int64_t now_s)
 {
-	for (struct repl_replica *r = replicas; r; r = r->next)
-		if (r->state == s)
-			return true;
-	return false;
+	long long waiting = 0;
+	int64_t oldest = now_s;
+	bool all_eof = true;
+
+	for (struct repl_replica *r = replicas; r; r = r->next) {
+		if (r->state != REPLICA_WAIT_BGSAVE_START)
+			continue;
+		waiting++;
+		all_eof &= r->capa_eof;
+		if (r->ack_time_s < oldest)
+			oldest = r->ack_time_s;
+	}
+	if (!waiting)
+		return false;
+	if (!config.repl_diskless_sync || !all_eof || config.repl_diskless_sync_delay <= 0)
+		return true;
+	if (config.repl_diskless_sync_max_replicas > 0 &&
+	    waiting >= config.repl_diskless_sync_max_replicas)
+		return true;
+	return now_s - oldest >= config.repl_diskless_sync_delay;
 }
 
 static void bgsave_at_fork(void)
@@ -744,7 +792,7 @@ static void list_add(struct repl_replica *r)
 void repl_sync(struct client *c, const char *id, long long offset, bool failover)
 {
 	struct repl_replica *r;
-	bool fresh = false;
+	bool fresh = false, due;
 
 	if (c->flags & CLIENT_REPLICA)
 		return;
@@ -843,7 +891,12 @@ void repl_sync(struct client *c, const char *id, long long offset, bool failover
 		consumer_follow();
 	/* A replica forks on its master client's worker, between two of its
 	 * commands, so the file and the offset agree (the cron starts it). */
-	if (!__atomic_load_n(&proxy, __ATOMIC_RELAXED) || c->worker->id == 0)
+	pthread_mutex_lock(&lock);
+	due = fork_due(time(NULL));
+	pthread_mutex_unlock(&lock);
+	if (!due)
+		log_notice("Delay next BGSAVE for diskless SYNC");
+	else if (!__atomic_load_n(&proxy, __ATOMIC_RELAXED) || c->worker->id == 0)
 		start_bgsave();
 }
 
@@ -1414,7 +1467,7 @@ void repl_cron(struct worker *w)
 			worker_post(r->w, &worker_mail_kill, r->client_id);
 		}
 	}
-	need_bgsave = any_in(REPLICA_WAIT_BGSAVE_START);
+	need_bgsave = fork_due(now_s);
 	if (fo.state == FO_WAIT_SYNC) {
 		fo_go = fo_check();
 		memcpy(fo_host, fo.host, sizeof(fo_host));

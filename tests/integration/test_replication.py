@@ -10,9 +10,11 @@ import socket
 import subprocess
 import time
 
-from harness import (REDIS_CLI, Client, ConnectionClosed, RespError, decode, encode, info_fields,
-                     test, wait_until, xkv_only)
+from harness import (REDIS_CLI, Client, ConnectionClosed, RespError, Server, decode, encode,
+                     info_fields, test, wait_until, xkv_only)
 from test_dump import SETUP
+
+REDIS_88 = os.environ.get('XKV_REDIS_88', '/work/peers/redis-8.8.0/src/redis-server')
 
 
 def repl_info(srv):
@@ -48,10 +50,21 @@ class Replica:
             if line != b'\n':
                 return line.rstrip(b'\r\n')
 
-    def bulk_payload(self):
-        """$<len>\\r\\n and that many bytes: the RDB file."""
+    def bulk_payload(self, want_eof=None):
+        """$<len>\\r\\n and that many bytes, or diskless $EOF:<mark>\\r\\n, the
+        file and the mark: the RDB file."""
         head = self.line()
         assert head.startswith(b'$'), head
+        if want_eof is not None:
+            assert head.startswith(b'$EOF:') == want_eof, head
+        if head.startswith(b'$EOF:'):
+            mark = head[5:]
+            assert re.match(rb'[0-9a-f]{40}$', mark), head
+            while mark not in self.buf:
+                self._more()
+            i = self.buf.index(mark)
+            data, self.buf = self.buf[:i], self.buf[i + len(mark):]
+            return data
         n = int(head[1:])
         while len(self.buf) < n:
             self._more()
@@ -962,3 +975,74 @@ def lazy_expiry_of_scan_and_getex_propagate_as_redis_88(t):
     assert got[2:4] == [[b'SET', b'g', b'v'], [b'DEL', b'g']], got
     assert got[4][:3] == [b'SET', b'n', b'v'] and got[5:] == [[b'SET', b'x', b'1']], got
     r.close()
+
+
+@test
+@xkv_only
+def redis_8_8_and_7_replicas_of_a_diskless_xkvd_master(t):
+    m = t.spawn('sut', **{'repl-diskless-sync': 'yes', 'repl-diskless-sync-delay': 1})
+    with m.client() as c:
+        for i in range(300):
+            c.call('SET', 'k%d' % i, 'v%d' % i)
+        c.call('HSET', 'h', 'f', 'x')
+    reps = [redis_replica_of(t, m)]
+    if os.path.exists(REDIS_88):
+        r88 = Server('redis', redis_binary=REDIS_88, label='redis-8.8',
+                     directives={'repl-diskless-load': 'swapdb'}).start()
+        t.spawned.append(r88)
+        r88.call('REPLICAOF', '127.0.0.1', m.port)
+        wait_until(lambda: repl_info(r88).get('master_link_status') == 'up', timeout=20)
+        reps.append(r88)
+    m.call('SET', 'after', 'sync')
+    for rep in reps:
+        assert in_sync(m, rep)
+        assert rep.call('GET', 'k299') == b'v299' and rep.call('HGET', 'h', 'f') == b'x'
+        assert rep.call('GET', 'after') == b'sync' and rep.call('DBSIZE') == 302
+
+
+def _full_sync_start(port, capa_eof):
+    """A replica's PSYNC ? -1; its +FULLRESYNC comes with the fork."""
+    r = Replica(port)
+    if capa_eof:
+        r.send('REPLCONF', 'capa', 'eof', 'capa', 'psync2')
+        assert r.line() == b'+OK'
+    r.send('PSYNC', '?', '-1')
+    return r
+
+
+def _full_sync_file(r, want_eof):
+    assert r.line().startswith(b'+FULLRESYNC ')
+    return r.bulk_payload(want_eof=want_eof)
+
+
+@test
+@xkv_only
+def diskless_sync_waits_for_more_replicas_and_frames_the_file_with_an_eof_mark(t):
+    # A delay nobody waits out: the fork starts when the second replica is
+    # there (repl-diskless-sync-max-replicas), both from the same child.
+    a = t.spawn('sut', **{'repl-diskless-sync': 'yes', 'repl-diskless-sync-delay': 1000,
+                          'repl-diskless-sync-max-replicas': 2})
+    a.call('SET', 'before', '1')
+    r1 = _full_sync_start(a.port, True)
+    wait_until(lambda: 'slave0' in repl_info(a))
+    assert 'state=wait_bgsave' in repl_info(a)['slave0']
+    a.call('SET', 'during', '2')              # after the SYNC, before the fork
+    r2 = _full_sync_start(a.port, True)
+    f1, f2 = _full_sync_file(r1, True), _full_sync_file(r2, True)
+    assert f1 == f2 and f1[:5] == b'REDIS' and b'before' in f1 and b'during' in f1
+    wait_until(lambda: all('state=online' in repl_info(a).get('slave%d' % i, '')
+                           for i in (0, 1)))
+    a.call('SET', 'after', '3')
+    end = int(repl_info(a)['master_repl_offset'])     # the file was at offset 0
+    for r in (r1, r2):
+        assert [b'SET', b'after', b'3'] in commands(r.stream(end))
+        r.close()
+    # A replica without capa eof gets the file by length, and at once.
+    r3 = _full_sync_start(a.port, False)
+    assert b'after' in _full_sync_file(r3, False)
+    r3.close()
+    # Disk-based sync: by length, capa eof or not.
+    a.call('CONFIG', 'SET', 'repl-diskless-sync', 'no')
+    r4 = _full_sync_start(a.port, True)
+    assert b'after' in _full_sync_file(r4, False)
+    r4.close()
