@@ -235,6 +235,12 @@ bench-clients: deps
 bench-peers: all
 	$(Q)PEERS="$(PEERS)" $(PYTHON) tools/bench/peers.py -o $(OUTPUT) $(BENCH_ARGS)
 
+# Issue 13's AOF rows through the same harness: SET/INCR with appendonly yes, appendfsync
+# everysec per core and appendfsync always over 50 connections (group commit).
+bench-aof: all
+	$(Q)PEERS="$(PEERS)" $(PYTHON) tools/bench/peers.py -o $(OUTPUT) -m aof-everysec,aof-always \
+		--rows set256,incr $(BENCH_ARGS)
+
 # Memory per key of xkvd, redis-server and peers given by path, for every type
 # and size class. E.g. PEERS="redis8=/opt/redis/redis-server" BENCH_ARGS='-n 500000'.
 bench-memory: all
@@ -381,6 +387,7 @@ help:
 	@echo '  bench-threads   xkvd default threads against one thread, alternating'
 	@echo '  bench-clients   the Python and Node client libraries, GETs/s over UDP and over TCP'
 	@echo '  bench-peers     redis-benchmark rows against redis-server and PEERS="name=path ..."'
+	@echo '  bench-aof       bench-peers with the AOF on (everysec per core, always over 50 conns)'
 	@echo '  bench-memory    used_memory and RSS per key for every type, with PEERS="name=path ..."'
 	@echo '  bench-vectors   vector sets: recall, queries/s, load rate, memory; PEERS="name=path ..." and hnswlib'
 	@echo '  test-kernel-6.1  the fast path on Debian 12'"'"'s 6.1 kernel under qemu (E2E=1 adds e2e)'
@@ -394,5 +401,5 @@ help:
 
 .PHONY: all bpf daemon tools asan test test-unit test-build deps run docs format format-check clean help \
 	fuzz-vfilter fuzz-vectors \
-	bench bench-compare bench-peers bench-fastpath bench-instructions bench-memory bench-threads bench-clients bench-vectors soak fuzz-scripts \
+	bench bench-compare bench-peers bench-aof bench-fastpath bench-instructions bench-memory bench-threads bench-clients bench-vectors soak fuzz-scripts \
 	test-kernel-6.1 test-tcp-fastpath

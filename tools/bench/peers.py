@@ -14,6 +14,10 @@ Modes:
   percore  servers pinned to CPU 0 (xkvd --threads 1, Valkey io-threads 1),
            the client pinned to CPU 1: the work one core does
   machine  default threads (Valkey also with io-threads 2), nothing pinned
+  aof-everysec  as percore, with appendonly yes, appendfsync everysec on
+           every server (issue 13: SET per core with the AOF on)
+  aof-always    as machine, with appendonly yes, appendfsync always (issue
+           13: group commit of 50 clients; use --rows set256,incr)
 
 Rows: GET and SET with 16 B, 256 B and 4 KiB values, INCR, LPUSH, LPOP,
 HSET, HGET, SADD, ZADD, ZRANGE (first 10), MGET of 10 keys, MSET of 10 keys,
@@ -129,20 +133,33 @@ class Server:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
+def pinned(mode):
+    return mode in ('percore', 'aof-everysec')
+
+
+def aof_args(mode):
+    """The persistence options of the mode: the AOF off, or on with the
+    mode's appendfsync policy (aof-everysec, aof-always)."""
+    if mode.startswith('aof-'):
+        return ['--appendonly', 'yes', '--appendfsync', mode[len('aof-'):]]
+    return ['--appendonly', 'no']
+
+
 def servers_for(mode, xkvd, peers):
     """(name, argv, kind) of each server, configured for the mode."""
-    percore = mode == 'percore'
+    percore = pinned(mode)
     out = [('xkvd', [xkvd, '--fastpath', 'no', '--save', ''] +
-            (['--threads', '1'] if percore else []), 'xkvd')]
+            (['--threads', '1'] if percore else []) +
+            (aof_args(mode) if mode.startswith('aof-') else []), 'xkvd')]
     debian = shutil.which('redis-server')
     if debian:
-        out.append(('redis7', [debian, '--save', '', '--appendonly', 'no'], 'redis'))
+        out.append(('redis7', [debian, '--save', ''] + aof_args(mode), 'redis'))
     for name, path in peers:
         if os.path.basename(path) == 'xkvd':
             # Another xkvd build (an A/B of two builds), configured as ours.
             out.append((name, [path] + out[0][1][1:], 'xkvd'))
             continue
-        argv = [path, '--save', '', '--appendonly', 'no']
+        argv = [path, '--save', ''] + aof_args(mode)
         out.append((name, argv, 'peer'))
         if not percore and 'valkey' in os.path.basename(path):
             out.append((name + '-io2', argv + ['--io-threads', '2'], 'peer'))
@@ -348,7 +365,9 @@ def main():
     lines = []
     load = os.getloadavg()[0]
     for mode in a.modes.split(','):
-        server_pin, client_pin = (0, 1) if mode == 'percore' else (None, None)
+        if mode not in ('percore', 'machine', 'aof-everysec', 'aof-always'):
+            sys.exit('peers.py: unknown mode %s' % mode)
+        server_pin, client_pin = (0, 1) if pinned(mode) else (None, None)
         specs = servers_for(mode, xkvd, peers)
         names = [s[0] for s in specs]
         results = {}      # (row, P, name) -> [(rps, ns)]
@@ -371,7 +390,7 @@ def main():
                         srv.stop()
         lines.append('\n%s (redis-benchmark --threads 1%s, 50 connections, %g s a step, %d '
                      'rounds: the median rate, server CPU ns per request)\n' % (
-                         mode, ', servers on CPU 0, client on CPU 1' if mode == 'percore'
+                         mode, ', servers on CPU 0, client on CPU 1' if pinned(mode)
                          else ', nothing pinned', a.seconds, a.rounds))
         lines.append('| row | P | ' + ' | '.join(names) + ' | xkvd / best peer |')
         lines.append('|---|---:|' + '---:|' * (len(names) + 1))
