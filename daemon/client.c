@@ -145,7 +145,8 @@ struct client *client_create(struct worker *w, int fd)
 	c->authenticated = !config.requirepass[0];
 	c->mb_left = -1;
 	c->bulk_len = -1;
-	c->ctime_ms = c->last_ms = mono_ms();
+	c->ctime_ms = c->last_ms = c->rbuf_peak_reset_ms = mono_ms();
+	c->rbuf_size = REPLY_BLOCK_SIZE;
 	c->last_cmd = "NULL";
 	if (getpeername(fd, (struct sockaddr *)&ss, &slen) == 0) {
 		format_addr(&ss, c->addr, sizeof(c->addr));
@@ -399,6 +400,14 @@ int client_reply_iov(struct client *c, struct iovec *iov, int max)
 {
 	int n = 0;
 
+	if (c->reply_head) {
+		size_t used = c->reply_head->used, cap = c->rbuf_size;
+
+		used = used < cap ? used : cap;
+		if (used > c->rbuf_peak)
+			c->rbuf_peak = (uint32_t)used;
+	}
+
 	for (struct reply_block *b = c->reply_head; b && n < max; b = b->next) {
 		if (b->used == b->sent)
 			continue;
@@ -432,6 +441,40 @@ void client_reply_sent(struct client *c, size_t n)
 			c->reply_head = b->next;
 			xfree(b);
 		}
+	}
+}
+
+long long reply_buffer_peak_reset_ms = REPLY_BUFFER_PEAK_RESET_MS;
+int reply_buffer_resizing = 1;
+
+void client_resize_reply_buffer(struct client *c, int64_t now)
+{
+	uint32_t size = c->rbuf_size, want = 0;
+	long long reset = __atomic_load_n(&reply_buffer_peak_reset_ms, __ATOMIC_RELAXED);
+
+	if (!__atomic_load_n(&reply_buffer_resizing, __ATOMIC_RELAXED) || !size)
+		return;
+	/* Redis's rule: halve toward the peak when it used under half, double
+	 * (to 16 KiB at most) when it filled the buffer. */
+	if (size / 2 >= REPLY_BLOCK_MIN && c->rbuf_peak < size / 2)
+		want = c->rbuf_peak + 1 > REPLY_BLOCK_MIN ? c->rbuf_peak + 1 : REPLY_BLOCK_MIN;
+	else if (size * 2 < 2 * REPLY_BLOCK_SIZE && c->rbuf_peak >= size)
+		want = size * 2 < REPLY_BLOCK_SIZE ? size * 2 : REPLY_BLOCK_SIZE;
+	if (reset >= 0 && now - c->rbuf_peak_reset_ms >= reset) {
+		c->rbuf_peak = c->reply_head ? (uint32_t)c->reply_head->used : 0;
+		c->rbuf_peak_reset_ms = now;
+	}
+	if (!want)
+		return;
+	__atomic_fetch_add(want < size ? &c->worker->stats.rbuf_shrinks
+				       : &c->worker->stats.rbuf_expands,
+			   1, __ATOMIC_RELAXED);
+	__atomic_store_n(&c->rbuf_size, want, __ATOMIC_RELAXED);
+	/* The kept block, if idle, is dropped: the next reply takes one of the
+	 * new size. One with replies pending is left to be sent. */
+	if (c->reply_head && c->reply_head == c->reply_tail && !c->reply_head->used) {
+		xfree(c->reply_head);
+		c->reply_head = c->reply_tail = NULL;
 	}
 }
 
@@ -536,7 +579,7 @@ char *client_info_line(struct client *c)
 		&t,
 		"id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=%ld "
 		"psub=%ld ssub=%ld multi=%d watch=%d qbuf=%zu qbuf-free=%zu argv-mem=%zu "
-		"multi-mem=%zu rbs=%zu rbp=0 obl=0 oll=0 omem=%zu omem-shared=0 omem-unshared=%zu "
+		"multi-mem=%zu rbs=%u rbp=%u obl=0 oll=0 omem=%zu omem-shared=0 omem-unshared=%zu "
 		"tot-mem=%zu events=r cmd=%s user=default redir=%lld resp=%d lib-name=%s "
 		"lib-ver=%s "
 		"io-thread=%u tot-net-in=%llu tot-net-out=%llu tot-cmds=%llu read-events=%llu "
@@ -549,7 +592,8 @@ char *client_info_line(struct client *c)
 			? __atomic_load_n(&c->nqueued, __ATOMIC_RELAXED)
 			: -1,
 		__atomic_load_n(&c->nwatched, __ATOMIC_RELAXED), qlen - qstart, qcap - qlen,
-		argv_mem, mmem, (size_t)REPLY_BLOCK_SIZE, omem, omem, client_mem(c),
+		argv_mem, mmem, __atomic_load_n(&c->rbuf_size, __ATOMIC_RELAXED),
+		__atomic_load_n(&c->rbuf_peak, __ATOMIC_RELAXED), omem, omem, client_mem(c),
 		__atomic_load_n(&c->last_cmd, __ATOMIC_RELAXED),
 		(__atomic_load_n(&c->trk_flags, __ATOMIC_RELAXED) & TRACKING_ON)
 			? (long long)__atomic_load_n(&c->trk_redir, __ATOMIC_RELAXED)

@@ -149,6 +149,12 @@ struct client {
 	/* Replies. */
 	struct reply_block *reply_head, *reply_tail;
 	size_t reply_bytes;
+	/* Redis's adaptive reply buffer: the size a new reply block gets, 0
+	 * for REPLY_BLOCK_SIZE (stand-in clients); the most of it one send
+	 * found used since the peak's last reset. Resized by the cron
+	 * (client_resize_reply_buffer): idle connections keep 1 KiB, not 16. */
+	uint32_t rbuf_size, rbuf_peak;
+	int64_t rbuf_peak_reset_ms;
 	int64_t obuf_soft_since_ms; /* over the soft output limit since (obuf.c), or 0 */
 
 	/* Statistics, read by other threads through the registry. */
@@ -197,6 +203,14 @@ bool client_process_input(struct client *c);
 int client_reply_iov(struct client *c, struct iovec *iov, int max);
 /* Marks n reply bytes as sent and frees finished blocks. */
 void client_reply_sent(struct client *c, size_t n);
+
+/* The adaptive reply buffer (rbuf_size): the owner's cron calls this for
+ * each of its clients. DEBUG REPLYBUFFER sets how often the peak is reset
+ * (ms, -1 never; Redis's default 5 s) and whether resizing happens. */
+#define REPLY_BUFFER_PEAK_RESET_MS 5000
+extern long long reply_buffer_peak_reset_ms;
+extern int reply_buffer_resizing;
+void client_resize_reply_buffer(struct client *c, int64_t now);
 static inline bool client_has_replies(const struct client *c)
 {
 	return c->reply_bytes > 0;

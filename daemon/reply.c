@@ -34,7 +34,9 @@ void reply_raw(struct client *c, const void *p, size_t len)
 		return;
 	/* A large reply gets a block of its own size: one copy, no chain of
 	 * small blocks to walk. */
-	b = xmalloc(sizeof(*b) + (len > REPLY_BLOCK_SIZE ? len : REPLY_BLOCK_SIZE));
+	size_t want = c->rbuf_size ? c->rbuf_size : REPLY_BLOCK_SIZE;
+
+	b = xmalloc(sizeof(*b) + (len > want ? len : want));
 	b->size = xusable(b) - sizeof(*b);
 	b->used = len;
 	b->sent = 0;

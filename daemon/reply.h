@@ -18,6 +18,8 @@ struct client;
 /* Replies go into blocks of this size (a larger reply gets one its size):
  * CLIENT LIST's rbs. */
 #define REPLY_BLOCK_SIZE (16 * 1024)
+/* The smallest a client's adaptive reply block gets (client.h rbuf_size). */
+#define REPLY_BLOCK_MIN 1024
 
 void reply_raw(struct client *c, const void *p, size_t len);
 void reply_ok(struct client *c);

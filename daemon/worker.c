@@ -425,6 +425,9 @@ void worker_cron(struct worker *w)
 			fastpath_heartbeat();
 		return;
 	}
+	for (struct client *c = w->clients; c; c = c->next_in_worker)
+		if (!c->closing)
+			client_resize_reply_buffer(c, now);
 	if (config.timeout > 0) {
 		for (struct client *c = w->clients, *next; c; c = next) {
 			next = c->next_in_worker;

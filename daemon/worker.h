@@ -96,6 +96,8 @@ struct worker_stats {
 	 * output buffer limit (an output limit may be hit on another worker's
 	 * behalf, as errors are: a locked add). */
 	uint64_t read_calls, write_calls, qbuf_limit_closes, obuf_limit_closes;
+	/* Adaptive reply buffers shrunk and grown (client_resize_reply_buffer). */
+	uint64_t rbuf_shrinks, rbuf_expands;
 };
 
 struct worker {

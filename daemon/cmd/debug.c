@@ -20,6 +20,10 @@
 #include <strings.h>
 #include <time.h>
 
+#ifdef HAVE_JEMALLOC
+#include <jemalloc/jemalloc.h>
+#endif
+
 #include "../aof.h"
 #include "../commands.h"
 #include "../config.h"
@@ -146,6 +150,20 @@ static void debug_help(struct client *c)
 		"    Run a fuzz tester against the stringmatchlen() function.",
 		"LISTPACK <key>",
 		"    Show low level info about the listpack encoding of <key>.",
+		"REPLYBUFFER PEAK-RESET-TIME <NEVER||RESET|time>",
+		"    Sets the time (in milliseconds) to wait between client reply buffer peak "
+		"resets.",
+		"    In case NEVER is provided the last observed peak will never be reset",
+		"    In case RESET is provided the peak reset time will be restored to the default "
+		"value",
+		"REPLYBUFFER RESIZING <0|1>",
+		"    Enable or disable the reply buffer resize cron job",
+#ifdef HAVE_JEMALLOC
+		"MALLCTL <key> [<val>]",
+		"    Get or set a malloc tuning integer.",
+		"MALLCTL-STR <key> [<val>]",
+		"    Get or set a malloc tuning string.",
+#endif
 		"PAUSE-CRON <0|1>",
 		"    Stop periodic cron job processing.",
 		"DICT-RESIZING <0|1>",
@@ -612,6 +630,95 @@ static void debug_stringmatch_test(struct client *c)
 	reply_status(c, "Apparently Redis did not crash: test passed");
 }
 
+/* DEBUG REPLYBUFFER PEAK-RESET-TIME <never|reset|ms> | RESIZING <0|1>. */
+static void debug_replybuffer(struct client *c)
+{
+	const char *what = c->argv[2].p, *v = c->argv[3].p;
+	long long ms;
+
+	if (!strcasecmp(what, "peak-reset-time")) {
+		if (!strcasecmp(v, "never"))
+			ms = -1;
+		else if (!strcasecmp(v, "reset"))
+			ms = REPLY_BUFFER_PEAK_RESET_MS;
+		else if (!str_to_ll(v, c->argv[3].len, &ms)) {
+			reply_error(c, ERR_NOT_INT);
+			return;
+		}
+		__atomic_store_n(&reply_buffer_peak_reset_ms, ms, __ATOMIC_RELAXED);
+	} else if (!strcasecmp(what, "resizing")) {
+		__atomic_store_n(&reply_buffer_resizing, atoi(v), __ATOMIC_RELAXED);
+	} else {
+		reply_bad_subcommand(c);
+		return;
+	}
+	reply_ok(c);
+}
+
+#ifdef HAVE_JEMALLOC
+/* DEBUG MALLCTL <key> [<val>]: reads (and sets) a numeric jemalloc option.
+ * The option's width is not known: try 8 bytes, then 4, 2, 1, as Redis
+ * does, and write-only options are written without reading. */
+static void debug_mallctl_int(struct client *c)
+{
+	const char *key = c->argv[2].p;
+	bool set = c->argc > 3;
+	long long v = 0;
+	int err = EINVAL;
+
+	if (set && !str_to_ll(c->argv[3].p, c->argv[3].len, &v)) {
+		reply_error(c, ERR_NOT_INT);
+		return;
+	}
+	for (size_t sz = sizeof(int64_t); sz > 0; sz /= 2) {
+		/* Little-endian: the low bytes of old and val are the narrow value. */
+		int64_t old = 0, val = v;
+		size_t oldsz = sz;
+
+		err = mallctl(key, &old, &oldsz, set ? &val : NULL, set ? sz : 0);
+		if (!err) {
+			reply_int(c, sz == 8   ? old
+				     : sz == 4 ? (int32_t)old
+				     : sz == 2 ? (int16_t)old
+					       : (int8_t)old);
+			return;
+		}
+		if (err == EPERM && set && !mallctl(key, NULL, NULL, &val, sz)) {
+			reply_ok(c);
+			return;
+		}
+		if (err != EINVAL)
+			break;
+	}
+	reply_errorf(c, "%s", strerror(err));
+}
+
+/* DEBUG MALLCTL-STR <key> [<val>|VOID]: the same for a string option. */
+static void debug_mallctl_str(struct client *c)
+{
+	const char *key = c->argv[2].p, *old = NULL;
+	size_t sz = sizeof(old);
+	int rerr = mallctl(key, &old, &sz, NULL, 0), werr = 0;
+
+	if (rerr && !(rerr == EPERM && c->argc > 3)) {
+		reply_errorf(c, "%s", strerror(rerr));
+		return;
+	}
+	if (c->argc > 3) {
+		const char *val = c->argv[3].p;
+		bool none = !strcmp(val, "VOID");
+
+		werr = mallctl(key, NULL, NULL, none ? NULL : (void *)&val, none ? 0 : sizeof(val));
+	}
+	if (!rerr)
+		reply_bulk_cstr(c, old ? old : "");
+	else if (werr)
+		reply_errorf(c, "%s", strerror(werr));
+	else
+		reply_ok(c);
+}
+#endif
+
 void cmd_debug(struct client *c)
 {
 	const char *sub = c->argv[1].p;
@@ -665,6 +772,14 @@ void cmd_debug(struct client *c)
 		debug_error(c);
 	} else if (argc == 2 && !strcasecmp(sub, "stringmatch-test")) {
 		debug_stringmatch_test(c);
+	} else if (argc == 4 && !strcasecmp(sub, "replybuffer")) {
+		debug_replybuffer(c);
+#ifdef HAVE_JEMALLOC
+	} else if (argc >= 3 && !strcasecmp(sub, "mallctl")) {
+		debug_mallctl_int(c);
+	} else if (argc >= 3 && !strcasecmp(sub, "mallctl-str")) {
+		debug_mallctl_str(c);
+#endif
 	} else {
 		reply_bad_subcommand(c);
 	}

@@ -890,7 +890,9 @@ static void info_stats(struct text *t)
 		    "io_threaded_reads_processed:0\r\n"
 		    "io_threaded_writes_processed:0\r\n"
 		    "client_query_buffer_limit_disconnections:%llu\r\n"
-		    "client_output_buffer_limit_disconnections:%llu\r\n",
+		    "client_output_buffer_limit_disconnections:%llu\r\n"
+		    "reply_buffer_shrinks:%llu\r\n"
+		    "reply_buffer_expands:%llu\r\n",
 		    (unsigned long long)STAT(connections), (unsigned long long)STAT(commands),
 		    (unsigned long long)server_ops_per_sec(), (unsigned long long)STAT(net_in),
 		    (unsigned long long)STAT(net_out), (double)server_net_in_per_sec() / 1024,
@@ -911,7 +913,8 @@ static void info_stats(struct text *t)
 		    (unsigned long long)tracking_total_prefixes(), (unsigned long long)STAT(errors),
 		    (unsigned long long)STAT(read_calls), (unsigned long long)STAT(write_calls),
 		    (unsigned long long)STAT(qbuf_limit_closes),
-		    (unsigned long long)STAT(obuf_limit_closes));
+		    (unsigned long long)STAT(obuf_limit_closes),
+		    (unsigned long long)STAT(rbuf_shrinks), (unsigned long long)STAT(rbuf_expands));
 }
 
 /* A master (repl.h): its replicas, offsets and backlog. */

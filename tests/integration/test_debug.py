@@ -475,3 +475,63 @@ def allow_access_expired_as_redis_88(t):
         finally:
             c.call('DEBUG', 'SET-ALLOW-ACCESS-EXPIRED', 0)
             c.call('DEBUG', 'SET-ACTIVE-EXPIRE', 1)
+
+
+@test
+@xkv_only
+def debug_mallctl_as_redis_8(t):
+    with t.sut.client() as c:
+        allocator = info_fields(c.call('INFO', 'memory'))['memory']['mem_allocator']
+        if not allocator.startswith('jemalloc'):
+            # As Redis built without jemalloc: no such subcommand.
+            assert c.cmd('DEBUG', 'MALLCTL', 'opt.narenas').startswith(
+                b"-ERR unknown subcommand or wrong number of arguments for 'MALLCTL'")
+            return
+        # Redis 8.8's tcache tuning (its suite checks both).
+        assert c.call('DEBUG', 'MALLCTL', 'opt.tcache_nslots_small_max') == 1000
+        assert c.call('DEBUG', 'MALLCTL', 'opt.lg_tcache_nslots_mul') == 3
+        assert c.cmd('DEBUG', 'MALLCTL', 'no.such.key') == b'-ERR No such file or directory\r\n'
+        assert c.cmd('DEBUG', 'MALLCTL', 'opt.narenas', 'x') == (
+            b'-ERR value is not an integer or out of range\r\n')
+        assert c.cmd('DEBUG', 'MALLCTL', 'thread.tcache.flush', 1) == (
+            b'-ERR Operation not permitted\r\n')
+        assert c.call('DEBUG', 'MALLCTL-STR', 'opt.dss') == b'secondary'
+        assert c.call('DEBUG', 'MALLCTL-STR', 'version').startswith(b'5.')
+
+
+def reply_buffer_size(c, name):
+    for line in c.call('CLIENT', 'LIST').decode().splitlines():
+        if ' name=%s ' % name in line:
+            return int(re.search(r' rbs=(\d+) ', line).group(1))
+    raise AssertionError('no client named %s' % name)
+
+
+@test
+@xkv_only
+def reply_buffer_shrinks_when_idle_and_grows_when_busy(t):
+    with t.sut.client() as c, t.sut.client() as busy:
+        try:
+            assert c.cmd('DEBUG', 'REPLYBUFFER', 'PEAK-RESET-TIME', 100) == b'+OK\r\n'
+            busy.call('CLIENT', 'SETNAME', 'busy')
+            assert reply_buffer_size(c, 'busy') == 16384
+            # Idle: its peak is reset and the buffer halves down to 1 KiB.
+            assert wait_until(lambda: reply_buffer_size(c, 'busy') == 1024), \
+                reply_buffer_size(c, 'busy')
+            c.call('SET', 'big', 'x' * 8192)
+            assert c.cmd('DEBUG', 'REPLYBUFFER', 'PEAK-RESET-TIME', 'never') == b'+OK\r\n'
+
+            def grown():
+                busy.call('MGET', 'big', 'big', 'big', 'big')
+                return reply_buffer_size(c, 'busy') == 16384
+            assert wait_until(grown), reply_buffer_size(c, 'busy')
+            info = info_fields(c.call('INFO', 'stats'))['stats']
+            assert int(info['reply_buffer_shrinks']) >= 1
+            assert int(info['reply_buffer_expands']) >= 4
+            assert c.cmd('DEBUG', 'REPLYBUFFER', 'RESIZING', 0) == b'+OK\r\n'
+            assert c.cmd('DEBUG', 'REPLYBUFFER', 'BOGUS', 0).startswith(
+                b"-ERR unknown subcommand or wrong number of arguments for 'REPLYBUFFER'")
+            assert c.cmd('DEBUG', 'REPLYBUFFER', 'PEAK-RESET-TIME', 'x') == (
+                b'-ERR value is not an integer or out of range\r\n')
+        finally:
+            c.call('DEBUG', 'REPLYBUFFER', 'PEAK-RESET-TIME', 'reset')
+            c.call('DEBUG', 'REPLYBUFFER', 'RESIZING', 1)
