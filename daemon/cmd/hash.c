@@ -4,12 +4,16 @@
  * in Redis 7.0; field expiry (HEXPIRE and friends, HTTL and friends, HPERSIST)
  * as in Redis 7.4; HGETDEL, HGETEX and HSETEX as in Redis 8.0.
  *
- * Every handler looks its hash up through lookup(), which reclaims the fields
- * whose deadlines have passed (and deletes the key if none is left) before
- * anything else reads the hash. Reads are then exact: HLEN, HGETALL and
- * HRANDFIELD never see an expired field. Handlers run with the key's shard
- * locked (see commands.h), so the entry stays valid until they return unless
- * they delete it themselves.
+ * Lazy field expiry as Redis 8.8's, command by command: HGET, HMGET, HEXISTS,
+ * HSTRLEN, HSETNX, HINCRBY(FLOAT), HGETDEL, HGETEX and HSETEX reclaim the
+ * fields they name that are past their deadlines, and only those, before they
+ * read the hash (lookup_named); the key goes when that leaves it empty.
+ * HRANDFIELD reclaims every due field (lookup). HGETALL, HKEYS, HVALS, HSCAN,
+ * HTTL and HPERSIST skip expired fields without reclaiming them; HSET, HDEL
+ * and HEXPIRE treat them as present (HSET overwrites one as an update, HDEL
+ * counts it); HLEN, like INFO keysizes, counts them until reclaimed. Handlers run
+ * with the key's shard locked (see commands.h), so the entry stays valid until
+ * they return unless they delete it themselves.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -18,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "commands.h"
 #include "notify.h"
@@ -74,12 +79,88 @@ static void order_as_argv(const struct client *c, struct field_list *l)
 	}
 }
 
+/* Which fields a lookup reclaims: n of them from argv[first], step apart
+ * (step 2 for field/value pairs); n < 0 for every due field. */
+struct named {
+	int first, step, n;
+};
+
+#define NAMED_ALL ((struct named){ 0, 0, -1 })
+#define NAMED_NONE ((struct named){ 0, 0, 0 })
+
+/* True if hf is not past its deadline (or DEBUG SET-ALLOW-ACCESS-EXPIRED
+ * shows expired fields): for the commands that skip expired fields without
+ * reclaiming them, as Redis's do. */
+static bool field_live(const struct hash_field *hf, int64_t now)
+{
+	return hf->expire == HASH_NO_EXPIRE || hf->expire >= now ||
+	       __atomic_load_n(&store_allow_access_expired, __ATOMIC_RELAXED);
+}
+
+/* Reclaims the fields nm names whose deadlines have passed; their names go to
+ * names (argv outlives it). Returns how many. */
+static uint64_t expire_named(struct client *c, struct obj *o, struct named nm,
+			     struct field_list *names)
+{
+	int64_t now = store_now();
+	uint64_t gone = 0;
+
+	for (int i = 0; i < nm.n; i++) {
+		const struct arg *f = &c->argv[nm.first + i * nm.step];
+		struct hash_field hf;
+
+		if (!hash_get(o, f->p, f->len, &hf) || hf.expire == HASH_NO_EXPIRE ||
+		    hf.expire >= now)
+			continue;
+		hash_delete(o, f->p, f->len);
+		if (names)
+			field_list_push(names, f->p, f->len);
+		gone++;
+	}
+	return gone;
+}
+
+static uint64_t reclaim(struct client *c, struct entry *e, struct named nm,
+			struct field_list *names)
+{
+	if (__atomic_load_n(&store_allow_access_expired, __ATOMIC_RELAXED))
+		return 0;
+	if (nm.n < 0) {
+		uint64_t gone = hash_expire_due(&e->val, store_now(), names);
+
+		if (gone && names)
+			order_as_argv(c, names);
+		return gone;
+	}
+	return expire_named(c, &e->val, nm, names);
+}
+
 /*
- * Finds the hash at argv[1] and reclaims its expired fields. Returns false
- * after replying WRONGTYPE; otherwise *out is the entry, or NULL if the key is
- * missing or has just lost its last field.
+ * Where a command's "FIELDS numfields field ..." list is, from argv[from] on,
+ * for the reclaim that comes before its arguments are parsed: none (n = 0)
+ * if it is not well formed; the parse that follows says why.
  */
-static bool lookup(struct client *c, bool read, struct entry **out)
+static struct named fields_named(const struct client *c, int from, int step)
+{
+	for (int i = from; i + 1 < c->argc; i++) {
+		long long n;
+
+		if (strcasecmp(c->argv[i].p, "fields"))
+			continue;
+		if (!str_to_ll(c->argv[i + 1].p, c->argv[i + 1].len, &n) || n <= 0 ||
+		    n > (c->argc - i - 2) / step)
+			break;
+		return (struct named){ i + 2, step, (int)n };
+	}
+	return (struct named){ 0, 0, 0 };
+}
+
+/*
+ * Finds the hash at argv[1] and reclaims the expired fields nm names. Returns
+ * false after replying WRONGTYPE; otherwise *out is the entry, or NULL if the
+ * key is missing or has just lost its last field.
+ */
+static bool lookup_named(struct client *c, bool read, struct named nm, struct entry **out)
 {
 	struct entry *e = read ? key_find_read(c, 1) : key_find(c, 1);
 	bool want = config_notify_subkeys(NOTIFY_HASH);
@@ -91,12 +172,9 @@ static bool lookup(struct client *c, bool read, struct entry **out)
 		return true;
 	if (!entry_is(c, e, OBJ_HASH))
 		return false;
-	gone = __atomic_load_n(&store_allow_access_expired, __ATOMIC_RELAXED)
-		       ? 0
-		       : hash_expire_due(&e->val, store_now(), want ? &names : NULL);
+	gone = nm.n ? reclaim(c, e, nm, want ? &names : NULL) : 0;
 	if (gone) {
 		db_count_expired_fields(c->db, e, gone);
-		order_as_argv(c, &names);
 		/* As Redis's lazy field expiry, field by field: "hexpired" while
 		 * fields remain, "del" for the one whose expiry empties the hash
 		 * (so a lone last field gives only "del"). */
@@ -120,12 +198,24 @@ static bool lookup(struct client *c, bool read, struct entry **out)
 	return true;
 }
 
+/* lookup_named() reclaiming every due field: for the whole-hash readers. */
+static bool lookup(struct client *c, bool read, struct entry **out)
+{
+	return lookup_named(c, read, NAMED_ALL, out);
+}
+
+/* The fields of one command: argv[2] (and every step-th after it). */
+static struct named fields_from(const struct client *c, int step, bool all)
+{
+	return (struct named){ 2, step, all ? (c->argc - 2) / step : 1 };
+}
+
 /*
  * lookup() for HSETEX, which may set fields next: as Redis's HSETEX, a hash
  * emptied by the expiry of its fields reports them "hexpired", not "del";
  * the key goes (quietly) and HSETEX makes a new one if it sets anything.
  */
-static bool lookup_for_set(struct client *c, struct entry **out)
+static bool lookup_for_set(struct client *c, struct named nm, struct entry **out)
 {
 	struct entry *e = key_find(c, 1);
 	bool want = config_notify_subkeys(NOTIFY_HASH);
@@ -137,12 +227,9 @@ static bool lookup_for_set(struct client *c, struct entry **out)
 		return true;
 	if (!entry_is(c, e, OBJ_HASH))
 		return false;
-	gone = __atomic_load_n(&store_allow_access_expired, __ATOMIC_RELAXED)
-		       ? 0
-		       : hash_expire_due(&e->val, store_now(), want ? &names : NULL);
+	gone = reclaim(c, e, nm, want ? &names : NULL);
 	if (gone) {
 		db_count_expired_fields(c->db, e, gone);
-		order_as_argv(c, &names);
 		notify_hash(c, "hexpired", &names);
 		if (!hash_len(&e->val)) {
 			db_delete(c->db, e);
@@ -213,7 +300,7 @@ static void hset_generic(struct client *c, bool hmset)
 			     hmset ? "hmset" : "hset");
 		return;
 	}
-	if (!lookup(c, false, &e))
+	if (!lookup_named(c, false, NAMED_NONE, &e))
 		return;
 	if (!e)
 		e = create(c);
@@ -246,7 +333,7 @@ void cmd_hsetnx(struct client *c)
 	const struct arg *f = &c->argv[2], *v = &c->argv[3];
 	struct entry *e;
 
-	if (!lookup(c, false, &e))
+	if (!lookup_named(c, false, fields_from(c, 1, false), &e))
 		return;
 	if (e && hash_exists(&e->val, f->p, f->len)) {
 		reply_int(c, 0);
@@ -267,7 +354,7 @@ void cmd_hget(struct client *c)
 {
 	struct entry *e;
 
-	if (lookup(c, true, &e))
+	if (lookup_named(c, true, fields_from(c, 1, false), &e))
 		reply_field(c, e, 2);
 }
 
@@ -276,7 +363,7 @@ void cmd_hmget(struct client *c)
 	struct entry *e;
 
 	/* A missing key is an empty hash: a null per field. */
-	if (!lookup(c, true, &e))
+	if (!lookup_named(c, true, fields_from(c, 1, true), &e))
 		return;
 	reply_array(c, c->argc - 2);
 	for (int i = 2; i < c->argc; i++)
@@ -290,7 +377,7 @@ void cmd_hdel(struct client *c)
 	long long deleted = 0;
 	struct entry *e;
 
-	if (!lookup(c, false, &e))
+	if (!lookup_named(c, false, NAMED_NONE, &e))
 		return;
 	if (e) {
 		for (int i = 2; i < c->argc; i++) {
@@ -309,7 +396,8 @@ void cmd_hlen(struct client *c)
 {
 	struct entry *e;
 
-	if (lookup(c, true, &e))
+	/* Fields past their deadline count until reclaimed, as in Redis. */
+	if (lookup_named(c, true, NAMED_NONE, &e))
 		reply_int(c, e ? (long long)hash_len(&e->val) : 0);
 }
 
@@ -318,7 +406,7 @@ void cmd_hstrlen(struct client *c)
 	struct hash_field hf;
 	struct entry *e;
 
-	if (lookup(c, true, &e))
+	if (lookup_named(c, true, fields_from(c, 1, false), &e))
 		reply_int(c, field_get(e, &c->argv[2], &hf) ? (long long)hf.vlen : 0);
 }
 
@@ -327,21 +415,27 @@ void cmd_hexists(struct client *c)
 	struct hash_field hf;
 	struct entry *e;
 
-	if (lookup(c, true, &e))
+	if (lookup_named(c, true, fields_from(c, 1, false), &e))
 		reply_int(c, field_get(e, &c->argv[2], &hf));
 }
 
 /* HGETALL (a map), HKEYS and HVALS (arrays). */
 static void getall_generic(struct client *c, bool fields, bool values)
 {
+	int64_t now = store_now();
 	struct hash_iter it;
 	struct hash_field hf;
 	struct entry *e;
 	uint64_t n;
 
-	if (!lookup(c, true, &e))
+	if (!lookup_named(c, true, NAMED_NONE, &e))
 		return;
 	n = e ? hash_len(&e->val) : 0;
+	if (e && hash_has_expire(&e->val) && hash_next_expire(&e->val) < now) {
+		hash_iter_init(&it, &e->val);
+		while (hash_iter_next(&it, &hf))
+			n -= !field_live(&hf, now);
+	}
 	if (fields && values)
 		reply_map(c, (long)n);
 	else
@@ -350,6 +444,8 @@ static void getall_generic(struct client *c, bool fields, bool values)
 		return;
 	hash_iter_init(&it, &e->val);
 	while (hash_iter_next(&it, &hf)) {
+		if (!field_live(&hf, now))
+			continue;
 		if (fields)
 			reply_bulk(c, hf.f, hf.flen);
 		if (values)
@@ -397,7 +493,7 @@ void cmd_hincrby(struct client *c)
 	struct hash_field hf;
 	struct entry *e;
 
-	if (!arg_ll(c, 3, &by) || !lookup(c, false, &e))
+	if (!arg_ll(c, 3, &by) || !lookup_named(c, false, fields_from(c, 1, false), &e))
 		return;
 	if (field_get(e, &c->argv[2], &hf) && !str_to_ll(hf.v, hf.vlen, &v)) {
 		reply_error(c, "hash value is not an integer");
@@ -429,7 +525,7 @@ void cmd_hincrbyfloat(struct client *c)
 		reply_error(c, "value is NaN or Infinity");
 		return;
 	}
-	if (!lookup(c, false, &e))
+	if (!lookup_named(c, false, fields_from(c, 1, false), &e))
 		return;
 	if (field_get(e, &c->argv[2], &hf) && !str_to_ld(hf.v, hf.vlen, &v)) {
 		reply_error(c, "hash value is not a float");
@@ -632,6 +728,7 @@ struct scan_acc {
 	struct hash_field *v;
 	size_t n, cap;
 	uint64_t elements; /* what the step collected, filter aside (COUNT) */
+	int64_t now;	   /* expired fields are skipped */
 	bool novalues;
 };
 
@@ -639,6 +736,8 @@ static void scan_collect(void *ctx, const struct hash_field *hf)
 {
 	struct scan_acc *acc = ctx;
 
+	if (!field_live(hf, acc->now))
+		return;
 	if (acc->n == acc->cap) {
 		acc->cap = acc->cap ? acc->cap * 2 : 16;
 		acc->v = xrealloc(acc->v, acc->cap * sizeof(*acc->v));
@@ -649,7 +748,7 @@ static void scan_collect(void *ctx, const struct hash_field *hf)
 
 void cmd_hscan(struct client *c)
 {
-	struct scan_acc acc = { 0 };
+	struct scan_acc acc = { .now = store_now() };
 	const char *pat = NULL;
 	long long count = 10;
 	uint64_t cursor, budget;
@@ -661,7 +760,7 @@ void cmd_hscan(struct client *c)
 		reply_error(c, "invalid cursor");
 		return;
 	}
-	if (!lookup(c, true, &e))
+	if (!lookup_named(c, true, NAMED_NONE, &e))
 		return;
 	if (!e) {
 		reply_array(c, 2);
@@ -874,7 +973,7 @@ static void hexpire_generic(struct client *c, bool relative, bool seconds, const
 	struct entry *e;
 	int first, n;
 
-	if (!lookup(c, false, &e) ||
+	if (!lookup_named(c, false, NAMED_NONE, &e) ||
 	    !parse_deadline(c, 2, seconds, relative ? now : 0, cmd, &when) ||
 	    !hexpire_args(c, &cond, &first, &n))
 		return;
@@ -937,14 +1036,14 @@ static void httl_generic(struct client *c, bool relative, bool seconds)
 	int64_t base = relative ? store_now() : 0;
 	struct entry *e;
 
-	if (!lookup(c, true, &e) || !parse_fields(c, 2, ERR_NUMFIELDS))
+	if (!lookup_named(c, true, NAMED_NONE, &e) || !parse_fields(c, 2, ERR_NUMFIELDS))
 		return;
 	reply_array(c, c->argc - 4);
 	for (int i = 4; i < c->argc; i++) {
 		struct hash_field hf;
 		int64_t t;
 
-		if (!field_get(e, &c->argv[i], &hf)) {
+		if (!field_get(e, &c->argv[i], &hf) || !field_live(&hf, store_now())) {
 			reply_int(c, HFE_NO_FIELD);
 			continue;
 		}
@@ -984,14 +1083,14 @@ void cmd_hpersist(struct client *c)
 	bool dirty = false;
 	struct entry *e;
 
-	if (!lookup(c, false, &e) || !parse_fields(c, 2, ERR_NUMFIELDS))
+	if (!lookup_named(c, false, NAMED_NONE, &e) || !parse_fields(c, 2, ERR_NUMFIELDS))
 		return;
 	reply_array(c, c->argc - 4);
 	for (int i = 4; i < c->argc; i++) {
 		const struct arg *f = &c->argv[i];
 		struct hash_field hf;
 
-		if (!field_get(e, f, &hf)) {
+		if (!field_get(e, f, &hf) || !field_live(&hf, store_now())) {
 			reply_int(c, HFE_NO_FIELD);
 		} else if (hf.expire == HASH_NO_EXPIRE) {
 			reply_int(c, -1);
@@ -1015,7 +1114,8 @@ void cmd_hgetdel(struct client *c)
 	bool dirty = false;
 	struct entry *e;
 
-	if (!lookup(c, false, &e) || !parse_fields(c, 2, ERR_NUMFIELDS))
+	if (!lookup_named(c, false, fields_named(c, 2, 1), &e) ||
+	    !parse_fields(c, 2, ERR_NUMFIELDS))
 		return;
 	reply_array(c, c->argc - 4);
 	for (int i = 4; i < c->argc; i++) {
@@ -1180,7 +1280,8 @@ void cmd_hgetex(struct client *c)
 	int first, n, when_at = 0;
 	unsigned opt;
 
-	if (!lookup(c, false, &e) || !hfe_options(c, false, &opt, &when, &first, &n, &when_at))
+	if (!lookup_named(c, false, fields_named(c, 2, 1), &e) ||
+	    !hfe_options(c, false, &opt, &when, &first, &n, &when_at))
 		return;
 	if (e && opt)
 		hash_mark_ex(&e->val);
@@ -1225,7 +1326,8 @@ void cmd_hsetex(struct client *c)
 	struct entry *e;
 	int first, n, when_at = 0, end;
 
-	if (!hfe_options(c, true, &opts, &when, &first, &n, &when_at) || !lookup_for_set(c, &e))
+	if (!hfe_options(c, true, &opts, &when, &first, &n, &when_at) ||
+	    !lookup_for_set(c, (struct named){ first, 2, n }, &e))
 		return;
 	end = first + 2 * n;
 	if (!e && (opts & OPT_FXX)) {

@@ -29,7 +29,8 @@
  * pattern without '*' names nothing. A key of the wrong type, a missing key
  * or field reads as missing: it sorts as 0 (numeric) or first (ALPHA), GET
  * replies nil for it and STORE stores "" in its place. Lookups count
- * keyspace hits and misses and expire keys lazily, as Redis's lookupKeyRead.
+ * keyspace hits and misses and expire keys lazily, as Redis's lookupKeyRead,
+ * and a hash field read past its deadline is reclaimed (Redis 8.8).
  *
  * Locking. The dispatcher holds the sorted key's shard and STORE's (the key
  * specs find them), or every shard of the client's database when a BY or GET
@@ -156,6 +157,31 @@ static void pattern_init(struct pattern *pt, const struct arg *a)
 }
 
 /*
+ * A field a pattern read past its deadline is reclaimed, as Redis's lazy field
+ * expiry does ("hexpired", or "del" for the hash's last field). Safe here: the
+ * values taken so far were parsed or copied, and the sorted key is no hash.
+ */
+static void reclaim_field(struct client *c, struct entry *e, const char *key, size_t klen,
+			  const struct pattern *pt)
+{
+	struct field_list fl = { 0 };
+
+	if (__atomic_load_n(&store_allow_access_expired, __ATOMIC_RELAXED))
+		return;
+	hash_delete(&e->val, pt->field, pt->flen);
+	db_count_expired_fields(c->db, e, 1);
+	if (!hash_len(&e->val)) {
+		db_delete(c->db, e);
+		notify_keyspace_event(NOTIFY_GENERIC, "del", key, klen, c->db);
+		return;
+	}
+	db_changed(c->db, e);
+	field_list_push(&fl, pt->field, pt->flen);
+	notify_keyspace_fields(NOTIFY_HASH, "hexpired", key, klen, c->db, &fl);
+	field_list_free(&fl);
+}
+
+/*
  * The value pattern pt names for element el, in *out; false if it names
  * nothing (see the top of the file). The caller holds the database's shards.
  */
@@ -190,9 +216,10 @@ static bool pattern_lookup(struct client *c, const struct pattern *pt, const cha
 	if (pt->field) {
 		if (e->val.type != OBJ_HASH || !hash_get(&e->val, pt->field, pt->flen, &hf))
 			return false;
-		/* A field past its deadline is gone, though not reclaimed here. */
-		if (hf.expire != HASH_NO_EXPIRE && hf.expire < store_now())
+		if (hf.expire != HASH_NO_EXPIRE && hf.expire < store_now()) {
+			reclaim_field(c, e, kb->buf, klen, pt);
 			return false;
+		}
 		out->p = hf.v;
 		out->len = hf.vlen;
 		return true;
