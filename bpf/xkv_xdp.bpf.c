@@ -26,7 +26,9 @@
  * to an address the daemon listens on there (kv_local), from a unicast
  * source in kv_allow that is loopback only on a loopback device (and only
  * 127.0.0.1 or ::1 in protected mode), with the server's token when it
- * requires a password.
+ * requires a password; in cluster mode, only for keys of a slot this node
+ * owns, and an MGET only if its keys share a slot (else MOVED, ASK or
+ * CROSSSLOT is the daemon's to give).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_endian.h>
@@ -57,7 +59,8 @@ _Static_assert(XKV_MGET_MAX_KEYS >= 1 && XKV_MGET_MAX_KEYS <= 8,
 /* Load-time knobs, set by the daemon through skel->rodata. */
 const volatile __u16 xkv_port = 6379;
 const volatile __u32 xkv_abi_version = XKV_ABI_VERSION;
-const volatile __u64 xkv_hash_seed; /* of xkv_key_hash(), chosen by the daemon */
+const volatile __u64 xkv_hash_seed;   /* of xkv_key_hash(), chosen by the daemon */
+const volatile __u8 xkv_cluster_mode; /* cluster-enabled: check xkv_owned_slots */
 
 /* Written by the daemon through the skeleton's mapped .bss, no syscalls. */
 __u64 xkv_heartbeat_ns; /* CLOCK_MONOTONIC of the daemon's last heartbeat */
@@ -68,6 +71,10 @@ __u64 xkv_heartbeat_ns; /* CLOCK_MONOTONIC of the daemon's last heartbeat */
  * whatever is read: a packet meets the old rule, the new one, or a refusal. */
 __u32 xkv_access; /* enum xkv_access_flag */
 __u64 xkv_token;  /* with XKV_ACCESS_TOKEN, the token required (never 0) */
+/* Cluster mode: the slots this node owns (xkv_abi.h). A bit is cleared
+ * before the node stops owning its slot: a packet that reads it set was
+ * answered while the node still owned the key, as a TCP GET would be. */
+__u64 xkv_owned_slots[XKV_OWNED_WORDS];
 
 /* xkv_key_hash(key) -> slot index; written by the daemon on admission and
  * eviction only. */
@@ -125,6 +132,7 @@ struct scratch {
 	/* MGET: each key's slot and its sequence when it was copied. */
 	__u32 mget_idx[XKV_MGET_MAX_KEYS];
 	__u32 mget_seq[XKV_MGET_MAX_KEYS];
+	__u32 mget_cluster_slot; /* cluster mode: the first key's hash slot */
 };
 
 struct {
@@ -342,6 +350,15 @@ static __always_inline struct xkv_slot *find_slot(struct scratch *sc, __u64 now,
 		*why = -XKV_MISS_EXPIRED;
 		return NULL;
 	}
+	if (xkv_cluster_mode) {
+		__u32 cs = slot->cluster_slot & (XKV_CLUSTER_SLOTS - 1);
+		__u64 word = *(volatile __u64 *)&xkv_owned_slots[cs / 64];
+
+		if (!(word & (1ULL << (cs % 64)))) {
+			*why = -XKV_MISS_NOT_OWNER;
+			return NULL;
+		}
+	}
 	return slot;
 }
 
@@ -521,6 +538,13 @@ __noinline int mget_copy_slot(struct scratch *sc, __u64 key_nr, __u64 off, __u64
 	slot = find_slot(sc, now, &idx, &seq, &why);
 	if (!slot)
 		return why;
+	/* As Redis Cluster: the keys of one MGET must share a slot. */
+	if (xkv_cluster_mode) {
+		if (key_nr == 0)
+			sc->mget_cluster_slot = slot->cluster_slot;
+		else if (sc->mget_cluster_slot != slot->cluster_slot)
+			return -XKV_MISS_CROSSSLOT;
+	}
 	len = slot->reply_len;
 	if (len < 1 || len > XKV_MAX_REPLY)
 		return -XKV_MISS_TORN;

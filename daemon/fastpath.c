@@ -19,6 +19,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "cluster.h"
 #include "config.h"
 #include "fastpath.h"
 #include "fastpath_local.h"
@@ -140,8 +141,8 @@ static void seq_end(struct xkv_slot *s)
 	__atomic_store_n(&s->seq, s->seq + 1, __ATOMIC_RELEASE);
 }
 
-void fastpath_slot_write(struct xkv_slot *s, const void *key, size_t klen, const void *value,
-			 size_t vlen, uint64_t expire_ns)
+void fastpath_slot_write(struct xkv_slot *s, const void *key, size_t klen, uint16_t cluster_slot,
+			 const void *value, size_t vlen, uint64_t expire_ns)
 {
 	size_t n;
 
@@ -157,6 +158,7 @@ void fastpath_slot_write(struct xkv_slot *s, const void *key, size_t klen, const
 	memset(s->key, 0, sizeof(s->key));
 	memcpy(s->key, key, klen);
 	s->key_len = (uint16_t)klen;
+	s->cluster_slot = cluster_slot;
 	seq_end(s);
 }
 
@@ -177,7 +179,7 @@ static void slot_store(struct xkv_slot *s, const struct entry *e)
 		if (!expire_ns)
 			expire_ns = 1;
 	}
-	fastpath_slot_write(s, e->key, entry_klen(e), val, vlen, expire_ns);
+	fastpath_slot_write(s, e->key, entry_klen(e), e->slot, val, vlen, expire_ns);
 }
 
 static void slot_clear(struct xkv_slot *s)
@@ -556,6 +558,40 @@ static void access_publish(void)
 	atomic_thread_fence(memory_order_seq_cst);
 }
 
+/* Sets or clears slot's bit in the program's xkv_owned_slots; the fence makes
+ * a cleared bit visible before the caller lets the slot go. */
+static void owned_slot_set(uint16_t slot, bool owned)
+{
+	__u64 *w = &fp.ld.skel->bss->xkv_owned_slots[slot / 64], bit = 1ull << (slot % 64);
+
+	if (owned)
+		__atomic_fetch_or(w, bit, __ATOMIC_RELEASE);
+	else
+		__atomic_fetch_and(w, ~bit, __ATOMIC_RELEASE);
+	atomic_thread_fence(memory_order_seq_cst);
+}
+
+/* cluster.h's slot listener: called under cluster_lock, before this node
+ * stops owning slot and after it starts. */
+static void owned_slot_changed(uint16_t slot, bool owned)
+{
+	pthread_mutex_lock(&fp.lock);
+	if (fp.ld.skel)
+		owned_slot_set(slot, owned);
+	pthread_mutex_unlock(&fp.lock);
+}
+
+/* Cluster mode: the slots owned now, and the listener that keeps them, set
+ * under cluster_lock so that no change falls between the two. */
+static void owned_slots_publish(void)
+{
+	cluster_lock();
+	for (uint32_t s = 0; s < XKV_CLUSTER_SLOTS; s++)
+		owned_slot_set((uint16_t)s, cluster_owns_slot((uint16_t)s));
+	cluster_set_slot_listener(owned_slot_changed);
+	cluster_unlock();
+}
+
 void fastpath_set_access(bool required, uint64_t token, bool loopback_only)
 {
 	fp.access.required = required;
@@ -682,8 +718,8 @@ void fastpath_start(void)
 		log_notice("fastpath: off (udp-port 0)");
 		return;
 	}
-	if (loader_load(&fp.ld, (uint16_t)port, (uint32_t)config.fastpath_slots, why, sizeof(why)) <
-	    0) {
+	if (loader_load(&fp.ld, (uint16_t)port, (uint32_t)config.fastpath_slots, cluster_enabled(),
+			why, sizeof(why)) < 0) {
 		log_warning("fastpath: off: %s", why);
 		return;
 	}
@@ -706,6 +742,8 @@ void fastpath_start(void)
 	}
 	count_slab();
 	access_publish();
+	if (cluster_enabled())
+		owned_slots_publish();
 	__atomic_store_n(&fp.loaded, true, __ATOMIC_RELEASE);
 	fastpath_heartbeat();
 	if (fastpath_attach(config.fastpath_interfaces, why, sizeof(why)) < 0)
@@ -750,6 +788,8 @@ static const char *const stat_names[XKV_STAT_COUNT] = {
 	[XKV_MISS_NOT_LOCAL] = "miss_not_local",
 	[XKV_STAT_MGET_HIT] = "mget_hits",
 	[XKV_MISS_TOO_MANY_KEYS] = "miss_too_many_keys",
+	[XKV_MISS_NOT_OWNER] = "miss_not_owner",
+	[XKV_MISS_CROSSSLOT] = "miss_crossslot",
 };
 
 void fastpath_info(fastpath_emit_fn *emit, void *ctx)

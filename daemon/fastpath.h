@@ -69,11 +69,12 @@ size_t fastpath_slab_bytes(void);
 int fastpath_attach(const char *ifaces, char *why, size_t len);
 void fastpath_detach(void);
 
-/* Writes one slot under its seqlock: the key, the preformatted reply for
- * value, its checksum partial sum, and the CLOCK_MONOTONIC deadline (0: none).
- * The caller owns the slot (fastpath.c's lock, or a test). */
-void fastpath_slot_write(struct xkv_slot *s, const void *key, size_t klen, const void *value,
-			 size_t vlen, uint64_t expire_ns);
+/* Writes one slot under its seqlock: the key and its cluster hash slot, the
+ * preformatted reply for value, its checksum partial sum, and the
+ * CLOCK_MONOTONIC deadline (0: none). The caller owns the slot (fastpath.c's
+ * lock, or a test). */
+void fastpath_slot_write(struct xkv_slot *s, const void *key, size_t klen, uint16_t cluster_slot,
+			 const void *value, size_t vlen, uint64_t expire_ns);
 /* The kv_index key of a key of at most XKV_MAX_KEY bytes under `seed`. */
 uint64_t fastpath_index_key(const void *key, size_t len, uint64_t seed);
 

@@ -67,7 +67,8 @@ static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap
 	return 0;
 }
 
-int loader_load(struct loader *l, uint16_t port, uint32_t nslots, char *why, size_t len)
+int loader_load(struct loader *l, uint16_t port, uint32_t nslots, bool cluster_mode, char *why,
+		size_t len)
 {
 	struct xkv_xdp *skel;
 	int err;
@@ -87,6 +88,7 @@ int loader_load(struct loader *l, uint16_t port, uint32_t nslots, char *why, siz
 		return -EINVAL;
 	}
 	skel->rodata->xkv_port = port;
+	skel->rodata->xkv_cluster_mode = cluster_mode;
 	/* Unpredictable, so nobody can choose keys that collide in kv_index; a
 	 * failed getrandom() leaves 0, which only makes collisions guessable. */
 	if (getrandom(&l->hash_seed, sizeof(l->hash_seed), GRND_NONBLOCK) !=

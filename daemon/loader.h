@@ -34,9 +34,10 @@ struct loader {
 
 enum attach_mode { ATTACH_AUTO, ATTACH_NATIVE, ATTACH_GENERIC };
 
-/* Loads the program for UDP port `port` with `nslots` cache slots. 0 or
- * -errno, with a message in why. */
-int loader_load(struct loader *l, uint16_t port, uint32_t nslots, char *why, size_t len);
+/* Loads the program for UDP port `port` with `nslots` cache slots, checking
+ * slot ownership if cluster_mode. 0 or -errno, with a message in why. */
+int loader_load(struct loader *l, uint16_t port, uint32_t nslots, bool cluster_mode, char *why,
+		size_t len);
 /* Attaches to one interface by name; never replaces a program already there.
  * 0 or -errno, with a message in why. */
 int loader_attach(struct loader *l, const char *ifname, enum attach_mode mode, char *why,

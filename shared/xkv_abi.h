@@ -13,7 +13,7 @@
 #ifndef XKV_ABI_H
 #define XKV_ABI_H
 
-#define XKV_ABI_VERSION 6
+#define XKV_ABI_VERSION 7
 
 /* ---- UDP protocol (docs/udp-protocol.md) ------------------------------------ */
 
@@ -121,7 +121,8 @@ struct xkv_slot {
 	__u32 reply_csum; /* ones' complement sum of reply[] as 16-bit words in memory order */
 	__u32 value_len;
 	__u32 hits; /* kernel hits since the daemon last collected them (XKV_SLOT_HITS_MAX) */
-	__u32 reserved;
+	__u16 cluster_slot; /* the key's Redis Cluster hash slot (cluster mode's bitmap) */
+	__u16 reserved;
 	__u8 key[XKV_MAX_KEY];
 	__u8 reply[XKV_MAX_REPLY]; /* the preformatted RESP reply: "$<n>\r\n<value>\r\n" */
 };
@@ -159,6 +160,8 @@ enum xkv_stat {
 				* an address the daemon does not listen on */
 	XKV_STAT_MGET_HIT,	/* an MGET answered (XKV_STAT_HIT counts GETs) */
 	XKV_MISS_TOO_MANY_KEYS, /* an MGET of more than XKV_MGET_MAX_KEYS keys */
+	XKV_MISS_NOT_OWNER,	/* cluster mode: the key's slot is not this node's (MOVED/ASK) */
+	XKV_MISS_CROSSSLOT,	/* cluster mode: an MGET's keys in more than one slot */
 	XKV_STAT_COUNT,
 };
 
@@ -190,6 +193,14 @@ struct xkv_local {
 	__u64 addr6[XKV_LOCAL_ADDRS][2]; /* the 16 bytes, in memory order */
 };
 _Static_assert(sizeof(struct xkv_local) == 176, "xkv_local is 176 bytes");
+
+/*
+ * Cluster mode: the program answers a key only if this node owns its slot,
+ * bit (slot % 64) of word (slot / 64) of the program's xkv_owned_slots, which
+ * the daemon clears before it stops owning a slot and sets after it starts.
+ */
+#define XKV_CLUSTER_SLOTS 16384
+#define XKV_OWNED_WORDS (XKV_CLUSTER_SLOTS / 64)
 
 /* The program answers nothing once the daemon's heartbeat is older than this. */
 #define XKV_HEARTBEAT_MAX_AGE_NS 1000000000ULL

@@ -164,12 +164,28 @@ FIXTURE(xdp)
 	int prog_fd;
 };
 
+/* Every test runs twice: as a plain server, and in cluster mode owning every
+ * slot, where the answers must be the same; the cluster_* tests check what
+ * cluster mode adds (and skip in the plain run). */
+FIXTURE_VARIANT(xdp)
+{
+	bool cluster;
+};
+
+FIXTURE_VARIANT_ADD(xdp, plain){
+	.cluster = false,
+};
+
+FIXTURE_VARIANT_ADD(xdp, cluster){
+	.cluster = true,
+};
+
 static void cache(FIXTURE_DATA(xdp) * self, uint32_t idx, const char *key, const char *value,
 		  size_t vlen, uint64_t expire_ns)
 {
 	uint64_t k = fastpath_index_key(key, strlen(key), HASH_SEED);
 
-	fastpath_slot_write(&self->slots[idx], key, strlen(key), value, vlen, expire_ns);
+	fastpath_slot_write(&self->slots[idx], key, strlen(key), 0, value, vlen, expire_ns);
 	bpf_map_update_elem(bpf_map__fd(self->skel->maps.kv_index), &k, &idx, BPF_ANY);
 }
 
@@ -216,6 +232,7 @@ FIXTURE_SETUP(xdp)
 	ASSERT_NE(NULL, self->skel);
 	self->skel->rodata->xkv_port = PORT;
 	self->skel->rodata->xkv_hash_seed = HASH_SEED;
+	self->skel->rodata->xkv_cluster_mode = variant->cluster;
 	bpf_map__set_max_entries(self->skel->maps.kv_index, NSLOTS);
 	bpf_map__set_max_entries(self->skel->maps.kv_slots, NSLOTS);
 	ASSERT_EQ(0, xkv_xdp__load(self->skel));
@@ -224,6 +241,9 @@ FIXTURE_SETUP(xdp)
 	ASSERT_NE(MAP_FAILED, self->slots);
 	self->prog_fd = bpf_program__fd(self->skel->progs.xdp_get_fastpath);
 	self->skel->bss->xkv_heartbeat_ns = mono_ns();
+	if (variant->cluster)
+		memset(self->skel->bss->xkv_owned_slots, 0xff,
+		       sizeof(self->skel->bss->xkv_owned_slots));
 	allow(self, "127.0.0.0", false, 96 + 8);
 	allow(self, "::1", true, 128);
 	local(self, "127.0.0.1", false, true);
@@ -740,7 +760,7 @@ TEST_F(xdp, slot_being_written_or_reused)
 	expect_pass(_metadata, self, &rs, XKV_MISS_TORN);
 	self->slots[0].seq++;
 	/* The index still points at slot 0, which now holds another key. */
-	fastpath_slot_write(&self->slots[0], "x", 1, "other", 5, 0);
+	fastpath_slot_write(&self->slots[0], "x", 1, 0, "other", 5, 0);
 	{
 		struct packet in, out;
 
@@ -776,15 +796,15 @@ TEST_F(xdp, shared_hash_never_confuses_keys)
 		uint32_t idx = 4 + i;
 		struct packet in, out;
 
-		fastpath_slot_write(&self->slots[idx], cases[i].cached, cases[i].cached_len, "v", 1,
-				    0);
+		fastpath_slot_write(&self->slots[idx], cases[i].cached, cases[i].cached_len, 0, "v",
+				    1, 0);
 		ASSERT_EQ(0, bpf_map_update_elem(index_fd, &k, &idx, BPF_ANY));
 		build(&in, &rs);
 		ASSERT_EQ(XDP_PASS, run(self, &in, &out)) TH_LOG("case %u", i);
 		ASSERT_EQ(i + 1, stat(self, XKV_MISS_TORN));
 		/* Indexed under its own hash, the asked key is served. */
-		fastpath_slot_write(&self->slots[idx], cases[i].asked, cases[i].asked_len, "w", 1,
-				    0);
+		fastpath_slot_write(&self->slots[idx], cases[i].asked, cases[i].asked_len, 0, "w",
+				    1, 0);
 		build(&in, &rs);
 		ASSERT_EQ(XDP_TX, run(self, &in, &out)) TH_LOG("case %u", i);
 		expect_hit(_metadata, &in, &out, false, "w", 1);
@@ -835,7 +855,7 @@ static void *rewrite(void *arg)
 	memset(a, 'A', sizeof(a));
 	memset(b, 'B', sizeof(b));
 	while (!r->stop) {
-		fastpath_slot_write(r->slot, "k", 1, (r->writes & 1) ? b : a, sizeof(a), 0);
+		fastpath_slot_write(r->slot, "k", 1, 0, (r->writes & 1) ? b : a, sizeof(a), 0);
 		r->writes++;
 		/* A short pause so reads also land between writes, not only in them. */
 		for (volatile int spin = 0; spin < 500; spin++)
@@ -1105,7 +1125,7 @@ TEST_F(xdp, mget_torn_slot_passes)
 	expect_pass(_metadata, self, &rs, XKV_MISS_TORN);
 	self->slots[0].seq++;
 	/* Its index names a slot that now holds another key. */
-	fastpath_slot_write(&self->slots[0], "x", 1, "other", 5, 0);
+	fastpath_slot_write(&self->slots[0], "x", 1, 0, "other", 5, 0);
 	{
 		struct packet in, out;
 
@@ -1144,10 +1164,10 @@ static void *rewrite_pair(void *arg)
 		uint64_t next = r->version + 1;
 
 		pair_value(v, next);
-		fastpath_slot_write(r->a, "a", 1, v, PAIR_VALUE, 0);
+		fastpath_slot_write(r->a, "a", 1, 0, v, PAIR_VALUE, 0);
 		for (volatile int spin = 0; spin < 200; spin++)
 			;
-		fastpath_slot_write(r->b, "b", 1, v, PAIR_VALUE, 0);
+		fastpath_slot_write(r->b, "b", 1, 0, v, PAIR_VALUE, 0);
 		__atomic_store_n(&r->version, next, __ATOMIC_RELEASE);
 		for (volatile int spin = 0; spin < 200; spin++)
 			;
@@ -1215,6 +1235,78 @@ TEST_F(xdp, mget_replies_are_snapshots)
 	       (unsigned long long)passes, (unsigned long long)r.version);
 	ASSERT_LT(0, hits);
 	ASSERT_EQ(passes, stat(self, XKV_MISS_TORN));
+}
+
+/* ---- cluster mode ------------------------------------------------------------ */
+
+/* Caches key (value "v") in slab slot idx as a key of cluster slot cs. */
+static void cache_in_slot(FIXTURE_DATA(xdp) * self, uint32_t idx, const char *key, uint16_t cs)
+{
+	uint64_t k = fastpath_index_key(key, strlen(key), HASH_SEED);
+
+	fastpath_slot_write(&self->slots[idx], key, strlen(key), cs, "v", 1, 0);
+	bpf_map_update_elem(bpf_map__fd(self->skel->maps.kv_index), &k, &idx, BPF_ANY);
+}
+
+static void set_owned(FIXTURE_DATA(xdp) * self, uint16_t cs, bool owned)
+{
+	__u64 *w = &self->skel->bss->xkv_owned_slots[cs / 64];
+
+	*w = owned ? *w | 1ull << (cs % 64) : *w & ~(1ull << (cs % 64));
+}
+
+TEST_F(xdp, cluster_answers_only_owned_slots)
+{
+	struct request_spec rs = { .cmd = GET(2) "ck\r\n", .pad_to = 64 };
+	struct packet in, out;
+
+	if (!variant->cluster)
+		SKIP(return, "cluster mode only");
+	/* The last slot and the last bit of a word, where an off-by-one shows. */
+	cache_in_slot(self, 10, "ck", XKV_CLUSTER_SLOTS - 1);
+	set_owned(self, XKV_CLUSTER_SLOTS - 1, false);
+	expect_pass(_metadata, self, &rs, XKV_MISS_NOT_OWNER);
+	/* Its neighbours' bits say nothing about it. */
+	set_owned(self, XKV_CLUSTER_SLOTS - 2, true);
+	build(&in, &rs);
+	ASSERT_EQ(XDP_PASS, run(self, &in, &out));
+	ASSERT_EQ(2, stat(self, XKV_MISS_NOT_OWNER));
+	set_owned(self, XKV_CLUSTER_SLOTS - 1, true);
+	ASSERT_EQ(XDP_TX, run(self, &in, &out));
+	expect_hit(_metadata, &in, &out, false, "v", 1);
+	/* Slot 0, the first bit. */
+	cache_in_slot(self, 11, "c0", 0);
+	set_owned(self, 0, false);
+	rs.cmd = GET(2) "c0\r\n";
+	build(&in, &rs);
+	ASSERT_EQ(XDP_PASS, run(self, &in, &out));
+	ASSERT_EQ(3, stat(self, XKV_MISS_NOT_OWNER));
+}
+
+TEST_F(xdp, cluster_mget_keys_must_share_a_slot)
+{
+	static const char *const same[] = { "ca", "cb", "ca" };
+	static const char *const mixed[] = { "ca", "cc" };
+	static const char *const values[] = { "v", "v", "v" };
+	char cmd[256];
+	struct request_spec rs = { .cmd = cmd, .pad_to = 128 };
+	struct packet in, out;
+
+	if (!variant->cluster)
+		SKIP(return, "cluster mode only");
+	cache_in_slot(self, 10, "ca", 100);
+	cache_in_slot(self, 11, "cb", 100);
+	cache_in_slot(self, 12, "cc", 101);
+	mget_cmd(cmd, sizeof(cmd), 3, same);
+	build(&in, &rs);
+	ASSERT_EQ(XDP_TX, run(self, &in, &out));
+	expect_mget_hit(_metadata, &in, &out, false, 3, values);
+	mget_cmd(cmd, sizeof(cmd), 2, mixed);
+	expect_pass(_metadata, self, &rs, XKV_MISS_CROSSSLOT);
+	/* A shared slot this node does not own: not ours to answer. */
+	set_owned(self, 100, false);
+	mget_cmd(cmd, sizeof(cmd), 3, same);
+	expect_pass(_metadata, self, &rs, XKV_MISS_NOT_OWNER);
 }
 
 TEST_HARNESS_MAIN

@@ -1038,6 +1038,48 @@ def clients_in_namespace():
         ns.close()
 
 
+@test
+def cluster_kernel_answers_only_owned_slots():
+    """Cluster mode: the kernel answers a key only while this node owns its
+    slot, and an MGET only if its keys share one (else the daemon's redirect
+    or CROSSSLOT, as TCP would give)."""
+    pair = Pair()
+    srv = start_pair_server(pair, '--fastpath-mode', 'generic', '--cluster-enabled', 'yes')
+    try:
+        with Entered(pair.client):
+            assert tcp(pair.host, 'CLUSTER', 'ADDSLOTSRANGE', 0, 16383) == b'+OK\r\n'
+            deadline = time.monotonic() + 10
+            while b'cluster_state:ok' not in tcp(pair.host, 'CLUSTER', 'INFO'):
+                assert time.monotonic() < deadline, tcp(pair.host, 'CLUSTER', 'INFO')
+                time.sleep(0.05)
+            assert tcp(pair.host, 'SET', 'k', 'v') == b'+OK\r\n'
+            slot = int(tcp(pair.host, 'CLUSTER', 'KEYSLOT', 'k')[1:])
+            udp_get(pair.host, b'k')
+            assert udp_get(pair.host, b'k') == (F_REPLY | F_KERNEL, b'$1\r\nv\r\n')
+            # The slot unassigned: the daemon answers, with its error.
+            assert tcp(pair.host, 'CLUSTER', 'DELSLOTS', slot) == b'+OK\r\n'
+            got = udp_get(pair.host, b'k')
+            assert got[0] == F_REPLY and got[1].startswith(b'-CLUSTERDOWN'), got
+            stats = fastpath_stats(pair.host)
+            assert int(stats['fastpath_miss_not_owner']) >= 1, stats
+            # Owned again: the kernel's cached copy is good again.
+            assert tcp(pair.host, 'CLUSTER', 'ADDSLOTS', slot) == b'+OK\r\n'
+            assert udp_get(pair.host, b'k') == (F_REPLY | F_KERNEL, b'$1\r\nv\r\n')
+            # {t}a and {t}b share a slot, k is elsewhere.
+            for key in ('{t}a', '{t}b'):
+                assert tcp(pair.host, 'SET', key, 'w') == b'+OK\r\n'
+                udp_get(pair.host, key.encode())
+            same = udp_mget(pair.host, b'{t}a', b'{t}b')
+            assert same == (F_REPLY | F_KERNEL, b'*2\r\n$1\r\nw\r\n$1\r\nw\r\n'), same
+            mixed = udp_mget(pair.host, b'{t}a', b'k')
+            assert mixed[0] == F_REPLY and mixed[1].startswith(b'-CROSSSLOT'), mixed
+            stats = fastpath_stats(pair.host)
+            assert int(stats['fastpath_miss_crossslot']) >= 1, stats
+    finally:
+        srv.stop()
+        pair.close()
+
+
 def main():
     global ARGS, OUTPUT
     ap = argparse.ArgumentParser()
