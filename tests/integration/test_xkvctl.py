@@ -411,3 +411,60 @@ def no_server_and_usage(t):
     assert rc == 0 and all(c in out for c in (b'get', b'stats', b'status', b'attach', b'detach'))
     rc, out, err = ctl(t, 0, 'get', 'k')    # -p 0
     assert rc == 2, rc
+
+
+def slot_key(srv, lo, hi, prefix):
+    """A key named prefix<n> whose slot is in [lo, hi]."""
+    for n in range(10000):
+        key = '%s%d' % (prefix, n)
+        if lo <= int(srv.call('CLUSTER', 'KEYSLOT', key)) <= hi:
+            return key
+    raise AssertionError('no key for slots %d-%d' % (lo, hi))
+
+
+@test
+@xkv_only
+def libxkv_follows_cluster_redirects(t):
+    """libxkv asks the node a MOVED names (and remembers the slot), and the
+    node an ASK names after ASKING, for GET and MGET."""
+    a, b = (t.spawn('sut', **{'cluster-enabled': 'yes', 'cluster-port': free_port(),
+                              'cluster-node-timeout': 2000}) for _ in range(2))
+    for srv, (lo, hi), epoch in ((a, (0, 8191), 1), (b, (8192, 16383), 2)):
+        assert srv.call('CLUSTER', 'ADDSLOTSRANGE', lo, hi) == b'OK'
+        assert srv.call('CLUSTER', 'SET-CONFIG-EPOCH', epoch) == b'OK'
+    assert a.call('CLUSTER', 'MEET', '127.0.0.1', b.port, b.directives['cluster-port']) == b'OK'
+
+    def agreed():
+        for s in (a, b):
+            text = s.call('CLUSTER', 'INFO').decode()
+            if 'cluster_state:ok' not in text or 'cluster_known_nodes:2' not in text:
+                return False
+        return b'handshake' not in a.call('CLUSTER', 'NODES')
+    deadline = time.monotonic() + 30
+    while not agreed():
+        assert time.monotonic() < deadline, [s.call('CLUSTER', 'NODES') for s in (a, b)]
+        time.sleep(0.05)
+    on_b = slot_key(b, 8192, 16383, 'b')
+    assert b.call('SET', on_b, 'from b') == b'OK'
+    assert b.call('SET', '{%s}2' % on_b, 'two') == b'OK'
+    # Asked of a: MOVED to b, followed.
+    rc, value, how, err = get(t, a, on_b)
+    assert rc == 0 and value == b'from b', (rc, value, err)
+    rc, out, err = ctl(t, a.port, 'mget', on_b, '{%s}2' % on_b, 'nope{%s}' % on_b)
+    # Exit status 1: a key is missing.
+    assert rc == 1 and out == b'from b\ntwo\n(nil)\n', (rc, out, err)
+    # CROSSSLOT is an answer, not a redirect.
+    on_a = slot_key(a, 0, 8191, 'a')
+    rc, out, err = ctl(t, a.port, 'mget', on_a, on_b)
+    assert rc != 0 and 'CROSSSLOT' in err, (rc, out, err)
+    # A slot of b migrating to a, its key already moved: b says ASK.
+    moving = slot_key(b, 8192, 16383, 'm')
+    slot = int(b.call('CLUSTER', 'KEYSLOT', moving))
+    a_id, b_id = a.call('CLUSTER', 'MYID').decode(), b.call('CLUSTER', 'MYID').decode()
+    assert a.call('CLUSTER', 'SETSLOT', slot, 'IMPORTING', b_id) == b'OK'
+    assert b.call('CLUSTER', 'SETSLOT', slot, 'MIGRATING', a_id) == b'OK'
+    with a.client() as c:
+        assert c.cmd('ASKING') == b'+OK\r\n'
+        assert c.cmd('SET', moving, 'moved') == b'+OK\r\n'
+    rc, value, how, err = get(t, b, moving)
+    assert rc == 0 and value == b'moved' and how == 'tcp', (rc, value, how, err)

@@ -14,6 +14,13 @@
  * TCP: one connection, opened on first use and kept; AUTH is sent on each new
  * connection when a password is set. All socket I/O is non-blocking with
  * poll() against a deadline, so no call waits longer than its timeout.
+ *
+ * Cluster: a GET or MGET answered "-MOVED <slot> <host>:<port>" is asked
+ * again of that node, through a client of its own made with this one's
+ * settings, and the slot is remembered for it, so the next key of that slot
+ * goes there at once (keys' slots are Redis Cluster's CRC16, hash tags
+ * included). "-ASK" is followed once, over TCP, after ASKING, and not
+ * remembered. At most XKV_MAX_REDIRECTS hops a call.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -45,6 +52,9 @@
 #define RESP_MAX_BULK (512LL << 20)
 #define RESP_MAX_LINE 65536
 #define TCP_READ_CHUNK 65536
+#define XKV_MAX_REDIRECTS 5
+#define XKV_MAX_NODES 64 /* other cluster nodes a client keeps */
+#define CLUSTER_SLOTS 16384
 
 struct xkv {
 	struct addrinfo *addrs; /* owned: every address of host:port */
@@ -64,6 +74,16 @@ struct xkv {
 	int tcp_fd;
 	char *tin;			   /* owned */
 	size_t tin_len, tin_cap, tin_used; /* tin_used: the last reply, dropped on next use */
+
+	/* Cluster: the nodes met in redirects (owned clients, with their
+	 * "host:port" names), and for each slot the node serving it, as an
+	 * index into nodes plus one (0: this client). NULL until a MOVED. */
+	struct xkv *nodes[XKV_MAX_NODES];
+	char *node_names[XKV_MAX_NODES];
+	int nnodes;
+	uint8_t *route;
+	uint16_t port; /* of host:port, for a redirect that names no host */
+	char *host;
 
 	char err[256];
 };
@@ -152,6 +172,10 @@ struct xkv *xkv__new(const char *host, uint16_t port, uint64_t token)
 		goto err;
 	x->udp_fd = x->tcp_fd = -1;
 	x->token = token;
+	x->port = port;
+	x->host = strdup(host);
+	if (!x->host)
+		goto err_free;
 	x->padding = XKV_DEFAULT_PADDING;
 	x->timeout_ms = XKV_DEFAULT_TIMEOUT_MS;
 	x->retries = XKV_DEFAULT_RETRIES;
@@ -192,6 +216,12 @@ void xkv__free(struct xkv *x)
 		close(x->tcp_fd);
 	if (x->addrs)
 		freeaddrinfo(x->addrs);
+	for (int i = 0; i < x->nnodes; i++) {
+		xkv__free(x->nodes[i]);
+		free(x->node_names[i]);
+	}
+	free(x->route);
+	free(x->host);
 	free(x->password);
 	free(x->out);
 	free(x->in);
@@ -835,9 +865,149 @@ int xkv__command(struct xkv *x, int argc, const char **argv, const size_t *lens,
 	return r;
 }
 
+/* ---- cluster redirects ------------------------------------------------------------ */
+
+/* Redis Cluster's key hash: CRC16 (XMODEM: polynomial 0x1021, initial 0). */
+static uint16_t crc16(const char *p, size_t len)
+{
+	uint16_t crc = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		crc ^= (uint16_t)((uint8_t)p[i] << 8);
+		for (int b = 0; b < 8; b++)
+			crc = crc & 0x8000 ? (uint16_t)(crc << 1 ^ 0x1021) : (uint16_t)(crc << 1);
+	}
+	return crc;
+}
+
+/* A key's slot: of what is between its first '{' and the next '}' if that
+ * is not empty, else of the whole key. */
+static uint16_t key_slot(const char *key, size_t len)
+{
+	const char *open = memchr(key, '{', len), *close;
+
+	if (open) {
+		close = memchr(open + 1, '}', len - (size_t)(open + 1 - key));
+		if (close && close > open + 1)
+			return crc16(open + 1, (size_t)(close - open - 1)) % CLUSTER_SLOTS;
+	}
+	return crc16(key, len) % CLUSTER_SLOTS;
+}
+
+static struct xkv *route_of(struct xkv *x, uint16_t slot)
+{
+	return x->route && x->route[slot] ? x->nodes[x->route[slot] - 1] : x;
+}
+
+/* The client of node "host:port" (made with x's settings on first use), or
+ * NULL. An empty host is x's own. */
+static struct xkv *node_of(struct xkv *x, const char *name, int *idx)
+{
+	const char *colon = strrchr(name, ':');
+	char host[256];
+	long port;
+	struct xkv *n;
+
+	for (int i = 0; i < x->nnodes; i++)
+		if (!strcmp(x->node_names[i], name)) {
+			*idx = i;
+			return x->nodes[i];
+		}
+	if (!colon || x->nnodes == XKV_MAX_NODES || (size_t)(colon - name) >= sizeof(host))
+		return NULL;
+	port = strtol(colon + 1, NULL, 10);
+	if (port <= 0 || port > 65535)
+		return NULL;
+	if (colon == name)
+		snprintf(host, sizeof(host), "%s", x->host);
+	else
+		snprintf(host, sizeof(host), "%.*s", (int)(colon - name), name);
+	/* "[::1]" as some servers write an IPv6 address. */
+	if (host[0] == '[' && host[strlen(host) - 1] == ']') {
+		memmove(host, host + 1, strlen(host));
+		host[strlen(host) - 1] = '\0';
+	}
+	n = xkv__new(host, (uint16_t)port, x->token);
+	if (!n)
+		return NULL;
+	n->padding = x->padding;
+	n->timeout_ms = x->timeout_ms;
+	n->retries = x->retries;
+	n->tcp_timeout_ms = x->tcp_timeout_ms;
+	n->derived_token = x->derived_token;
+	if (x->password && !(n->password = strdup(x->password))) {
+		xkv__free(n);
+		return NULL;
+	}
+	x->node_names[x->nnodes] = strdup(name);
+	if (!x->node_names[x->nnodes]) {
+		xkv__free(n);
+		return NULL;
+	}
+	x->nodes[x->nnodes] = n;
+	*idx = x->nnodes++;
+	return n;
+}
+
+/*
+ * err (an error reply's text) as a redirect: "MOVED <slot> <host>:<port>"
+ * sets *at to that node for good (the slot remembered), "ASK ..." for the next
+ * try only, with *asking. -1 if err is no redirect (or its node is unknown).
+ */
+static int follow_redirect(struct xkv *x, const char *err, struct xkv **at, bool *asking)
+{
+	bool moved = !strncmp(err, "MOVED ", 6), ask = !strncmp(err, "ASK ", 4);
+	char name[300];
+	long slot;
+	char *end;
+	int idx;
+	struct xkv *n;
+
+	if (!moved && !ask)
+		return -1;
+	slot = strtol(err + (moved ? 6 : 4), &end, 10);
+	if (slot < 0 || slot >= CLUSTER_SLOTS || *end != ' ' || strlen(end + 1) >= sizeof(name))
+		return -1;
+	snprintf(name, sizeof(name), "%s", end + 1);
+	n = node_of(x, name, &idx);
+	if (!n)
+		return -1;
+	if (moved) {
+		if (!x->route && !(x->route = calloc(CLUSTER_SLOTS, sizeof(*x->route))))
+			return -1;
+		x->route[slot] = (uint8_t)(idx + 1);
+	}
+	*at = n;
+	*asking = ask;
+	return 0;
+}
+
+/* Sends ASKING on the TCP connection, so that its next command is served
+ * by the node a slot is migrating to. */
+static int tcp_asking(struct xkv *x)
+{
+	const char *argv[1] = { "ASKING" };
+	const char *resp;
+	size_t len, resp_len;
+	char *cmd;
+	int r = resp_encode(1, argv, NULL, &cmd, &len);
+
+	if (r < 0)
+		return r;
+	r = tcp_roundtrip(x, cmd, len, &resp, &resp_len);
+	free(cmd);
+	if (r == 0 && (resp_len != 5 || memcmp(resp, "+OK\r\n", 5))) {
+		seterr_reply(x, resp, resp_len);
+		r = -EREMOTEIO;
+	}
+	return r;
+}
+
 /* ---- GET ------------------------------------------------------------------------ */
 
-int xkv__get(struct xkv *x, const char *key, size_t klen, char **value, size_t *vlen, unsigned *how)
+/* GET of this one node, UDP then TCP; asking: over TCP after ASKING. */
+static int get_once(struct xkv *x, const char *key, size_t klen, bool asking, char **value,
+		    size_t *vlen, unsigned *how)
 {
 	const char *argv[2] = { "GET", key };
 	const size_t lens[2] = { 3, klen };
@@ -851,6 +1021,12 @@ int xkv__get(struct xkv *x, const char *key, size_t klen, char **value, size_t *
 	r = resp_encode(2, argv, lens, &cmd, &cmd_len);
 	if (r < 0)
 		return r;
+	if (asking) {
+		r = tcp_asking(x);
+		if (r < 0)
+			goto out;
+		goto tcp;
+	}
 	/*
 	 * Whatever UDP cannot settle goes to TCP: no answer, a value too large
 	 * for a datagram, a malformed reply, or NOAUTH (no token, or the wrong
@@ -866,6 +1042,7 @@ int xkv__get(struct xkv *x, const char *key, size_t klen, char **value, size_t *
 	}
 	if (r == -ENOMEM)
 		goto out;
+tcp:
 	x->err[0] = '\0';
 	r = tcp_roundtrip(x, cmd, cmd_len, &resp, &resp_len);
 	if (r == 0) {
@@ -875,6 +1052,23 @@ int xkv__get(struct xkv *x, const char *key, size_t klen, char **value, size_t *
 	}
 out:
 	free(cmd);
+	return r;
+}
+
+int xkv__get(struct xkv *x, const char *key, size_t klen, char **value, size_t *vlen, unsigned *how)
+{
+	struct xkv *at = route_of(x, key_slot(key, klen));
+	bool asking = false;
+	int r;
+
+	for (int hop = 0;; hop++) {
+		r = get_once(at, key, klen, asking, value, vlen, how);
+		if (r != -EREMOTEIO || hop == XKV_MAX_REDIRECTS ||
+		    follow_redirect(x, at->err, &at, &asking) < 0)
+			break;
+	}
+	if (at != x)
+		memcpy(x->err, at->err, sizeof(x->err));
 	return r;
 }
 
@@ -937,8 +1131,9 @@ err:
 	return r;
 }
 
-int xkv__mget(struct xkv *x, int nkeys, const char *const *keys, const size_t *klens, char **values,
-	      size_t *vlens, unsigned *how)
+/* MGET of this one node; asking: over TCP after ASKING. */
+static int mget_once(struct xkv *x, int nkeys, const char *const *keys, const size_t *klens,
+		     bool asking, char **values, size_t *vlens, unsigned *how)
 {
 	const char **argv;
 	size_t *lens, cmd_len, resp_len;
@@ -964,6 +1159,12 @@ int xkv__mget(struct xkv *x, int nkeys, const char *const *keys, const size_t *k
 	r = resp_encode(nkeys + 1, argv, lens, &cmd, &cmd_len);
 	if (r < 0)
 		goto out;
+	if (asking) {
+		r = tcp_asking(x);
+		if (r < 0)
+			goto out;
+		goto tcp;
+	}
 	/* Any error over UDP goes to TCP: MGET itself answers none, so it is
 	 * about UDP (NOAUTH, or a server that does not serve MGET there). */
 	r = udp_request(x, cmd, cmd_len, &resp, &resp_len, &flags);
@@ -976,6 +1177,7 @@ int xkv__mget(struct xkv *x, int nkeys, const char *const *keys, const size_t *k
 	}
 	if (r == -ENOMEM)
 		goto out;
+tcp:
 	x->err[0] = '\0';
 	r = tcp_roundtrip(x, cmd, cmd_len, &resp, &resp_len);
 	if (r == 0) {
@@ -990,5 +1192,27 @@ out:
 	free(cmd);
 	free(argv);
 	free(lens);
+	return r;
+}
+
+int xkv__mget(struct xkv *x, int nkeys, const char *const *keys, const size_t *klens, char **values,
+	      size_t *vlens, unsigned *how)
+{
+	struct xkv *at;
+	bool asking = false;
+	int r;
+
+	if (nkeys < 1)
+		return -EINVAL;
+	/* A cluster serves an MGET whose keys share a slot: the first key's. */
+	at = route_of(x, key_slot(keys[0], klens ? klens[0] : strlen(keys[0])));
+	for (int hop = 0;; hop++) {
+		r = mget_once(at, nkeys, keys, klens, asking, values, vlens, how);
+		if (r != -EREMOTEIO || hop == XKV_MAX_REDIRECTS ||
+		    follow_redirect(x, at->err, &at, &asking) < 0)
+			break;
+	}
+	if (at != x)
+		memcpy(x->err, at->err, sizeof(x->err));
 	return r;
 }

@@ -11,7 +11,9 @@
  * UDP cannot answer (no answer at all, a value too large, NOAUTH because the
  * token is missing or wrong) is asked over TCP, with AUTH when a password is
  * set. Other commands go over TCP only (xkv__command), or over UDP on request
- * (xkv__udp_command, for GET, MGET and PING).
+ * (xkv__udp_command, for GET, MGET and PING). In a cluster, GET and MGET
+ * follow MOVED (the slot remembered) and ASK to the node named, through a
+ * client of that node the struct xkv keeps.
  *
  * Errors: functions that return int return 0 (or a documented positive value)
  * or a negative errno; -EREMOTEIO means the server answered with an error
