@@ -236,7 +236,8 @@ void blocking_on_change(const struct db_change *ch)
 	if (!ch->e)
 		return;
 	removed = ch->reason == DB_CHANGE_DELETE || ch->reason == DB_CHANGE_RENAME ||
-		  ch->reason == DB_CHANGE_EXPIRE || ch->reason == DB_CHANGE_EVICT;
+		  ch->reason == DB_CHANGE_EXPIRE || ch->reason == DB_CHANGE_EVICT ||
+		  ch->reason == DB_CHANGE_SLOT_LOST;
 	if (ch->reason != DB_CHANGE_WRITE && !removed)
 		return;
 	db = ch->db;

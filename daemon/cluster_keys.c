@@ -17,10 +17,11 @@ int cluster_slot_keys_delete(uint16_t slot)
 	if (!store_slot_index())
 		return 0;
 	store_shard_lock(0, shard);
-	/* Deleted as a command's DEL is signalled (WATCH, blocked clients, the
-	 * kernel cache, tracking): the keys moved away from this node. */
+	/* As Redis's clusterDelKeysInSlot: every hook hears of it (WATCH,
+	 * blocked clients, the kernel cache, tracking), a "del" event, and a DEL
+	 * (UNLINK with lazyfree-lazy-server-del) in the propagation stream. */
 	while ((e = db_slot_first(0, slot % CLUSTER_SLOTS))) {
-		db_delete(0, e);
+		db_remove(0, e, DB_CHANGE_SLOT_LOST);
 		n++;
 	}
 	store_shard_unlock(0, shard);

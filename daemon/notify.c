@@ -189,6 +189,10 @@ void notify_on_change(const struct db_change *ch)
 	case DB_CHANGE_EVICT:
 		notify_keyspace_event(NOTIFY_EVICTED, "evicted", e->key, entry_klen(e), ch->db);
 		break;
+	case DB_CHANGE_SLOT_LOST:
+		/* As Redis's clusterDelKeysInSlot. */
+		notify_keyspace_event(NOTIFY_GENERIC, "del", e->key, entry_klen(e), ch->db);
+		break;
 	default:
 		break;
 	}

@@ -104,9 +104,9 @@ static void emit_in(int db, int argc, const struct arg *argv, bool repl_only)
 	emit_to(argc, argv, repl_only);
 }
 
-/* A key that expired or was evicted leaves as a DEL, or an UNLINK when
- * lazyfree-lazy-expire or -eviction frees it lazily (Redis's
- * propagateDeletion): inside a command, before
+/* A key that expired, was evicted or left with its cluster slot leaves as a
+ * DEL, or an UNLINK when lazyfree-lazy-expire, -eviction or -server-del frees
+ * it lazily (Redis's propagateDeletion): inside a command, before
  * the command's own effect; outside (active expiry, eviction), at once, under
  * the shard lock the caller holds. Any other change marks the running call
  * as having written. */
@@ -117,14 +117,16 @@ static void propagate_on_change(const struct db_change *ch)
 
 	if (!propagate_enabled())
 		return;
-	if (ch->reason != DB_CHANGE_EXPIRE && ch->reason != DB_CHANGE_EVICT) {
+	if (ch->reason != DB_CHANGE_EXPIRE && ch->reason != DB_CHANGE_EVICT &&
+	    ch->reason != DB_CHANGE_SLOT_LOST) {
 		if (x)
 			x->dirty = true;
 		return;
 	}
 	/* A hash whose last field expired is a key expiring too. */
-	if (ch->reason == DB_CHANGE_EXPIRE ? config.lazyfree_lazy_expire
-					   : config.lazyfree_lazy_eviction)
+	if (ch->reason == DB_CHANGE_EXPIRE  ? config.lazyfree_lazy_expire
+	    : ch->reason == DB_CHANGE_EVICT ? config.lazyfree_lazy_eviction
+					    : config.lazyfree_lazy_server_del)
 		del[0] = PROP_STR("UNLINK");
 	else
 		del[0] = PROP_STR("DEL");

@@ -225,15 +225,16 @@ struct entry *db_set_string(int db, struct entry *e, const char *key, size_t len
  * take no shard lock and must not change the keyspace.
  */
 enum db_change_reason {
-	DB_CHANGE_WRITE,  /* a key added, or its value set or edited in place */
-	DB_CHANGE_TTL,	  /* its deadline set or removed */
-	DB_CHANGE_DELETE, /* removed by a command (DEL, a pop that empties it) */
-	DB_CHANGE_RENAME, /* removed as the source of RENAME or MOVE (the
+	DB_CHANGE_WRITE,     /* a key added, or its value set or edited in place */
+	DB_CHANGE_TTL,	     /* its deadline set or removed */
+	DB_CHANGE_DELETE,    /* removed by a command (DEL, a pop that empties it) */
+	DB_CHANGE_RENAME,    /* removed as the source of RENAME or MOVE (the
 			   * destination then comes as a WRITE) */
-	DB_CHANGE_EXPIRE, /* removed because its deadline passed */
-	DB_CHANGE_EVICT,  /* removed by maxmemory eviction */
-	DB_CHANGE_FLUSH,  /* db is about to be emptied (e NULL) */
-	DB_CHANGE_SWAP,	  /* db and other_db are about to be exchanged (e NULL) */
+	DB_CHANGE_EXPIRE,    /* removed because its deadline passed */
+	DB_CHANGE_EVICT,     /* removed by maxmemory eviction */
+	DB_CHANGE_SLOT_LOST, /* removed because this node stopped owning its cluster slot */
+	DB_CHANGE_FLUSH,     /* db is about to be emptied (e NULL) */
+	DB_CHANGE_SWAP,	     /* db and other_db are about to be exchanged (e NULL) */
 };
 
 struct field_list;

@@ -246,3 +246,37 @@ def cluster_script_keys(ctx):
     got = str(a.call('EVAL', "return redis.call('mget', ARGV[1], ARGV[2])", 0, ka, far))
     assert "Command 'mget' in script attempted to access keys that don't hash to the same " \
         "slot" in got, got
+
+
+@test
+@xkv_only
+def cluster_slot_lost_deletes_as_redis(ctx):
+    """A node that loses a slot with keys to a higher epoch's claim deletes
+    them as Redis's clusterDelKeysInSlot does: a "del" keyspace event each,
+    and a DEL each in the propagation stream (the AOF here)."""
+    a, b, c = servers = three_nodes(ctx)
+    k, slot = key_on(servers, a)
+    other = '{%s}2' % k
+    assert a.call('CONFIG', 'SET', 'appendonly', 'yes') == b'OK'
+    assert wait_until(lambda: b'aof_rewrite_in_progress:0' in a.call('INFO', 'persistence')
+                      and b'aof_rewrite_scheduled:0' in a.call('INFO', 'persistence'))
+    assert a.call('CONFIG', 'SET', 'notify-keyspace-events', 'Eg') == b'OK'
+    assert a.call('SET', k, 'v') == b'OK' and a.call('SET', other, 'w') == b'OK'
+    a_id, b_id = a.call('CLUSTER', 'MYID').decode(), b.call('CLUSTER', 'MYID').decode()
+    with a.client(timeout=10) as sub:
+        sub.send('SUBSCRIBE', '__keyevent@0__:del')
+        sub.read_reply()
+        # b takes the slot over (SETSLOT NODE myself on an importing slot
+        # bumps its epoch): a hears of it by gossip and loses the slot.
+        assert b.call('CLUSTER', 'SETSLOT', slot, 'IMPORTING', a_id) == b'OK'
+        assert b.call('CLUSTER', 'SETSLOT', slot, 'NODE', b_id) == b'OK'
+        assert wait_until(lambda: a.call('DBSIZE') == 0, timeout=20), a.call('DBSIZE')
+        got = sorted(sub.read_reply() for _ in range(2))
+    want = sorted(b'*3\r\n$7\r\nmessage\r\n$18\r\n__keyevent@0__:del\r\n$%d\r\n%s\r\n'
+                  % (len(key), key.encode()) for key in (k, other))
+    assert got == want, got
+    aof_dir = os.path.join(a.dir, 'appendonlydir')
+    text = b''.join(open(os.path.join(aof_dir, f), 'rb').read()
+                    for f in sorted(os.listdir(aof_dir)) if '.incr.' in f)
+    for key in (k, other):
+        assert b'*2\r\n$3\r\nDEL\r\n$%d\r\n%s\r\n' % (len(key), key.encode()) in text, text
