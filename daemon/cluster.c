@@ -20,7 +20,8 @@ static struct cluster_slot slots[CLUSTER_SLOTS];
 static struct cluster_node *_Atomic myself;
 static struct cluster_node *nodes; /* under lock */
 static _Atomic bool state_ok;
-static cluster_slot_listener *listener;
+static cluster_slot_listener *listeners[4];
+static unsigned nlisteners;
 
 static void random_name(char out[CLUSTER_NAMELEN + 1])
 {
@@ -181,11 +182,13 @@ void cluster_slot_set_owner(uint16_t slot, struct cluster_node *owner)
 
 	if (old == owner)
 		return;
-	if (old == me && listener)
-		listener(slot, false);
+	if (old == me)
+		for (unsigned i = 0; i < nlisteners; i++)
+			listeners[i](slot, false);
 	atomic_store_explicit(&s->owner, owner, memory_order_release);
-	if (owner == me && listener)
-		listener(slot, true);
+	if (owner == me)
+		for (unsigned i = 0; i < nlisteners; i++)
+			listeners[i](slot, true);
 }
 
 void cluster_slot_set_migrating(uint16_t slot, struct cluster_node *to)
@@ -209,7 +212,11 @@ void cluster_set_myself(struct cluster_node *n)
 	atomic_store_explicit(&myself, n, memory_order_release);
 }
 
-void cluster_set_slot_listener(cluster_slot_listener *fn)
+void cluster_add_slot_listener(cluster_slot_listener *fn)
 {
-	listener = fn;
+	for (unsigned i = 0; i < nlisteners; i++)
+		if (listeners[i] == fn)
+			return;
+	if (nlisteners < sizeof(listeners) / sizeof(listeners[0]))
+		listeners[nlisteners++] = fn;
 }

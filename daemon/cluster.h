@@ -132,8 +132,10 @@ bool cluster_can_access_slot(uint16_t slot);
 /* ---- the data plane's hook (registered once before the workers start) ------------------------- */
 
 /* Called under cluster_lock when this node starts (owned) or is about to stop
- * owning slot, before the change is visible (stop) or after (start). */
+ * owning slot, before the change is visible (stop) or after (start): the
+ * kernel cache's slot bitmap, the shard channels' subscribers. A listener
+ * must take only leaf locks. Added under cluster_lock (at most 4). */
 typedef void cluster_slot_listener(uint16_t slot, bool owned);
-void cluster_set_slot_listener(cluster_slot_listener *fn);
+void cluster_add_slot_listener(cluster_slot_listener *fn);
 
 #endif

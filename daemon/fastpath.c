@@ -588,7 +588,7 @@ static void owned_slots_publish(void)
 	cluster_lock();
 	for (uint32_t s = 0; s < XKV_CLUSTER_SLOTS; s++)
 		owned_slot_set((uint16_t)s, cluster_owns_slot((uint16_t)s));
-	cluster_set_slot_listener(owned_slot_changed);
+	cluster_add_slot_listener(owned_slot_changed);
 	cluster_unlock();
 }
 

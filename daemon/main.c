@@ -22,6 +22,7 @@
 #include "multi.h"
 #include "notify.h"
 #include "proplog.h"
+#include "pubsub.h"
 #include "repl.h"
 #include "rdbfile.h"
 #include "store.h"
@@ -124,6 +125,11 @@ int main(int argc, char **argv)
 	store_hook_set(STORE_HOOK_TRACKING, tracking_on_change);
 	if (proplog_start_from_env() < 0 || repl_init() < 0 || cluster_init() < 0)
 		return 1;
+	if (cluster_enabled()) {
+		cluster_lock();
+		cluster_add_slot_listener(pubsub_slot_changed);
+		cluster_unlock();
+	}
 	/* What an empty server holds (INFO's used_memory_startup), before the
 	 * data is loaded. */
 	mem_mark_startup();

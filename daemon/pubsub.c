@@ -38,6 +38,7 @@
 #include "obuf.h"
 #include "pubsub.h"
 #include "reply.h"
+#include "store.h"
 #include "util.h"
 #include "worker.h"
 
@@ -695,6 +696,99 @@ long pubsub_active(enum pubsub_kind kind)
 long pubsub_numpat(void)
 {
 	return pubsub_active(PUBSUB_PATTERN);
+}
+
+/* ---- cluster: shard channels of a slot this node loses ----------------------------------------- */
+
+/* A subscriber to drop from one shard channel: the mail's payload. */
+struct ps_kick {
+	size_t len;
+	char name[];
+};
+
+static void kick_deliver(struct worker *w, uint64_t client_id, void *payload)
+{
+	struct ps_kick *k = payload;
+	struct ps_client *pc = find_by_id(client_id);
+
+	(void)w;
+	/* Gone, or unsubscribed since: nothing to say. */
+	if (pc && !pc->c->closing &&
+	    dict_find(&pc->subs[PUBSUB_SHARD], k->name, k->len, hash_bytes(k->name, k->len))) {
+		pubsub_unsubscribe(pc->c, PUBSUB_SHARD, k->name, k->len);
+		if (!obuf_check(pc->c))
+			pc->c->worker->engine->wants_write(pc->c);
+	}
+	xfree(k);
+}
+
+static void kick_drop(void *payload)
+{
+	xfree(payload);
+}
+
+static const struct mail_ops kick_mail = { .deliver = kick_deliver, .drop = kick_drop };
+
+/* One subscription to a shard channel of the slot being lost. */
+struct slot_sub {
+	uint64_t id;
+	unsigned worker;
+	const struct ps_target *t; /* under the lock only */
+	struct ps_kick *kick;
+};
+
+struct slot_subs {
+	uint16_t slot;
+	struct slot_sub *v;
+	size_t n, cap;
+};
+
+static void collect_slot_subs(void *ctx, struct dict_node *node)
+{
+	struct slot_subs *l = ctx;
+	const struct ps_target *t = (const struct ps_target *)node;
+
+	if (key_slot(t->name, t->len) != l->slot)
+		return;
+	for (const struct ps_sub *s = t->subs; s; s = s->next) {
+		if (l->n == l->cap) {
+			l->cap = l->cap ? l->cap * 2 : 16;
+			l->v = xrealloc(l->v, l->cap * sizeof(*l->v));
+		}
+		l->v[l->n].id = s->owner->id;
+		l->v[l->n].worker = s->owner->worker;
+		l->v[l->n++].t = t;
+	}
+}
+
+void pubsub_slot_changed(uint16_t slot, bool owned)
+{
+	struct slot_subs l = { .slot = slot };
+	uint64_t cursor = 0;
+
+	if (owned)
+		return;
+	/* The names are copied under the lock: a target lives only as long as
+	 * its subscribers. Each subscriber's worker unsubscribes it. */
+	pthread_mutex_lock(&registry_mutex);
+	if (registry[PUBSUB_SHARD].count)
+		do
+			cursor = dict_scan(&registry[PUBSUB_SHARD], cursor, collect_slot_subs, &l);
+		while (cursor);
+	for (size_t i = 0; i < l.n; i++) {
+		struct ps_kick *k = xmalloc(sizeof(*k) + l.v[i].t->len);
+
+		k->len = l.v[i].t->len;
+		memcpy(k->name, l.v[i].t->name, k->len);
+		l.v[i].kick = k;
+	}
+	pthread_mutex_unlock(&registry_mutex);
+	/* A SSUBSCRIBE that a worker runs between this and the owner's change
+	 * (the caller's next store) is not kicked: a window of one store. */
+	for (size_t i = 0; i < l.n; i++)
+		worker_post_payload(&server.workers[l.v[i].worker], &kick_mail, l.v[i].id,
+				    l.v[i].kick);
+	xfree(l.v);
 }
 
 static void publication_deliver(struct worker *w, uint64_t client_id, void *payload)

@@ -16,6 +16,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct client;
 struct worker;
@@ -62,6 +63,11 @@ void pubsub_command_end(struct client *c);
 /* Introspection (PUBSUB): active channels (or shard channels) matching an
  * optional pattern, replied as an array; subscribers of a channel; number of
  * patterns. */
+/* Cluster: this node is about to stop owning slot (a cluster slot
+ * listener; under cluster_lock). Every subscriber of a shard channel of that
+ * slot is unsubscribed from it, with its "sunsubscribe" message, as Redis's
+ * removeChannelsInSlot. */
+void pubsub_slot_changed(uint16_t slot, bool owned);
 void pubsub_reply_channels(struct client *c, enum pubsub_kind kind, const char *pat, size_t plen);
 long pubsub_numsub(enum pubsub_kind kind, const char *name, size_t len);
 long pubsub_numpat(void);

@@ -280,3 +280,39 @@ def cluster_slot_lost_deletes_as_redis(ctx):
                     for f in sorted(os.listdir(aof_dir)) if '.incr.' in f)
     for key in (k, other):
         assert b'*2\r\n$3\r\nDEL\r\n$%d\r\n%s\r\n' % (len(key), key.encode()) in text, text
+
+
+@test
+@xkv_only
+def cluster_slot_lost_unsubscribes_shard_channels(ctx):
+    """A node that loses a slot unsubscribes the subscribers of the slot's
+    shard channels, each with a sunsubscribe message (Redis's
+    removeChannelsInSlot); other slots' channels stay."""
+    a, b, c = servers = three_nodes(ctx)
+    ch, slot = key_on(servers, a, 'ch')
+    kept, kept_slot = next((k, s) for k, s in (key_on(servers, a, 'keep'),) if s != slot)
+    a_id, b_id = a.call('CLUSTER', 'MYID').decode(), b.call('CLUSTER', 'MYID').decode()
+    with a.client(timeout=10) as sub, a.client(timeout=10, proto=3) as sub3:
+        # One slot per SSUBSCRIBE, as in Redis.
+        sub.send('SSUBSCRIBE', ch, '{%s}x' % ch)
+        sub.read_reply()
+        sub.read_reply()
+        sub.send('SSUBSCRIBE', kept)
+        sub.read_reply()
+        sub3.send('SSUBSCRIBE', ch)
+        sub3.read_reply()
+        assert b.call('CLUSTER', 'SETSLOT', slot, 'IMPORTING', a_id) == b'OK'
+        assert b.call('CLUSTER', 'SETSLOT', slot, 'NODE', b_id) == b'OK'
+        got = sorted(sub.read_reply() for _ in range(2))
+        assert got == sorted(b'*3\r\n$12\r\nsunsubscribe\r\n$%d\r\n%s\r\n:%d\r\n'
+                             % (len(name), name.encode(), n)
+                             for name, n in ((ch, 2), ('{%s}x' % ch, 1))) or \
+            got == sorted(b'*3\r\n$12\r\nsunsubscribe\r\n$%d\r\n%s\r\n:%d\r\n'
+                          % (len(name), name.encode(), n)
+                          for name, n in ((ch, 1), ('{%s}x' % ch, 2))), got
+        assert sub3.read_reply() == b'>3\r\n$12\r\nsunsubscribe\r\n$%d\r\n%s\r\n:0\r\n' % (
+            len(ch), ch.encode())
+        # Still subscribed to the other slot's channel.
+        assert a.call('SPUBLISH', kept, 'hi') == 1
+        assert sub.read_reply() == b'*3\r\n$8\r\nsmessage\r\n$%d\r\n%s\r\n$2\r\nhi\r\n' % (
+            len(kept), kept.encode())
