@@ -11,6 +11,7 @@
 #include <strings.h>
 #include <ctype.h>
 
+#include "acl.h"
 #include "aof.h"
 #include "blocking.h"
 #include "cluster_route.h"
@@ -238,6 +239,7 @@ void commands_init(void)
 	xkv_assert(ntop <= LOOKUP_SIZE / 2);
 	for (size_t i = 0; i < ntop; i++)
 		lookup_insert(top[i]);
+	acl_commands_init();
 }
 
 struct command **command_all(void)

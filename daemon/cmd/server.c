@@ -110,7 +110,7 @@ static int derived_categories(const struct command *cmd, const char **out)
 }
 
 /* The command's ACL categories, space-separated, in Redis's order. */
-static const char *acl_categories(const struct command *cmd, char *buf, size_t size)
+const char *command_acl_categories(const struct command *cmd, char *buf, size_t size)
 {
 	const char *cats[8];
 	int n;
@@ -225,7 +225,7 @@ static void reply_key_specs(struct client *c, const struct command *cmd)
 static void reply_command_info(struct client *c, const struct command *cmd)
 {
 	char buf[160];
-	const char *cats = acl_categories(cmd, buf, sizeof(buf));
+	const char *cats = command_acl_categories(cmd, buf, sizeof(buf));
 	bool movable = cmd->movable;
 	/* A container's own flags only steer dispatch; Redis shows none. */
 	uint32_t flags = cmd->fn ? cmd->flags : 0;
@@ -414,7 +414,7 @@ static bool list_filter(const struct client *c, const struct command *cmd)
 		char cat[64];
 
 		snprintf(cat, sizeof(cat), "@%.*s", (int)c->argv[4].len, c->argv[4].p);
-		return has_word(acl_categories(cmd, buf, sizeof(buf)), cat);
+		return has_word(command_acl_categories(cmd, buf, sizeof(buf)), cat);
 	}
 	return false; /* MODULE: there are no modules */
 }
