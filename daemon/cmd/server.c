@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "acl_users.h"
 #include "aof.h"
 #include "command_meta.h"
 #include "blocking.h"
@@ -912,6 +913,7 @@ static void info_stats(struct text *t)
 		    (unsigned long long)STAT(read_calls), (unsigned long long)STAT(write_calls),
 		    (unsigned long long)STAT(qbuf_limit_closes),
 		    (unsigned long long)STAT(obuf_limit_closes));
+	acl_info(t);
 }
 
 /* A master (repl.h): its replicas, offsets and backlog. */
@@ -1231,6 +1233,7 @@ void cmd_config_resetstat(struct client *c)
 		}
 	command_stats_reset();
 	errorstats_reset();
+	acl_stats_reset();
 	latency_reset_histograms();
 	lazyfree_reset_stats();
 	defrag_reset_stats();
