@@ -108,7 +108,8 @@ void acl_users_add(struct acl_user *u)
 
 static void acl_default_flags_changed(void)
 {
-	bool needs = !(default_user->flags & ACL_USER_NOPASS) || (default_user->flags & ACL_USER_OFF);
+	bool needs =
+		!(default_user->flags & ACL_USER_NOPASS) || (default_user->flags & ACL_USER_OFF);
 
 	__atomic_store_n(&acl_default_needs_auth, needs, __ATOMIC_RELAXED);
 }
@@ -196,10 +197,10 @@ void acl_client_set_user(struct client *c, struct acl_user *u, bool authenticate
 
 static void acl_count(int reason)
 {
-	uint64_t *n = reason == ACL_DENIED_AUTH	   ? &denied_auth
-		      : reason == ACL_DENIED_CMD   ? &denied_cmd
-		      : reason == ACL_DENIED_KEY   ? &denied_key
-						   : &denied_channel;
+	uint64_t *n = reason == ACL_DENIED_AUTH	 ? &denied_auth
+		      : reason == ACL_DENIED_CMD ? &denied_cmd
+		      : reason == ACL_DENIED_KEY ? &denied_key
+						 : &denied_channel;
 
 	__atomic_add_fetch(n, 1, __ATOMIC_RELAXED);
 }
@@ -440,9 +441,9 @@ void acl_log_add(struct client *c, int reason, enum acl_context ctx, const char 
 		struct acl_log_entry *e = &acl_log[i];
 		int64_t delta = now - e->ctime;
 
-		if (e->reason == reason && e->ctx == (int)ctx && (delta < 0 ? -delta : delta) <= 60000 &&
-		    e->olen == object_len && !memcmp(e->object, object, object_len) &&
-		    !strcmp(e->username, username))
+		if (e->reason == reason && e->ctx == (int)ctx &&
+		    (delta < 0 ? -delta : delta) <= 60000 && e->olen == object_len &&
+		    !memcmp(e->object, object, object_len) && !strcmp(e->username, username))
 			break;
 	}
 	if (i < acl_log_len && i < 10) {
@@ -572,8 +573,8 @@ static void acl_file_line(struct text *t, const char *path, int lnum, char *line
 	}
 	for (size_t i = 0; i < lens[1]; i++) {
 		if (strchr(" \t\r\n\v\f", argv[1][i])) {
-			text_printf(t, "'%s:%d: username '%s' contains invalid characters. ",
-				    path, lnum, argv[1]);
+			text_printf(t, "'%s:%d: username '%s' contains invalid characters. ", path,
+				    lnum, argv[1]);
 			return;
 		}
 	}
@@ -616,8 +617,8 @@ static void acl_file_line(struct text *t, const char *path, int lnum, char *line
 			char save = op[len];
 
 			op[len] = '\0';
-			text_printf(t, "%s:%d: Error in applying operation '%s': %s. ", path,
-				    lnum, op, acl_strerror(err));
+			text_printf(t, "%s:%d: Error in applying operation '%s': %s. ", path, lnum,
+				    op, acl_strerror(err));
 			op[len] = save;
 		} else if (!syntax) {
 			text_printf(t, "%s:%d: %s. ", path, lnum, acl_strerror(err));

@@ -302,8 +302,8 @@ void cmd_acl_whoami(struct client *c)
 }
 
 #define ERR_NO_ACLFILE                                                                             \
-	"This Redis instance is not configured to use an ACL file. You may want to specify users "  \
-	"via the ACL SETUSER command and then issue a CONFIG REWRITE (assuming you have a Redis "   \
+	"This Redis instance is not configured to use an ACL file. You may want to specify users " \
+	"via the ACL SETUSER command and then issue a CONFIG REWRITE (assuming you have a Redis "  \
 	"configuration file set) in order to store users in the Redis configuration."
 
 void cmd_acl_load(struct client *c)
@@ -330,8 +330,9 @@ void cmd_acl_save(struct client *c)
 		return;
 	}
 	if (acl_file_save(config.aclfile) < 0) {
-		reply_error(c, "There was an error trying to save the ACLs. Please check the server "
-			       "logs for more information");
+		reply_error(c,
+			    "There was an error trying to save the ACLs. Please check the server "
+			    "logs for more information");
 		return;
 	}
 	reply_ok(c);
