@@ -229,10 +229,16 @@ bool acl_authenticate(struct client *c, const struct arg *user, const struct arg
 }
 
 static __thread char deny_msg[512];
+static __thread int deny_reason;
 
 const char *acl_last_deny(void)
 {
 	return deny_msg;
+}
+
+int acl_last_deny_reason(void)
+{
+	return deny_reason;
 }
 
 /* Redis's getAclErrorMessage, not verbose. */
@@ -259,6 +265,7 @@ bool acl_check_slow(struct client *c, const struct command *cmd, int argc, const
 		/* Its connection is being closed (DELUSER): nothing more runs. */
 		acl_unlock();
 		c->flags |= CLIENT_CLOSE_ASAP;
+		deny_reason = ACL_DENIED_AUTH;
 		snprintf(deny_msg, sizeof(deny_msg), "User %s was deleted", u->name);
 		return false;
 	}
@@ -267,6 +274,7 @@ bool acl_check_slow(struct client *c, const struct command *cmd, int argc, const
 	acl_unlock();
 	if (r == ACL_OK)
 		return true;
+	deny_reason = r;
 	acl_deny_message(r, name, cmd);
 	/* Redis's client-info shows the refused command (its lastcmd). */
 	if (reply)

@@ -82,6 +82,8 @@ bool acl_check_slow(struct client *c, const struct command *cmd, int argc, const
 /* The reason of the last refusal acl_check_slow found without replying, as
  * Redis's getAclErrorMessage (not verbose); a static string. */
 const char *acl_last_deny(void);
+/* Its reason (enum acl_deny). */
+int acl_last_deny_reason(void);
 
 /* ACL LOG: an entry (merged with a like one of the last ten, as Redis). */
 void acl_log_add(struct client *c, int reason, enum acl_context ctx, const char *object,

@@ -327,13 +327,22 @@ void cmd_exec(struct client *c)
 			 * checks again, and goes on with the next command). */
 			if (acl_client_restricted(c) &&
 			    !acl_check_slow(c, q->cmd, q->argc, q->argv, ACL_CTX_MULTI, false)) {
+				int why = acl_last_deny_reason();
+
 				reply_errorf(
 					c,
 					"-NOPERM ACLs rules changed between the moment the "
 					"transaction was accumulated and the EXEC call. This "
-					"command is no longer allowed for the following reason: "
-					"%s",
-					acl_last_deny());
+					"command is no longer allowed for the following reason: %s",
+					why == ACL_DENIED_CMD
+						? "no permission to execute the command "
+						  "or subcommand"
+					: why == ACL_DENIED_KEY
+						? "no permission to touch the specified keys"
+					: why == ACL_DENIED_CHANNEL ? "no permission to access one "
+								      "of the channels used "
+								      "as arguments"
+								    : "no permission");
 				continue;
 			}
 			command_call_as(c, q->cmd, q->argc, q->argv, EXEC_IN_EXEC);
