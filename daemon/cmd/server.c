@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include "acl_users.h"
+#include "config_table.h"
+#include "monitor.h"
 #include "aof.h"
 #include "command_meta.h"
 #include "blocking.h"
@@ -1203,6 +1205,15 @@ void cmd_config_set(struct client *c)
 	for (int i = 0; i < 2 * n; i++) {
 		pairs[i] = c->argv[2 + i].p;
 		lens[i] = c->argv[2 + i].len;
+	}
+	/* A sensitive value (requirepass, masterauth ...) never reaches
+	 * MONITOR or SLOWLOG, as Redis redacts it. */
+	for (int i = 0; i < n; i++) {
+		bool alias;
+		const struct config_def *d = config_find(pairs[2 * i], lens[2 * i], &alias);
+
+		if (d && (d->flags & CFG_SENSITIVE))
+			monitor_redact(c, 3 + 2 * i);
 	}
 	if (config_set_pairs(pairs, lens, n, client_is_local(c), err, sizeof(err)) < 0) {
 		reply_error(c, err);
