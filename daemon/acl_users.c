@@ -114,6 +114,116 @@ static void acl_default_flags_changed(void)
 	__atomic_store_n(&acl_default_needs_auth, needs, __ATOMIC_RELAXED);
 }
 
+/* The config file's user lines (config_load, before the workers). */
+static struct config_user {
+	char **args;
+	size_t *lens;
+	int n;
+} * config_users;
+static int nconfig_users;
+
+void acl_config_user(char **args, const size_t *lens, int n)
+{
+	struct config_user *cu;
+
+	config_users = xrealloc(config_users, (size_t)(nconfig_users + 1) * sizeof(*config_users));
+	cu = &config_users[nconfig_users++];
+	cu->args = xmalloc((size_t)n * sizeof(*cu->args));
+	cu->lens = xmalloc((size_t)n * sizeof(*cu->lens));
+	cu->n = n;
+	for (int i = 0; i < n; i++) {
+		cu->args[i] = xstrndup(args[i], lens[i]);
+		cu->lens[i] = lens[i];
+	}
+}
+
+/* Applies the rules of a config user line (selectors spread over several
+ * arguments joined, as Redis's ACLMergeSelectorArguments); 0, or -1 after
+ * logging Redis's start-up error. */
+static int acl_config_user_apply(struct acl_user *u, const struct config_user *cu)
+{
+	bool allchannels = config.acl_pubsub_default == 1;
+	struct text sel = { 0 };
+	bool open = false;
+
+	for (int j = 1; j < cu->n; j++) {
+		const char *op = cu->args[j];
+		size_t len = cu->lens[j];
+		int err;
+
+		if (!open && len && op[0] == '(' && op[len - 1] != ')') {
+			text_append(&sel, op, len);
+			open = true;
+			continue;
+		}
+		if (open) {
+			text_append(&sel, " ", 1);
+			text_append(&sel, op, len);
+			if (!len || op[len - 1] != ')')
+				continue;
+			open = false;
+			op = sel.p;
+			len = sel.len;
+		}
+		err = acl_user_set(u, op, len, allchannels);
+		if (err) {
+			log_warning("Error loading ACL rule '%.*s' for the user named '%s': %s",
+				    (int)len, op, cu->args[0], acl_strerror(err));
+			xfree(sel.p);
+			return -1;
+		}
+		sel.len = 0;
+	}
+	xfree(sel.p);
+	if (open) {
+		log_warning("Error in user declaration '%s': %s", cu->args[0],
+			    "Unmatched parenthesis in acl selector");
+		return -1;
+	}
+	return 0;
+}
+
+/* Redis's ACLLoadConfiguredUsers: "default" is reset first; a name twice is
+ * an error. Exits on an error, as redis-server does. */
+static void acl_load_config_users(void)
+{
+	if (nconfig_users && config.aclfile[0]) {
+		log_warning(
+			"Configuring Redis with users defined in redis.conf and at the same "
+			"setting an ACL file path is invalid. This setup is very likely to lead "
+			"to configuration errors and security holes, please define either an "
+			"ACL file or declare users directly in your redis.conf, but not both.");
+		exit(1);
+	}
+	for (int i = 0; i < nconfig_users; i++) {
+		const struct config_user *cu = &config_users[i];
+		struct acl_user *u;
+
+		if (!strcmp(cu->args[0], "default")) {
+			u = default_user;
+			acl_user_set(u, "reset", 5, config.acl_pubsub_default == 1);
+		} else {
+			if (acl_users_find(cu->args[0], cu->lens[0])) {
+				log_warning("Error in user declaration '%s': %s", cu->args[0],
+					    acl_strerror(-EALREADY));
+				exit(1);
+			}
+			u = acl_user_new(cu->args[0], cu->lens[0], config.acl_pubsub_default == 1);
+			acl_users_add(u);
+		}
+		if (acl_config_user_apply(u, cu) < 0) {
+			log_warning("Critical error while loading ACLs. Exiting.");
+			exit(1);
+		}
+		if (!(u->flags & ACL_USER_ON))
+			log_notice(
+				"The user '%s' is disabled (there is no 'on' modifier in the "
+				"user description). Make sure this is not a configuration error.",
+				cu->args[0]);
+	}
+	acl_default_flags_changed();
+}
+
 void acl_users_init(void)
 {
 	static const char *const rules[] = { "+@all", "~*", "&*", "on", "nopass" };
@@ -124,6 +234,7 @@ void acl_users_init(void)
 	default_user = u;
 	acl_users_add(u);
 	acl_set_default_password(config.requirepass);
+	acl_load_config_users();
 	if (config.aclfile[0]) {
 		char *err = acl_file_load(config.aclfile);
 

@@ -56,6 +56,10 @@ void acl_users_init(void);
  * not authenticated must AUTH first (Redis's authRequired). Any thread. */
 extern bool acl_default_needs_auth;
 
+/* A `user name rule ...` line of the config file (args without "user"),
+ * applied by acl_users_init. */
+void acl_config_user(char **args, const size_t *lens, int n);
+
 /* requirepass: the default user's only password (NULL or "": nopass). */
 void acl_set_default_password(const char *pass);
 

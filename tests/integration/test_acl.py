@@ -204,3 +204,20 @@ def aclfile_load_and_save(t):
     t.compare([('ACL', 'LOAD'), ('ACL', 'LIST'), ('ACL', 'SETUSER', 'dave', 'on'),
                ('ACL', 'SAVE')], ref=ref, sut=sut)
     assert open(paths['redis']).read() == open(paths['xkvd']).read()
+
+
+@test
+def user_directives_in_the_config_file(t):
+    if not os.access(REDIS_88, os.X_OK):
+        raise Skip('Redis 8.8 is not built (%s)' % REDIS_88)
+    d = tempfile.mkdtemp(prefix='xkv-acl-')
+    conf = os.path.join(d, 'users.conf')
+    with open(conf, 'w') as f:
+        f.write('user alice on >pw ~a* "(+del ~b*)" +get\n'
+                'user default on nopass ~* &* +@all -debug\n')
+    ref = Server('redis', redis_binary=REDIS_88, label='redis-8.8', config_file=conf)
+    t.spawned.append(ref.start())
+    sut = Server('xkvd', binary=t.env.xkvd, engine=t.engine, config_file=conf, label='xkvd')
+    t.spawned.append(sut.start())
+    t.compare([('ACL', 'LIST'), ('DEBUG', 'SLEEP', 0), ('AUTH', 'alice', 'pw'), ('DEL', 'b1'),
+               ('GET', 'b1')], ref=ref, sut=sut)

@@ -196,12 +196,11 @@ def command_getkeys(t):
 # 8's flags (blocking, so scripts may call it; 7.0: noscript); the subscribing
 # commands are denyoom in Redis 8.8 (test_pubsub checks them). CLUSTER's
 # read-only subcommands have Redis 8.8's flags (loading; 7.0: not).
-# ACL: its subcommands come in the reference's hash order; DELUSER, SAVE and
-# SETUSER have Redis 8.8's request/response policy tips (7.0: none).
+# ACL: its subcommands come in the reference's hash order.
 INFO_EXCEPTIONS = {b'acl', b'client', b'cluster', b'command', b'config', b'latency', b'memory', b'module',
                    b'object', b'subscribe', b'psubscribe', b'ssubscribe',
                    b'function', b'pubsub', b'script', b'slowlog', b'xgroup', b'xinfo', b'zrank',
-                   b'zrevrank', b'command|getkeys', b'acl|deluser', b'acl|save', b'acl|setuser',
+                   b'zrevrank', b'command|getkeys',
                    b'command|getkeysandflags', b'wait'} | {
                        b'cluster|' + s for s in (b'count-failure-reports', b'info', b'keyslot',
                                                  b'links', b'myid', b'nodes', b'replicas',
