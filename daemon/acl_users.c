@@ -31,6 +31,12 @@ static size_t nusers;
 static struct acl_user *default_user;
 
 bool acl_default_needs_auth;
+static bool default_nopass = true;
+
+bool acl_default_nopass(void)
+{
+	return __atomic_load_n(&default_nopass, __ATOMIC_RELAXED);
+}
 
 /* INFO's counters: any worker adds (relaxed atomics). */
 static uint64_t denied_auth, denied_cmd, denied_key, denied_channel;
@@ -112,6 +118,8 @@ static void acl_default_flags_changed(void)
 		!(default_user->flags & ACL_USER_NOPASS) || (default_user->flags & ACL_USER_OFF);
 
 	__atomic_store_n(&acl_default_needs_auth, needs, __ATOMIC_RELAXED);
+	__atomic_store_n(&default_nopass, !!(default_user->flags & ACL_USER_NOPASS),
+			 __ATOMIC_RELAXED);
 }
 
 /* The config file's user lines (config_load, before the workers). */

@@ -55,6 +55,9 @@ void acl_users_init(void);
 /* True if the default user needs a password (not nopass, or off): a client
  * not authenticated must AUTH first (Redis's authRequired). Any thread. */
 extern bool acl_default_needs_auth;
+/* True while the default user is nopass (protected mode refuses strangers
+ * then). Any thread. */
+bool acl_default_nopass(void);
 
 /* A `user name rule ...` line of the config file (args without "user"),
  * applied by acl_users_init. */
