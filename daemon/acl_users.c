@@ -841,6 +841,27 @@ char *acl_file_load(const char *path)
 	return NULL;
 }
 
+char **acl_users_lines(size_t *n)
+{
+	char **lines;
+
+	acl_lock_read();
+	*n = nusers;
+	lines = xmalloc((nusers + 1) * sizeof(*lines));
+	for (size_t i = 0; i < nusers; i++) {
+		size_t dl = acl_user_describe(users[i], NULL, 0), nl = strlen(users[i]->name);
+		char *p = xmalloc(5 + nl + 1 + dl + 1);
+
+		memcpy(p, "user ", 5);
+		memcpy(p + 5, users[i]->name, nl);
+		p[5 + nl] = ' ';
+		acl_user_describe(users[i], p + 6 + nl, dl + 1);
+		lines[i] = p;
+	}
+	acl_unlock();
+	return lines;
+}
+
 int acl_file_save(const char *path)
 {
 	struct text t = { 0 };

@@ -123,6 +123,9 @@ void acl_recheck_self(struct client *c);
 char *acl_file_load(const char *path);
 /* ACL SAVE: every user as ACL LIST shows it; 0 or -errno (logged). */
 int acl_file_save(const char *path);
+/* Every user as a `user name rules` line (CONFIG REWRITE, ACL SAVE), by
+ * name; the caller frees each line and the array. Takes the lock. */
+char **acl_users_lines(size_t *n);
 /* CONFIG RESETSTAT. */
 void acl_stats_reset(void);
 /* ACL LOG's reply, and RESET. */

@@ -221,3 +221,31 @@ def user_directives_in_the_config_file(t):
     t.spawned.append(sut.start())
     t.compare([('ACL', 'LIST'), ('DEBUG', 'SLEEP', 0), ('AUTH', 'alice', 'pw'), ('DEL', 'b1'),
                ('GET', 'b1')], ref=ref, sut=sut)
+
+
+@test
+def config_rewrite_writes_users(t):
+    if not os.access(REDIS_88, os.X_OK):
+        raise Skip('Redis 8.8 is not built (%s)' % REDIS_88)
+    d = tempfile.mkdtemp(prefix='xkv-acl-')
+    servers = []
+    for kind in ('redis', 'xkvd'):
+        conf = os.path.join(d, kind + '.conf')
+        with open(conf, 'w') as f:
+            f.write('user alice on >pw ~a* +get\n# kept\nuser zed off\n')
+        if kind == 'redis':
+            srv = Server('redis', redis_binary=REDIS_88, label='redis-8.8', config_file=conf)
+        else:
+            srv = Server('xkvd', binary=t.env.xkvd, engine=t.engine, config_file=conf,
+                         label='xkvd')
+        t.spawned.append(srv.start())
+        servers.append((srv, conf))
+    for srv, conf in servers:
+        with srv.client() as c:
+            assert c.cmd('ACL', 'SETUSER', 'bob', 'on', 'nopass', '+@read') == b'+OK\r\n'
+            assert c.cmd('ACL', 'DELUSER', 'zed') == b':1\r\n'
+            assert c.cmd('CONFIG', 'REWRITE') == b'+OK\r\n'
+    users = [[line for line in open(conf).read().split('\n')
+              if line.startswith(('user ', '# kept'))] for _, conf in servers]
+    assert users[0] == users[1], users
+    assert len(users[0]) == 4, users
