@@ -5,9 +5,10 @@ reference describes users differently: its default is allchannels)."""
 
 import os
 import tempfile
+import threading
 
-from harness import (ConnectionClosed, Ignore, Server, Skip, decode, info_fields, pairs, test,
-                     wait_until)
+from harness import (ConnectionClosed, Server, Skip, decode, encode, info_fields, pairs, test,
+                     xkv_only)
 
 REDIS_88 = os.environ.get('XKV_REDIS_88', '/work/peers/redis-8.8.0/src/redis-server')
 
@@ -249,3 +250,47 @@ def config_rewrite_writes_users(t):
               if line.startswith(('user ', '# kept'))] for _, conf in servers]
     assert users[0] == users[1], users
     assert len(users[0]) == 4, users
+
+
+@test
+@xkv_only
+def rules_change_while_other_workers_check(t):
+    """ACL SETUSER and DELUSER on one connection while others, on both
+    workers, run commands as the user being changed: every reply is the
+    command's or NOPERM, and connections of a deleted user are closed."""
+    sut = t.spawn('sut')
+    with sut.client() as admin:
+        admin.cmd('ACL', 'SETUSER', 'u', 'on', 'nopass', '+get', '+set', '~*')
+        admin.cmd('SET', 'k', 'v')
+    bad, stop = [], threading.Event()
+
+    def worker():
+        with sut.client() as c:
+            c.cmd('AUTH', 'u', 'x')
+            while not stop.is_set():
+                c.send_raw(b''.join(encode(['GET', 'k']) for _ in range(20)))
+                for _ in range(20):
+                    r = c.read_reply()
+                    if r not in (b'$1\r\nv\r\n',
+                                 b"-NOPERM User u has no permissions to run the 'get' command\r\n",
+                                 b'-NOPERM No permissions to access a key\r\n'):
+                        bad.append(r)
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    for th in threads:
+        th.start()
+    with sut.client() as admin:
+        for i in range(300):
+            rules = [('-get',), ('+get',), ('resetkeys', '~x*'), ('allkeys',),
+                     ('(+get ~k)',), ('clearselectors',)][i % 6]
+            assert admin.cmd('ACL', 'SETUSER', 'u', *rules) == b'+OK\r\n'
+    stop.set()
+    for th in threads:
+        th.join()
+    assert not bad, bad[:5]
+    with sut.client() as admin, sut.client() as c:
+        assert c.cmd('AUTH', 'u', 'x') == b'+OK\r\n'
+        assert admin.cmd('ACL', 'DELUSER', 'u') == b':1\r\n'
+        c.send('GET', 'k')
+        data, closed = c.read_until_close()
+        assert closed and data == b'', (data, closed)
+        assert admin.cmd('PING') == b'+PONG\r\n'
