@@ -6,18 +6,23 @@
  * allchannels resetchannels), selectors "(...)", clearselectors and reset;
  * and the matchers that decide whether a user may use a key or a channel.
  *
- * Not wired to any command yet: command rules (+cmd -cmd +@cat ...), the
- * users table, AUTH and the dispatch checks are the next steps (docs/acl.md
- * will say what exists). Command rules are refused as a syntax error here.
+ * Command rules (+cmd -cmd +cmd|sub +cmd|firstarg +@cat -@cat allcommands
+ * nocommands) set a bitmap over the command table's rows (struct command's
+ * index), so that the dispatch check is a bit test; the rules are kept as
+ * Redis keeps them (its "command_rules" string), so that ACL LIST describes
+ * them in Redis's compacted form ("+@all -debug").
  *
  * A user is owned by whoever made it (acl_user_new / acl_user_free); nothing
- * here locks: the caller serializes changes against readers.
+ * here locks: the caller serializes changes against readers (acl_users.h
+ * holds the users table and its lock). Command rules need the command table:
+ * acl_commands_init() after commands_init().
  */
 #ifndef XKV_ACL_H
 #define XKV_ACL_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "sha256.h"
 
@@ -40,7 +45,15 @@ enum acl_selector_flag {
 	ACL_SEL_ROOT = 1 << 0,
 	ACL_SEL_ALLKEYS = 1 << 1,
 	ACL_SEL_ALLCHANNELS = 1 << 2,
+	ACL_SEL_ALLCOMMANDS = 1 << 3,
 };
+
+/* Bits of the command bitmap: one per command-table row, and the last one
+ * for "future commands", set only by +@all (Redis's trick to tell +@all
+ * -x from -@all +y when describing rules). */
+#define ACL_CMD_BITS 1024
+#define ACL_CMD_WORDS (ACL_CMD_BITS / 64)
+#define ACL_CMD_FUTURE (ACL_CMD_BITS - 1)
 
 #define ACL_HASH_LEN (2 * SHA256_LEN)
 
@@ -55,8 +68,18 @@ struct acl_channel {
 	size_t len;
 };
 
+/* +cmd|arg for a command without subcommands: that first argument only. */
+struct acl_firstarg {
+	unsigned id; /* the command's row */
+	char *arg;   /* owned, lower case */
+};
+
 struct acl_selector {
 	unsigned flags; /* enum acl_selector_flag */
+	uint64_t cmds[ACL_CMD_WORDS];
+	char *rules; /* command rules after the +@all/-@all start; owned, "" if none */
+	struct acl_firstarg *fargs;
+	size_t nfargs;
 	struct acl_key_pattern *keys;
 	size_t nkeys;
 	struct acl_channel *chans;
@@ -70,12 +93,35 @@ struct acl_user {
 	size_t npass;
 	struct acl_selector *sel; /* sel[0] is the root selector */
 	size_t nsel;
+	/* The users table's (acl_users.c): references, deleted from the table,
+	 * and whether the root selector allows everything (the dispatch's
+	 * one-flag test). */
+	int refs;
+	bool deleted;
+	bool all;
 };
+
+struct command;
+struct arg;
+
+/* Builds the category of every command-table row (after commands_init). */
+void acl_commands_init(void);
+/* The category bit of a category name (without '@'), 0 if unknown. */
+uint64_t acl_category_flag(const char *name, size_t len);
+/* Category names in ACL CAT's order, NULL-terminated. */
+extern const char *const acl_category_names[];
+/* The categories of a command-table row, as bits. */
+uint64_t acl_command_categories(const struct command *cmd);
 
 /* A new user as Redis makes one: off, sanitize-payload, no password, no key,
  * no command; with every channel if allchannels is the pub/sub default. */
 struct acl_user *acl_user_new(const char *name, size_t len, bool allchannels_default);
 void acl_user_free(struct acl_user *u);
+/* A copy of u's rules (name, flags, passwords, selectors), to stage a change
+ * on; freed with acl_user_free. */
+struct acl_user *acl_user_dup(const struct acl_user *u);
+/* dst takes src's rules (not its name nor table fields); src is freed. */
+void acl_user_replace(struct acl_user *dst, struct acl_user *src);
 
 /* Applies one rule; 0 or -errno (-EINVAL, -EEXIST, -EISDIR, -ENODEV,
  * -EBADMSG), whose text acl_strerror gives. On error u is unchanged, except
@@ -95,9 +141,29 @@ bool acl_user_key_allowed(const struct acl_user *u, const char *key, size_t len,
 bool acl_user_channel_allowed(const struct acl_user *u, const char *ch, size_t len,
 			      bool is_pattern);
 
-/* Writes the user's flags, passwords, keys and channels of every selector as
- * ACL LIST shows them (without command rules yet) to buf, NUL-terminated;
- * returns the length it needs (as snprintf). */
+/* Why a command is refused (Redis's ACL_DENIED_*; the order matters: a
+ * selector's worse reason wins). */
+enum acl_deny {
+	ACL_OK = 0,
+	ACL_DENIED_CMD = 1,
+	ACL_DENIED_KEY = 2,
+	ACL_DENIED_AUTH = 3,
+	ACL_DENIED_CHANNEL = 4,
+};
+
+/* May u run cmd (a row with a handler) with argv? ACL_OK, or the reason of
+ * the selector Redis would report, and in *argpos the argument that decided
+ * (0 for the command itself). */
+int acl_user_check_command(const struct acl_user *u, const struct command *cmd, int argc,
+			   const struct arg *argv, int *argpos);
+/* True if the selector allows the command row id (its bit). */
+bool acl_selector_command_bit(const struct acl_selector *s, unsigned id);
+
+/* Writes the user's flags, passwords, keys, channels and command rules of
+ * every selector as ACL LIST shows them to buf, NUL-terminated; returns the
+ * length it needs (as snprintf). */
 size_t acl_user_describe(const struct acl_user *u, char *buf, size_t size);
+/* The command rules of a selector as ACL GETUSER's "commands" shows them. */
+size_t acl_selector_describe_commands(const struct acl_selector *s, char *buf, size_t size);
 
 #endif

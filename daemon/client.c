@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "acl_users.h"
 #include "blocking.h"
 #include "client.h"
 #include "commands.h"
@@ -142,7 +143,7 @@ struct client *client_create(struct worker *w, int fd)
 	c->fd = fd;
 	c->worker = w;
 	c->resp = 2;
-	c->authenticated = !config.requirepass[0];
+	c->user = acl_default_user_get(&c->authenticated);
 	c->mb_left = -1;
 	c->bulk_len = -1;
 	c->ctime_ms = c->last_ms = c->rbuf_peak_reset_ms = mono_ms();
@@ -189,6 +190,7 @@ void client_free(struct client *c)
 		c->next_in_registry->prev_in_registry = c->prev_in_registry;
 	registry_n--;
 	registry_unlock();
+	acl_user_put(c->user);
 
 	if (c->fd >= 0)
 		close(c->fd);
@@ -354,7 +356,7 @@ bool client_process_input(struct client *c)
 		if (c->worker)
 			stat_add(&c->worker->stats.qbuf_limit_closes, 1);
 	}
-	if (!c->req_type && c->authenticated && c->qlen - c->qpos >= 64)
+	if (!c->req_type && !acl_auth_required(c) && c->qlen - c->qpos >= 64)
 		prefetch_gets(c);
 	/* A blocked or held client's next commands wait until it is answered. */
 	while (!c->blocked &&
@@ -580,7 +582,7 @@ char *client_info_line(struct client *c)
 		"id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=%ld "
 		"psub=%ld ssub=%ld multi=%d watch=%d qbuf=%zu qbuf-free=%zu argv-mem=%zu "
 		"multi-mem=%zu rbs=%u rbp=%u obl=0 oll=0 omem=%zu omem-shared=0 omem-unshared=%zu "
-		"tot-mem=%zu events=r cmd=%s user=default redir=%lld resp=%d lib-name=%s "
+		"tot-mem=%zu events=r cmd=%s user=%s redir=%lld resp=%d lib-name=%s "
 		"lib-ver=%s "
 		"io-thread=%u tot-net-in=%llu tot-net-out=%llu tot-cmds=%llu read-events=%llu "
 		"avg-pipeline-len-sum=%llu avg-pipeline-len-cnt=%llu",
@@ -595,6 +597,7 @@ char *client_info_line(struct client *c)
 		argv_mem, mmem, __atomic_load_n(&c->rbuf_size, __ATOMIC_RELAXED),
 		__atomic_load_n(&c->rbuf_peak, __ATOMIC_RELAXED), omem, omem, client_mem(c),
 		__atomic_load_n(&c->last_cmd, __ATOMIC_RELAXED),
+		c->user ? c->user->name : "(superuser)",
 		(__atomic_load_n(&c->trk_flags, __ATOMIC_RELAXED) & TRACKING_ON)
 			? (long long)__atomic_load_n(&c->trk_redir, __ATOMIC_RELAXED)
 			: -1LL,

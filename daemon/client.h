@@ -22,6 +22,7 @@
 struct worker;
 struct command;
 struct trk_client;
+struct acl_user;
 
 struct arg {
 	char *p; /* NUL-terminated for convenience; may contain NULs */
@@ -87,6 +88,10 @@ struct client {
 	int db;
 	int resp; /* 2 or 3 */
 	bool authenticated;
+	/* Its ACL user, referenced (acl_users.h), or NULL for the server's own
+	 * stand-ins (AOF loader, master link...), which may do anything.
+	 * Changed by its worker under the registry lock. */
+	struct acl_user *user;
 	bool kill_requested; /* CLIENT KILL matched it; guarded by the registry lock */
 	char *name;	     /* CLIENT SETNAME, or NULL; guarded by the registry lock */
 	char *lib_name;	     /* CLIENT SETINFO, or NULL; guarded by the registry lock */

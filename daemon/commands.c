@@ -11,6 +11,7 @@
 #include <strings.h>
 #include <ctype.h>
 
+#include "acl_users.h"
 #include "aof.h"
 #include "blocking.h"
 #include "cluster_route.h"
@@ -238,6 +239,7 @@ void commands_init(void)
 	xkv_assert(ntop <= LOOKUP_SIZE / 2);
 	for (size_t i = 0; i < ntop; i++)
 		lookup_insert(top[i]);
+	acl_commands_init();
 }
 
 struct command **command_all(void)
@@ -522,8 +524,21 @@ static struct command *resolve(struct client *c)
 		stat_add(&own_stats(c, cmd)->rejected, 1);
 		return NULL;
 	}
-	if (!c->authenticated && !(cmd->flags & CMD_NO_AUTH)) {
+	if (__builtin_expect(!c->authenticated, 0) && acl_auth_required(c) &&
+	    !(cmd->flags & CMD_NO_AUTH)) {
 		reply_error(c, "-NOAUTH Authentication required.");
+		stat_add(&own_stats(c, cmd)->rejected, 1);
+		return NULL;
+	}
+	if (__builtin_expect(c->in_multi && (cmd->flags & CMD_NO_MULTI), 0)) {
+		reply_error(c, "Command not allowed inside a transaction");
+		stat_add(&own_stats(c, cmd)->rejected, 1);
+		return NULL;
+	}
+	/* ACL: one flag test for a user that may do everything. */
+	if (__builtin_expect(acl_client_restricted(c), 0) &&
+	    !acl_check_slow(c, cmd, c->argc, c->argv,
+			    c->in_multi ? ACL_CTX_MULTI : ACL_CTX_TOPLEVEL, true)) {
 		stat_add(&own_stats(c, cmd)->rejected, 1);
 		return NULL;
 	}

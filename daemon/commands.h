@@ -176,6 +176,9 @@ void command_stats_reset(void);
  * command in Redis (CMD_MODULE) is shown as registered, upper case. Valid
  * until this thread's next call. */
 const char *command_shown_name(const struct command *cmd);
+/* cmd's ACL categories, space-separated ("@read @string @fast"), in Redis's
+ * order: its metadata's, or derived from its flags into buf (cmd/server.c). */
+const char *command_acl_categories(const struct command *cmd, char *buf, size_t size);
 /* True if cmd takes key arguments (COMMAND GETKEYS). */
 bool command_has_keys(const struct command *cmd);
 /* Fills keys[] with the indexes of argv's key arguments for cmd (at most max),

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "access.h"
+#include "acl_users.h"
 #include "aof.h"
 #include "config.h"
 #include "defrag.h"
@@ -151,6 +152,9 @@ static int apply_access(const char **err)
 {
 	(void)err;
 	access_update();
+	/* requirepass is the default user's password (Redis's
+	 * ACLUpdateDefaultUserPassword); the others leave it alone. */
+	acl_set_default_password(config.requirepass);
 	return 0;
 }
 

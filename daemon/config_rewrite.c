@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "acl_users.h"
 #include "config.h"
 #include "config_table.h"
 #include "log.h"
@@ -72,6 +73,9 @@ static void rw_add_arg(void *ctx, char *arg, size_t len)
 	a->n++;
 }
 
+/* The `user` lines (ACL users), which no table row describes. */
+static const struct config_def user_lines = { .name = "user" };
+
 /* Which directive a line sets, if any (split as the loader splits it). */
 static const struct config_def *line_def(const char *line)
 {
@@ -80,8 +84,11 @@ static const struct config_def *line_def(const char *line)
 	struct rw_args a = { .n = 0 };
 	const struct config_def *d = NULL;
 
-	if (split_args(line, len, buf, rw_add_arg, &a) > 0)
+	if (split_args(line, len, buf, rw_add_arg, &a) > 0) {
 		d = config_find(a.v[0], a.len[0], NULL);
+		if (!d && str_eq_nocase(a.v[0], a.len[0], "user"))
+			d = &user_lines;
+	}
 	xfree(buf);
 	return d;
 }
@@ -359,6 +366,16 @@ int config_rewrite(void)
 		goto out;
 	for (size_t i = 0; i < config_ndefs; i++)
 		rw_directive(&rw, &config_defs[i]);
+	/* As Redis: every ACL user as a `user` line, in the old lines' places
+	 * first; none with an aclfile (the users live there). */
+	if (!config.aclfile[0]) {
+		size_t n;
+		char **lines = acl_users_lines(&n);
+
+		for (size_t i = 0; i < n; i++)
+			rw_set(&rw, &user_lines, lines[i], true);
+		xfree(lines);
+	}
 	/* Lines of a directive that the value no longer needs (a duplicate of
 	 * one set once) are blanked; runs of blank lines become one. */
 	for (size_t i = 0; i < rw.n; i++) {

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "access.h"
+#include "acl_users.h"
 #include "aof.h"
 #include "blocking.h"
 #include "commands.h"
@@ -115,6 +116,7 @@ int main(int argc, char **argv)
 		log_warning("No config file specified, using the default config.");
 
 	commands_init();
+	acl_users_init();
 	store_init((int)config.databases);
 	/* The store's change hooks, in the order they run (store.h). */
 	multi_init();

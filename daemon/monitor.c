@@ -71,6 +71,11 @@ static bool redacted(const struct client *c, int i)
 	return false;
 }
 
+bool monitor_arg_redacted(const struct client *c, int i)
+{
+	return redacted(c, i);
+}
+
 void monitor_start(struct client *c)
 {
 	struct worker *w = c->worker;

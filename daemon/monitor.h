@@ -44,6 +44,8 @@ void monitor_feed_script(struct client *c);
 /* The running command's argument i is a secret: monitors see "(redacted)"
  * (AUTH, HELLO ... AUTH). */
 void monitor_redact(struct client *c, int i);
+/* True if the running command of c asked to hide argument i (SLOWLOG). */
+bool monitor_arg_redacted(const struct client *c, int i);
 
 /* A line mailed to w: hands the line to w's monitors, then drops it. */
 void monitor_deliver(struct worker *w, void *payload);

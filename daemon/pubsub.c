@@ -36,6 +36,7 @@
 #include "log.h"
 #include "mem.h"
 #include "obuf.h"
+#include "acl.h"
 #include "pubsub.h"
 #include "reply.h"
 #include "store.h"
@@ -313,6 +314,40 @@ void pubsub_unsubscribe_all(struct client *c, enum pubsub_kind kind, bool notify
 	}
 	dict_maybe_shrink(&pc->subs[kind]);
 	xfree(a.v);
+}
+
+struct allowed_scan {
+	const struct acl_user *u;
+	bool pattern;
+	bool ok;
+};
+
+static void check_allowed(void *ctx, struct dict_node *node)
+{
+	struct allowed_scan *a = ctx;
+	const struct ps_sub *s = (const struct ps_sub *)node;
+
+	if (a->ok && !acl_user_channel_allowed(a->u, s->target->name, s->target->len, a->pattern))
+		a->ok = false;
+}
+
+bool pubsub_client_allowed(struct client *c, const struct acl_user *u)
+{
+	struct ps_client *pc = c->pubsub;
+
+	if (!pc)
+		return true;
+	for (int k = 0; k < PUBSUB_KINDS; k++) {
+		struct allowed_scan a = { u, k == PUBSUB_PATTERN, true };
+		uint64_t cursor = 0;
+
+		do
+			cursor = dict_scan(&pc->subs[k], cursor, check_allowed, &a);
+		while (cursor);
+		if (!a.ok)
+			return false;
+	}
+	return true;
 }
 
 void pubsub_client_free(struct client *c)

@@ -57,6 +57,10 @@ long pubsub_client_count(const struct client *c, enum pubsub_kind kind);
 bool pubsub_client_subscribed(const struct client *c);
 /* Drops every subscription of c, silently (client_free, on its worker). */
 void pubsub_client_free(struct client *c);
+/* True if every subscription of c is one u may make (ACL SETUSER took a
+ * channel away: Redis closes the client otherwise). On c's worker. */
+struct acl_user;
+bool pubsub_client_allowed(struct client *c, const struct acl_user *u);
 /* After c's command (and its reply): the messages it published to itself. */
 void pubsub_command_end(struct client *c);
 

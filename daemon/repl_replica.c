@@ -35,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "acl_users.h"
 #include "aof.h"
 #include "client.h"
 #include "commands.h"
@@ -326,7 +327,9 @@ static void link_deliver(struct worker *w, uint64_t unused, void *payload)
 	}
 	d->fd = -1;
 	c->flags |= CLIENT_MASTER | CLIENT_REPLY_OFF;
-	c->authenticated = true;
+	/* Our master's stream is obeyed whatever the ACL rules (Redis's master
+	 * client has no user). */
+	acl_client_set_user(c, NULL, true);
 	if (st.stream_db >= 0 && st.stream_db < store.ndbs)
 		c->db = st.stream_db;
 	pthread_mutex_lock(&rlock);

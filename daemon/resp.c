@@ -7,6 +7,7 @@
 #include "config.h"
 #include "mem.h"
 #include "resp.h"
+#include "acl_users.h"
 #include "util.h"
 
 /* Requests from unauthenticated clients are kept small, as in Redis, so a
@@ -18,7 +19,7 @@ static __thread char error_buf[96];
 
 static bool auth_required(const struct client *c)
 {
-	return !c->authenticated;
+	return acl_auth_required(c);
 }
 
 /* Makes room for n arguments, doubling so that pushes stay linear. */

@@ -16,6 +16,7 @@
 #include "commands.h"
 #include "config.h"
 #include "mem.h"
+#include "monitor.h"
 #include "slowlog.h"
 #include "util.h"
 
@@ -82,6 +83,9 @@ static void set_argf(struct arg *a, const char *fmt, unsigned long long n)
 /* Passwords never reach the log: AUTH's arguments and HELLO's after AUTH. */
 static bool redacted(const struct command *cmd, const struct client *c, int i)
 {
+	/* What the command itself hid (ACL SETUSER, MIGRATE ... AUTH ...). */
+	if (monitor_arg_redacted(c, i))
+		return true;
 	if (!strcmp(cmd->name, "auth"))
 		return i > 0;
 	if (!strcmp(cmd->name, "hello"))

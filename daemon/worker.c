@@ -23,6 +23,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include "acl_users.h"
 #include "bgjob.h"
 #include "blocking.h"
 #include "client.h"
@@ -156,12 +157,11 @@ static bool peer_is_local(const struct sockaddr_storage *ss)
 
 bool worker_protected_refuses(const struct sockaddr_storage *peer)
 {
-	const char *pass;
-
 	if (!__atomic_load_n(&config.protected_mode, __ATOMIC_RELAXED))
 		return false;
-	pass = __atomic_load_n(&config.requirepass, __ATOMIC_ACQUIRE);
-	return !pass[0] && !peer_is_local(peer);
+	/* As Redis: while the default user is nopass (no requirepass, and no
+	 * ACL SETUSER default >pass). */
+	return acl_default_nopass() && !peer_is_local(peer);
 }
 
 /* Refuses fd (Redis's message, then close) in protected mode; true if so. */

@@ -7,6 +7,7 @@
 #include "cluster.h"
 #include "commands.h"
 #include "config.h"
+#include "acl_users.h"
 #include "blocking.h"
 #include "mem.h"
 #include "monitor.h"
@@ -78,21 +79,12 @@ void cmd_select(struct client *c)
 	reply_ok(c);
 }
 
-/* Checks a username/password pair against the only user, "default". */
-static bool credentials_ok(const struct arg *user, const struct arg *pass)
-{
-	const char *want = config.requirepass;
-
-	if (user && !str_eq_nocase(user->p, user->len, "default"))
-		return false;
-	/* Without requirepass the default user takes any password. */
-	return !want[0] || (strlen(want) == pass->len && memcmp(want, pass->p, pass->len) == 0);
-}
-
 #define ERR_WRONGPASS "-WRONGPASS invalid username-password pair or user is disabled."
 
 void cmd_auth(struct client *c)
 {
+	bool nopass;
+
 	if (c->argc > 3) {
 		reply_error(c, ERR_SYNTAX);
 		return;
@@ -100,16 +92,21 @@ void cmd_auth(struct client *c)
 	/* Monitors never see credentials. */
 	for (int i = 1; i < c->argc; i++)
 		monitor_redact(c, i);
-	if (c->argc == 2 && !config.requirepass[0]) {
-		reply_error(c, "AUTH <password> called without any password configured for the "
-			       "default user. Are you sure your configuration is correct?");
-		return;
+	if (c->argc == 2) {
+		acl_lock_read();
+		nopass = acl_users_find("default", 7)->flags & ACL_USER_NOPASS;
+		acl_unlock();
+		if (nopass) {
+			reply_error(
+				c, "AUTH <password> called without any password configured for "
+				   "the default user. Are you sure your configuration is correct?");
+			return;
+		}
 	}
-	if (!credentials_ok(c->argc == 3 ? &c->argv[1] : NULL, &c->argv[c->argc - 1])) {
+	if (!acl_authenticate(c, c->argc == 3 ? &c->argv[1] : NULL, &c->argv[c->argc - 1])) {
 		reply_error(c, ERR_WRONGPASS);
 		return;
 	}
-	c->authenticated = true;
 	reply_ok(c);
 }
 
@@ -168,14 +165,11 @@ void cmd_hello(struct client *c)
 			return;
 		}
 	}
-	if (user) {
-		if (!credentials_ok(user, user + 1)) {
-			reply_error(c, ERR_WRONGPASS);
-			return;
-		}
-		c->authenticated = true;
+	if (user && !acl_authenticate(c, user, user + 1)) {
+		reply_error(c, ERR_WRONGPASS);
+		return;
 	}
-	if (!c->authenticated) {
+	if (acl_auth_required(c)) {
 		reply_error(c,
 			    "-NOAUTH HELLO must be called with the client already authenticated, "
 			    "otherwise the HELLO <proto> AUTH <user> <pass> option can be used to "
@@ -226,7 +220,12 @@ void cmd_reset(struct client *c)
 		      CLIENT_READONLY);
 	__atomic_store_n(&c->db, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&c->resp, 2, __ATOMIC_RELAXED);
-	c->authenticated = !config.requirepass[0];
+	if (c->user) {
+		bool authenticated;
+		struct acl_user *u = acl_default_user_get(&authenticated);
+
+		acl_client_set_user(c, u, authenticated);
+	}
 	set_field(&c->name, &none);
 	reply_status(c, "RESET");
 }
@@ -355,16 +354,21 @@ struct kill_filter {
 	long long id; /* 0: any */
 	const struct arg *addr, *laddr;
 	bool skipme;
-	long long maxage; /* seconds, 0: any */
-	int type;	  /* TYPE: -1 any, 0 normal, 1 replica */
-	bool other_type;  /* TYPE master or pubsub: matches nobody */
-	bool other_user;  /* USER other than default: matches nobody */
+	long long maxage;	/* seconds, 0: any */
+	int type;		/* TYPE: -1 any, 0 normal, 1 replica */
+	bool other_type;	/* TYPE master or pubsub: matches nobody */
+	const struct arg *user; /* USER: the clients authenticated as it */
 };
 
 static bool kill_matches(const struct kill_filter *f, struct client *self, struct client *o,
 			 int64_t now)
 {
-	if (f->other_type || f->other_user || o->kill_requested)
+	if (f->other_type || o->kill_requested)
+		return false;
+	/* A user's name never changes; o->user changes under the registry
+	 * lock, which the caller holds. */
+	if (f->user && (!o->user || strlen(o->user->name) != f->user->len ||
+			memcmp(o->user->name, f->user->p, f->user->len)))
 		return false;
 	if (f->skipme && o == self)
 		return false;
@@ -431,10 +435,16 @@ void cmd_client_kill(struct client *c)
 				}
 				f.other_type = true;
 			} else if (arg_is(c, i, "USER")) {
-				if (!str_eq_nocase(v->p, v->len, "default")) {
+				bool known;
+
+				acl_lock_read();
+				known = acl_users_find(v->p, v->len) != NULL;
+				acl_unlock();
+				if (!known) {
 					reply_errorf(c, "No such user '%.128s'", v->p);
 					return;
 				}
+				f.user = v;
 			} else if (arg_is(c, i, "SKIPME")) {
 				if (arg_is(c, i + 1, "yes"))
 					f.skipme = true;

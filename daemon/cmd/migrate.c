@@ -28,6 +28,7 @@
 #include "../cluster.h"
 #include "../commands.h"
 #include "../mem.h"
+#include "../monitor.h"
 #include "../notify.h"
 #include "../propagate.h"
 #include "../rdb.h"
@@ -282,6 +283,7 @@ static bool parse_opts(struct client *c, struct migrate_opts *o)
 			}
 			o->user = NULL;
 			o->pass = &c->argv[++j];
+			monitor_redact(c, j); /* MONITOR and SLOWLOG hide it */
 		} else if (arg_is(c, j, "auth2")) {
 			if (more < 2) {
 				reply_error(c, ERR_SYNTAX);
@@ -289,6 +291,8 @@ static bool parse_opts(struct client *c, struct migrate_opts *o)
 			}
 			o->user = &c->argv[++j];
 			o->pass = &c->argv[++j];
+			monitor_redact(c, j - 1);
+			monitor_redact(c, j);
 		} else if (arg_is(c, j, "keys")) {
 			if (c->argv[3].len) {
 				reply_error(c,

@@ -12,6 +12,7 @@
  */
 #include <string.h>
 
+#include "acl_users.h"
 #include "commands.h"
 #include "exec_ctx.h"
 #include "mem.h"
@@ -319,9 +320,33 @@ void cmd_exec(struct client *c)
 		reply_null_array(c);
 	} else {
 		reply_array(c, c->nqueued);
-		for (int i = 0; i < c->nqueued; i++)
-			command_call_as(c, c->queue[i].cmd, c->queue[i].argc, c->queue[i].argv,
-					EXEC_IN_EXEC);
+		for (int i = 0; i < c->nqueued; i++) {
+			struct queued_command *q = &c->queue[i];
+
+			/* The rules may have changed since it was queued (Redis
+			 * checks again, and goes on with the next command). */
+			if (acl_client_restricted(c) &&
+			    !acl_check_slow(c, q->cmd, q->argc, q->argv, ACL_CTX_MULTI, false)) {
+				int why = acl_last_deny_reason();
+
+				reply_errorf(
+					c,
+					"-NOPERM ACLs rules changed between the moment the "
+					"transaction was accumulated and the EXEC call. This "
+					"command is no longer allowed for the following reason: %s",
+					why == ACL_DENIED_CMD
+						? "no permission to execute the command "
+						  "or subcommand"
+					: why == ACL_DENIED_KEY
+						? "no permission to touch the specified keys"
+					: why == ACL_DENIED_CHANNEL ? "no permission to access one "
+								      "of the channels used "
+								      "as arguments"
+								    : "no permission");
+				continue;
+			}
+			command_call_as(c, q->cmd, q->argc, q->argv, EXEC_IN_EXEC);
+		}
 	}
 	multi_reset(c);
 	do_multi_unwatch(c);

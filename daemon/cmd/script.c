@@ -36,6 +36,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "acl_users.h"
 #include "cluster_route.h"
 #include "commands.h"
 #include "config.h"
@@ -579,7 +580,7 @@ static int redis_call(lua_State *l, bool raise)
 {
 	struct script_run *r = running;
 	const char *err = NULL;
-	char cluster_err[256];
+	char cluster_err[256], acl_err[600];
 	struct command *cmd;
 	struct arg *argv;
 	char *reply, *p;
@@ -600,7 +601,11 @@ static int redis_call(lua_State *l, bool raise)
 	else if ((cmd->flags & CMD_NOSCRIPT) && !(cmd->flags & CMD_BLOCKING) &&
 		 !__atomic_load_n(&debug_disable_deny_scripts, __ATOMIC_RELAXED))
 		err = "This Redis command is not allowed from script";
-	else if (r->read_only && (cmd->flags & (CMD_WRITE | CMD_MAY_REPLICATE)))
+	else if (acl_client_restricted(r->caller) &&
+		 !acl_check_slow(r->caller, cmd, argc, argv, ACL_CTX_LUA, false)) {
+		snprintf(acl_err, sizeof(acl_err), "ACL failure in script: %s", acl_last_deny());
+		err = acl_err;
+	} else if (r->read_only && (cmd->flags & (CMD_WRITE | CMD_MAY_REPLICATE)))
 		err = "Write commands are not allowed from read-only scripts.";
 	else if ((cmd->flags & CMD_WRITE) && !r->wrote && !repl_writes_allowed())
 		err = "-NOREPLICAS Not enough good replicas to write.";
@@ -662,14 +667,15 @@ static int lua_redis_pcall(lua_State *l)
 	return redis_call(l, false);
 }
 
-/* There are no ACL users: the default user may run every command, so a
- * command that exists with a right arity is allowed, as Redis answers for
- * it. */
+/* Whether the script's caller's user may run the command (no log, no
+ * count: Redis's ACLCheckAllUserCommandPerm). */
 static int lua_redis_acl_check_cmd(lua_State *l)
 {
+	struct acl_user *u = running ? running->caller->user : NULL;
 	struct command *cmd;
 	struct arg *argv;
-	int argc;
+	int argc, pos;
+	bool ok = true;
 
 	if (!running)
 		return raise_error(
@@ -678,16 +684,23 @@ static int lua_redis_acl_check_cmd(lua_State *l)
 	if (!argv)
 		return lua_error(l);
 	cmd = command_lookup_argv(argc, argv);
-	free_args(argv, argc);
 	if (!cmd) {
+		free_args(argv, argc);
 		script_push_error(l, "Invalid command passed to redis.acl_check_cmd()");
 		return lua_error(l);
 	}
 	if ((cmd->arity > 0 && argc != cmd->arity) || argc < -cmd->arity) {
+		free_args(argv, argc);
 		script_push_error(l, "Wrong number of args for redis.acl_check_cmd()");
 		return lua_error(l);
 	}
-	lua_pushboolean(l, 1);
+	if (u && !__atomic_load_n(&u->all, __ATOMIC_RELAXED)) {
+		acl_lock_read();
+		ok = !u->deleted && acl_user_check_command(u, cmd, argc, argv, &pos) == ACL_OK;
+		acl_unlock();
+	}
+	free_args(argv, argc);
+	lua_pushboolean(l, ok);
 	return 1;
 }
 
@@ -1101,6 +1114,9 @@ bool script_run_check(struct client *c, struct script_run *run, unsigned flags, 
 	run->proxy.db = c->db;
 	run->proxy.resp = 2;
 	run->proxy.authenticated = true;
+	/* The caller's user, borrowed (the caller holds its reference for the
+	 * script's run): CLIENT INFO from a script shows it. */
+	run->proxy.user = c->user;
 	return true;
 }
 

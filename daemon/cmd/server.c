@@ -12,6 +12,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "acl_users.h"
+#include "config_table.h"
+#include "monitor.h"
 #include "aof.h"
 #include "command_meta.h"
 #include "blocking.h"
@@ -110,7 +113,7 @@ static int derived_categories(const struct command *cmd, const char **out)
 }
 
 /* The command's ACL categories, space-separated, in Redis's order. */
-static const char *acl_categories(const struct command *cmd, char *buf, size_t size)
+const char *command_acl_categories(const struct command *cmd, char *buf, size_t size)
 {
 	const char *cats[8];
 	int n;
@@ -225,7 +228,7 @@ static void reply_key_specs(struct client *c, const struct command *cmd)
 static void reply_command_info(struct client *c, const struct command *cmd)
 {
 	char buf[160];
-	const char *cats = acl_categories(cmd, buf, sizeof(buf));
+	const char *cats = command_acl_categories(cmd, buf, sizeof(buf));
 	bool movable = cmd->movable;
 	/* A container's own flags only steer dispatch; Redis shows none. */
 	uint32_t flags = cmd->fn ? cmd->flags : 0;
@@ -414,7 +417,7 @@ static bool list_filter(const struct client *c, const struct command *cmd)
 		char cat[64];
 
 		snprintf(cat, sizeof(cat), "@%.*s", (int)c->argv[4].len, c->argv[4].p);
-		return has_word(acl_categories(cmd, buf, sizeof(buf)), cat);
+		return has_word(command_acl_categories(cmd, buf, sizeof(buf)), cat);
 	}
 	return false; /* MODULE: there are no modules */
 }
@@ -915,6 +918,7 @@ static void info_stats(struct text *t)
 		    (unsigned long long)STAT(qbuf_limit_closes),
 		    (unsigned long long)STAT(obuf_limit_closes),
 		    (unsigned long long)STAT(rbuf_shrinks), (unsigned long long)STAT(rbuf_expands));
+	acl_info(t);
 }
 
 /* A master (repl.h): its replicas, offsets and backlog. */
@@ -1205,6 +1209,15 @@ void cmd_config_set(struct client *c)
 		pairs[i] = c->argv[2 + i].p;
 		lens[i] = c->argv[2 + i].len;
 	}
+	/* A sensitive value (requirepass, masterauth ...) never reaches
+	 * MONITOR or SLOWLOG, as Redis redacts it. */
+	for (int i = 0; i < n; i++) {
+		bool alias;
+		const struct config_def *d = config_find(pairs[2 * i], lens[2 * i], &alias);
+
+		if (d && (d->flags & CFG_SENSITIVE))
+			monitor_redact(c, 3 + 2 * i);
+	}
 	if (config_set_pairs(pairs, lens, n, client_is_local(c), err, sizeof(err)) < 0) {
 		reply_error(c, err);
 	} else {
@@ -1234,6 +1247,7 @@ void cmd_config_resetstat(struct client *c)
 		}
 	command_stats_reset();
 	errorstats_reset();
+	acl_stats_reset();
 	latency_reset_histograms();
 	lazyfree_reset_stats();
 	defrag_reset_stats();

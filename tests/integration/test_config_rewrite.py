@@ -3,6 +3,7 @@
 and order kept, duplicates blanked, changes appended after Redis's marker),
 atomically, and read back by a restart."""
 
+import hashlib
 import os
 import shutil
 import tempfile
@@ -61,7 +62,10 @@ def rewrite_round_trip(t):
                  'client-output-buffer-limit normal 1mb 512kb 10\n'
                  'latency-tracking-info-percentiles 50 99 99.9\nthreads 2\nio-engine %s\n'
                  'fastpath no\n'
-                 % (srv.port, os.path.realpath(srv.dir), t.env.engine))
+                 # ACL users, as Redis writes them (requirepass is default's).
+                 'user default on sanitize-payload #%s ~* &* +@all\n'
+                 % (srv.port, os.path.realpath(srv.dir), t.env.engine,
+                    hashlib.sha256(b'p "w"').hexdigest()))
         assert text == want, 'rewritten file:\n%s\nexpected:\n%s' % (text, want)
         # Atomic: no temporary file is left next to it.
         assert sorted(os.listdir(tmp)) == ['xkv.conf'], os.listdir(tmp)

@@ -2,13 +2,14 @@
 /*
  * The ACL rule parser and matchers (acl.h) and SHA-256 (sha256.h). The
  * expected descriptions and errors were checked against Redis 8.8's ACL
- * SETUSER / ACL LIST (without the command rules, which acl.c has not yet).
+ * SETUSER / ACL LIST.
  */
 #include <errno.h>
 #include <stdbool.h>
 #include <string.h>
 
 #include "acl.h"
+#include "commands.h"
 #include "sha256.h"
 
 #include "kselftest_harness.h"
@@ -47,7 +48,7 @@ TEST(new_user_and_passwords)
 {
 	struct acl_user *u = acl_user_new("bob", 3, false);
 
-	ASSERT_STREQ("off sanitize-payload resetchannels ", describe(u));
+	ASSERT_STREQ("off sanitize-payload resetchannels -@all", describe(u));
 	ASSERT_FALSE(acl_user_check_password(u, "x", 1));
 	ASSERT_EQ(0, set(u, "on"));
 	ASSERT_EQ(0, set(u, ">foo"));
@@ -57,7 +58,7 @@ TEST(new_user_and_passwords)
 	ASSERT_FALSE(acl_user_check_password(u, "bar", 3));
 	ASSERT_STREQ("on sanitize-payload "
 		     "#2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae "
-		     "resetchannels ",
+		     "resetchannels -@all",
 		     describe(u));
 	ASSERT_EQ(-ENODEV, set(u, "<bar"));
 	ASSERT_EQ(-EBADMSG, set(u, "#abc"));
@@ -88,7 +89,7 @@ TEST(key_patterns_and_permissions)
 	ASSERT_EQ(-EINVAL, set(u, "%~x"));
 	ASSERT_EQ(-EINVAL, set(u, "%X~x"));
 	ASSERT_EQ(-EINVAL, set(u, "~a b"));
-	ASSERT_STREQ("off sanitize-payload ~obj:* %R~read* %W~write* ~both resetchannels ",
+	ASSERT_STREQ("off sanitize-payload ~obj:* %R~read* %W~write* ~both resetchannels -@all",
 		     describe(u));
 	ASSERT_TRUE(acl_user_key_allowed(u, "obj:1", 5, ACL_PERM_ALL));
 	ASSERT_TRUE(acl_user_key_allowed(u, "read1", 5, ACL_PERM_READ));
@@ -123,14 +124,115 @@ TEST(channels_and_selectors)
 	ASSERT_EQ(2, u->nsel);
 	ASSERT_TRUE(acl_user_key_allowed(u, "sel1", 4, ACL_PERM_ALL));
 	ASSERT_TRUE(acl_user_channel_allowed(u, "ch", 2, false));
-	ASSERT_STREQ("off sanitize-payload resetchannels  (~sel* resetchannels &ch )", describe(u));
+	ASSERT_STREQ("off sanitize-payload resetchannels -@all (~sel* resetchannels &ch -@all)",
+		     describe(u));
 	ASSERT_EQ(0, set(u, "clearselectors"));
 	ASSERT_FALSE(acl_user_key_allowed(u, "sel1", 4, ACL_PERM_READ));
 
 	ASSERT_EQ(0, set(u, "on"));
 	ASSERT_EQ(0, set(u, ">p"));
 	ASSERT_EQ(0, acl_user_set(u, "reset", 5, true));
-	ASSERT_STREQ("off sanitize-payload &* ", describe(u));
+	ASSERT_STREQ("off sanitize-payload &* -@all", describe(u));
+	acl_user_free(u);
+}
+
+static int check(const struct acl_user *u, int argc, const char **words, int *pos)
+{
+	struct arg argv[8];
+
+	for (int i = 0; i < argc; i++)
+		argv[i] = (struct arg){ (char *)words[i], strlen(words[i]) };
+	return acl_user_check_command(u, command_lookup_argv(argc, argv), argc, argv, pos);
+}
+
+/* Descriptions and errors as Redis 8.8's ACL SETUSER and ACL LIST gave them. */
+TEST(command_rules)
+{
+	struct acl_user *u;
+
+	commands_init();
+	u = acl_user_new("t", 1, false);
+	ASSERT_EQ(0, set(u, "-@all"));
+	ASSERT_EQ(0, set(u, "+@all"));
+	ASSERT_EQ(0, set(u, "-@dangerous"));
+	ASSERT_EQ(0, set(u, "+select|0"));
+	ASSERT_EQ(0, set(u, "+debug|digest"));
+	ASSERT_EQ(0, set(u, "-config"));
+	ASSERT_EQ(0, set(u, "+config|get"));
+	ASSERT_EQ(0, set(u, "+client"));
+	ASSERT_EQ(0, set(u, "-client|kill"));
+	ASSERT_EQ(0, set(u, "-@slow"));
+	ASSERT_EQ(0, set(u, "+@SLOW"));
+	ASSERT_STREQ("off sanitize-payload resetchannels +@all -@dangerous +select|0 +debug|digest "
+		     "-config +config|get +client -client|kill +@slow",
+		     describe(u));
+	ASSERT_EQ(-ECHILD, set(u, "+config|get|x"));
+	ASSERT_EQ(-EINVAL, set(u, "+get|"));
+	ASSERT_EQ(-ENOENT, set(u, "-get|x"));
+	ASSERT_EQ(-ENOENT, set(u, "+nosuch"));
+	ASSERT_EQ(-ENOENT, set(u, "+@nosuch"));
+	ASSERT_STREQ("Allowing first-arg of a subcommand is not supported", acl_strerror(-ECHILD));
+	acl_user_free(u);
+
+	u = acl_user_new("t2", 2, false);
+	ASSERT_EQ(0, set(u, "+CONFIG|GET"));
+	ASSERT_EQ(0, set(u, "+select|1"));
+	ASSERT_EQ(0, set(u, "+select|1"));
+	ASSERT_EQ(0, set(u, "+SELECT|2"));
+	ASSERT_STREQ("off sanitize-payload resetchannels -@all +config|get +select|1 +select|2",
+		     describe(u));
+	ASSERT_EQ(0, set(u, "-select"));
+	ASSERT_STREQ("off sanitize-payload resetchannels -@all +config|get -select", describe(u));
+	acl_user_free(u);
+
+	u = acl_user_new("t3", 2, false);
+	ASSERT_EQ(0, set(u, "-config"));
+	ASSERT_EQ(0, set(u, "+config|get"));
+	ASSERT_EQ(0, set(u, "+config"));
+	ASSERT_EQ(0, set(u, "-config|set"));
+	ASSERT_EQ(0, set(u, "+CONFIG|GET"));
+	ASSERT_STREQ("off sanitize-payload resetchannels -@all +config -config|set +config|get",
+		     describe(u));
+	acl_user_free(u);
+}
+
+TEST(command_checks)
+{
+	struct acl_user *u;
+	int pos;
+
+	commands_init();
+	u = acl_user_new("c", 1, false);
+	ASSERT_EQ(0, set(u, "+get"));
+	ASSERT_EQ(0, set(u, "+set"));
+	ASSERT_EQ(0, set(u, "%R~r*"));
+	ASSERT_EQ(0, set(u, "+select|0"));
+	ASSERT_EQ(0, set(u, "+publish"));
+	ASSERT_EQ(0, set(u, "&news"));
+	ASSERT_EQ(ACL_OK, check(u, 2, (const char *[]){ "get", "r1" }, &pos));
+	ASSERT_EQ(ACL_DENIED_KEY, check(u, 3, (const char *[]){ "set", "r1", "v" }, &pos));
+	ASSERT_EQ(1, pos);
+	ASSERT_EQ(ACL_DENIED_CMD, check(u, 2, (const char *[]){ "del", "r1" }, &pos));
+	ASSERT_EQ(0, pos);
+	ASSERT_EQ(ACL_OK, check(u, 2, (const char *[]){ "select", "0" }, &pos));
+	ASSERT_EQ(ACL_DENIED_CMD, check(u, 2, (const char *[]){ "select", "1" }, &pos));
+	ASSERT_EQ(ACL_OK, check(u, 3, (const char *[]){ "publish", "news", "x" }, &pos));
+	ASSERT_EQ(ACL_DENIED_CHANNEL,
+		  check(u, 3, (const char *[]){ "publish", "other", "x" }, &pos));
+	ASSERT_EQ(1, pos);
+	/* AUTH is no_auth: never refused by the command bit. */
+	ASSERT_EQ(ACL_OK, check(u, 2, (const char *[]){ "auth", "x" }, &pos));
+	/* A second selector that writes w*. */
+	ASSERT_EQ(0, set(u, "(+set ~w*)"));
+	ASSERT_EQ(ACL_OK, check(u, 3, (const char *[]){ "set", "w1", "v" }, &pos));
+	ASSERT_EQ(ACL_DENIED_KEY, check(u, 3, (const char *[]){ "set", "x", "v" }, &pos));
+	ASSERT_FALSE(u->all);
+	ASSERT_EQ(0, set(u, "reset"));
+	ASSERT_EQ(0, set(u, "allkeys"));
+	ASSERT_EQ(0, set(u, "allchannels"));
+	ASSERT_EQ(0, set(u, "allcommands"));
+	ASSERT_TRUE(u->all);
+	ASSERT_STREQ("off sanitize-payload ~* &* +@all", describe(u));
 	acl_user_free(u);
 }
 

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "acl_users.h"
 #include "client.h"
 #include "config.h"
 #include "mem.h"
@@ -21,6 +22,9 @@
 static void __attribute__((constructor)) config_defaults(void)
 {
 	config_init();
+	/* The default user has a password (requirepass): a client that has
+	 * not authenticated gets the small limits (Redis's authRequired). */
+	acl_default_needs_auth = true;
 }
 
 /* A client as client_create() makes one, without a socket or a worker. */
