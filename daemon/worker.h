@@ -105,8 +105,8 @@ struct worker {
 	int nlisten;
 	int udp_fds[16]; /* the UDP protocol's sockets (udp.c) */
 	int nudp;
-	void *udp_buffers;
-	int wake_fd; /* eventfd */
+	void *udp_buffers; /* udp.c's, from the first datagram on; this worker's thread only */
+	int wake_fd;	   /* eventfd */
 	const struct net_engine *engine;
 	void *engine_data;
 
