@@ -28,15 +28,27 @@
 #define BUF_COUNT 256 /* the ring's entries, at most this many buffers: power of two */
 #define BUF_SIZE (16 * 1024)
 /*
- * The buffers are allocated BUF_CHUNK at a time: one chunk at start, one
- * more whenever a recv finds the ring empty (-ENOBUFS), up to BUF_COUNT.
- * An idle worker holds 128 KiB instead of 4 MiB (all of it in used_memory,
- * which is what the OOM checks compare with maxmemory, as Redis's own
- * idle baseline of about 1 MB is), and one under load grows to what its
- * bursts of completions keep in flight; the pool never shrinks.
+ * The buffers are mapped BUF_CHUNK at a time: one chunk at start, one more
+ * whenever a recv finds the ring empty (-ENOBUFS), up to BUF_COUNT. An idle
+ * worker holds 128 KiB instead of 4 MiB, and one under load grows to what
+ * its bursts of completions keep in flight; the pool never shrinks (a
+ * provided buffer cannot be taken back from the kernel's ring).
+ *
+ * The pool is where the kernel puts received bytes before they are copied
+ * into a client's query buffer: it plays the part of the socket receive
+ * buffers that Redis's used_memory does not count either (Redis counts the
+ * query buffers, and so does xkvd). So it is mapped outside the allocator,
+ * bounded (4 MiB a worker), and shown on its own in INFO memory
+ * (net_buffer_pool_bytes) rather than in used_memory, which would otherwise
+ * keep, after one burst of large requests, up to 4 MiB a worker that
+ * maxmemory then refuses to the data set.
  */
 #define BUF_CHUNK 8
 #define BUF_CHUNKS (BUF_COUNT / BUF_CHUNK)
+#define BUF_CHUNK_BYTES ((size_t)BUF_CHUNK * BUF_SIZE)
+
+/* Bytes of every worker's pool (written by the workers, read by INFO). */
+static size_t pool_bytes;
 #define BUF_GROUP 0
 #define MAX_IOV 64
 
@@ -149,19 +161,32 @@ static char *buf_addr(const struct uring_worker *uw, unsigned bid)
 	return uw->chunks[bid / BUF_CHUNK] + (size_t)(bid % BUF_CHUNK) * BUF_SIZE;
 }
 
-/* Gives the kernel BUF_CHUNK more buffers, unless the ring is full. */
-static void buf_grow(struct uring_worker *uw)
+size_t net_buffer_pool_bytes(void)
+{
+	return __atomic_load_n(&pool_bytes, __ATOMIC_RELAXED);
+}
+
+/* Gives the kernel BUF_CHUNK more buffers, unless the ring is full or no
+ * memory is left (the recv is re-armed all the same: the bytes wait in the
+ * socket). 0 or -errno. */
+static int buf_grow(struct uring_worker *uw)
 {
 	unsigned first = uw->nchunks * BUF_CHUNK;
+	void *p;
 
 	if (uw->nchunks == BUF_CHUNKS)
-		return;
-	uw->chunks[uw->nchunks++] = xmalloc((size_t)BUF_CHUNK * BUF_SIZE);
+		return 0;
+	p = mmap(NULL, BUF_CHUNK_BYTES, PROT_READ | PROT_WRITE, MAP_ANONYMOUS | MAP_PRIVATE, -1, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	__atomic_fetch_add(&pool_bytes, BUF_CHUNK_BYTES, __ATOMIC_RELAXED);
+	uw->chunks[uw->nchunks++] = p;
 	for (unsigned i = 0; i < BUF_CHUNK; i++)
 		io_uring_buf_ring_add(uw->bufring, buf_addr(uw, first + i), BUF_SIZE,
 				      (unsigned short)(first + i),
 				      io_uring_buf_ring_mask(BUF_COUNT), (int)i);
 	io_uring_buf_ring_advance(uw->bufring, BUF_CHUNK);
+	return 0;
 }
 
 static int uring_init(struct worker *w)
@@ -194,7 +219,9 @@ static int uring_init(struct worker *w)
 	if (err < 0)
 		goto fail_map;
 	io_uring_buf_ring_init(uw->bufring);
-	buf_grow(uw);
+	err = buf_grow(uw);
+	if (err < 0)
+		goto fail_map;
 
 	w->engine_data = uw;
 	for (int i = 0; i < w->nlisten; i++)
@@ -531,7 +558,8 @@ static void uring_destroy(struct worker *w)
 	munmap(uw->bufring, BUF_COUNT * sizeof(struct io_uring_buf));
 	xfree(uw->deferred);
 	for (unsigned i = 0; i < uw->nchunks; i++)
-		xfree(uw->chunks[i]);
+		munmap(uw->chunks[i], BUF_CHUNK_BYTES);
+	__atomic_fetch_sub(&pool_bytes, uw->nchunks * BUF_CHUNK_BYTES, __ATOMIC_RELAXED);
 	xfree(uw);
 	w->engine_data = NULL;
 }
