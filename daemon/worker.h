@@ -59,9 +59,8 @@ struct net_engine {
 
 extern const struct net_engine net_engine_uring;
 extern const struct net_engine net_engine_epoll;
-/* The io_uring engine's receive buffers, over all workers: mapped outside
- * the allocator and not in used_memory (net_uring.c says why); INFO memory
- * shows them. 0 under epoll. */
+/* The io_uring engine's receive buffers over all workers, a part of
+ * used_memory that INFO memory shows (net_uring.c); 0 under epoll. */
 size_t net_buffer_pool_bytes(void);
 
 /*
