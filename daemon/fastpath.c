@@ -386,14 +386,14 @@ void fastpath_note_read(int db, struct entry *e)
 			__atomic_store_n(ref, 1, __ATOMIC_RELAXED);
 		return;
 	}
-	if ((e->fp_flags & FP_UNCACHEABLE) || !cacheable(e))
+	if (e->fp_slot == FP_SLOT_UNCACHEABLE || !cacheable(e))
 		return;
 	if (e->fp_reads < 255)
 		e->fp_reads++;
 	if (e->fp_reads < config.fastpath_admit_threshold)
 		return;
 	pthread_mutex_lock(&fp.lock);
-	idx = slot_alloc(e->slot % STORE_SHARDS);
+	idx = slot_alloc(e->shard);
 	if (idx < 0) {
 		pthread_mutex_unlock(&fp.lock);
 		__atomic_fetch_add(&fp.admission_failures, 1, __ATOMIC_RELAXED);
@@ -413,7 +413,7 @@ void fastpath_note_read(int db, struct entry *e)
 					    : strerror(errno));
 		slot_clear(&fp.slots[slot]);
 		fp.free_stack[fp.nfree++] = slot;
-		e->fp_flags |= FP_UNCACHEABLE;
+		e->fp_slot = FP_SLOT_UNCACHEABLE;
 		pthread_mutex_unlock(&fp.lock);
 		__atomic_fetch_add(&fp.admission_failures, 1, __ATOMIC_RELAXED);
 		return;
@@ -430,7 +430,9 @@ static bool owns_slot(int db, struct entry *e)
 {
 	if (e->fp_slot < 0)
 		return false;
-	if (db != 0 || e->fp_epoch != fp.epoch || !fastpath_loaded()) {
+	if (db != 0 || e->fp_epoch != fp.epoch || !fastpath_loaded() ||
+	    fp.slots[e->fp_slot].key_len != entry_klen(e) ||
+	    memcmp(fp.slots[e->fp_slot].key, e->key, entry_klen(e)) != 0) {
 		e->fp_slot = -1;
 		return false;
 	}
@@ -474,8 +476,10 @@ void fastpath_db_reset(int db)
 		}
 	}
 	/* Entries that still name a slot (now in another db after SWAPDB) see
-	 * the new epoch and forget it. */
-	fp.epoch++;
+	 * the new epoch and forget it. Kept in the entries' 24 bits: one that
+	 * sat out 2^24 resets in another db may take a stale slot for its own,
+	 * which owns_slot() catches before anything is written to it. */
+	fp.epoch = (fp.epoch + 1) & FP_EPOCH_MASK;
 	pthread_mutex_unlock(&fp.lock);
 }
 

@@ -25,8 +25,30 @@
 #include "worker.h"
 
 #define RING_ENTRIES 4096
-#define BUF_COUNT 256 /* power of two */
+#define BUF_COUNT 64 /* the ring's entries, at most this many buffers: power of two */
 #define BUF_SIZE (16 * 1024)
+/*
+ * The buffers are allocated BUF_CHUNK at a time: one chunk at start, one
+ * more whenever a recv finds the ring empty (-ENOBUFS), up to BUF_COUNT. An
+ * idle worker holds 128 KiB, one under load what its bursts of completions
+ * keep in flight, at most 1 MiB; the pool never shrinks (a provided buffer
+ * cannot be taken back from the kernel's ring). All of it is in used_memory
+ * (and INFO memory's net_buffer_pool_bytes says how much), which is what
+ * maxmemory and the OOM checks compare: Redis's idle baseline is about
+ * 1 MB, and its OOM tests (unit/pubsub at maxmemory 5 MB) assume one as
+ * small. 256 buffers (4 MiB a worker, what the pool once was at start)
+ * were no faster: redis-benchmark -c 50 -P 16 SET and GET, 3 alternating
+ * rounds, 336k-454k and 330k-529k requests/s against 502k-583k and
+ * 453k-549k with 64 (the bytes a recv finds no buffer for wait in the
+ * socket for the next).
+ */
+#define BUF_CHUNK 8
+#define BUF_CHUNKS (BUF_COUNT / BUF_CHUNK)
+#define BUF_CHUNK_BYTES ((size_t)BUF_CHUNK * BUF_SIZE)
+
+/* Bytes of every worker's pool, a part of used_memory (written by the
+ * workers, read by INFO). */
+static size_t pool_bytes;
 #define BUF_GROUP 0
 #define MAX_IOV 64
 
@@ -48,7 +70,8 @@ struct uring_conn {
 struct uring_worker {
 	struct io_uring ring;
 	struct io_uring_buf_ring *bufring;
-	char *bufs;
+	char *chunks[BUF_CHUNKS]; /* buffer bid is chunks[bid / BUF_CHUNK], slot bid % BUF_CHUNK */
+	unsigned nchunks;
 	struct client *dirty;	/* clients with replies or a pending close */
 	struct client *closing; /* closed, waiting for their completions */
 	uint64_t wake_buf;
@@ -133,6 +156,32 @@ static void mark_dirty(struct client *c)
 	uw->dirty = c;
 }
 
+static char *buf_addr(const struct uring_worker *uw, unsigned bid)
+{
+	return uw->chunks[bid / BUF_CHUNK] + (size_t)(bid % BUF_CHUNK) * BUF_SIZE;
+}
+
+size_t net_buffer_pool_bytes(void)
+{
+	return __atomic_load_n(&pool_bytes, __ATOMIC_RELAXED);
+}
+
+/* Gives the kernel BUF_CHUNK more buffers, unless the ring is full. */
+static void buf_grow(struct uring_worker *uw)
+{
+	unsigned first = uw->nchunks * BUF_CHUNK;
+
+	if (uw->nchunks == BUF_CHUNKS)
+		return;
+	__atomic_fetch_add(&pool_bytes, BUF_CHUNK_BYTES, __ATOMIC_RELAXED);
+	uw->chunks[uw->nchunks++] = xmalloc(BUF_CHUNK_BYTES);
+	for (unsigned i = 0; i < BUF_CHUNK; i++)
+		io_uring_buf_ring_add(uw->bufring, buf_addr(uw, first + i), BUF_SIZE,
+				      (unsigned short)(first + i),
+				      io_uring_buf_ring_mask(BUF_COUNT), (int)i);
+	io_uring_buf_ring_advance(uw->bufring, BUF_CHUNK);
+}
+
 static int uring_init(struct worker *w)
 {
 	struct uring_worker *uw = xcalloc(1, sizeof(*uw));
@@ -162,12 +211,8 @@ static int uring_init(struct worker *w)
 	err = io_uring_register_buf_ring(&uw->ring, &reg, 0);
 	if (err < 0)
 		goto fail_map;
-	uw->bufs = xmalloc((size_t)BUF_COUNT * BUF_SIZE);
 	io_uring_buf_ring_init(uw->bufring);
-	for (unsigned i = 0; i < BUF_COUNT; i++)
-		io_uring_buf_ring_add(uw->bufring, uw->bufs + (size_t)i * BUF_SIZE, BUF_SIZE,
-				      (unsigned short)i, io_uring_buf_ring_mask(BUF_COUNT), (int)i);
-	io_uring_buf_ring_advance(uw->bufring, BUF_COUNT);
+	buf_grow(uw);
 
 	w->engine_data = uw;
 	for (int i = 0; i < w->nlisten; i++)
@@ -188,8 +233,8 @@ fail:
 
 static void recycle_buffer(struct uring_worker *uw, unsigned bid)
 {
-	io_uring_buf_ring_add(uw->bufring, uw->bufs + (size_t)bid * BUF_SIZE, BUF_SIZE,
-			      (unsigned short)bid, io_uring_buf_ring_mask(BUF_COUNT), 0);
+	io_uring_buf_ring_add(uw->bufring, buf_addr(uw, bid), BUF_SIZE, (unsigned short)bid,
+			      io_uring_buf_ring_mask(BUF_COUNT), 0);
 	io_uring_buf_ring_advance(uw->bufring, 1);
 }
 
@@ -278,7 +323,7 @@ static void on_recv(struct client *c, struct io_uring_cqe *cqe)
 	}
 	if (cqe->flags & IORING_CQE_F_BUFFER) {
 		unsigned bid = cqe->flags >> IORING_CQE_BUFFER_SHIFT;
-		const char *data = uw->bufs + (size_t)bid * BUF_SIZE;
+		const char *data = buf_addr(uw, bid);
 		size_t left = cqe->res > 0 ? (size_t)cqe->res : 0;
 
 		while (left && !c->closing) {
@@ -302,6 +347,10 @@ static void on_recv(struct client *c, struct io_uring_cqe *cqe)
 		uring_close_client(c);
 		return;
 	}
+	/* The ring ran dry: the bytes wait in the socket for the recv
+	 * re-armed below, which finds more buffers. */
+	if (cqe->res == -ENOBUFS)
+		buf_grow(uw);
 	if (!more)
 		arm_recv(c);
 }
@@ -499,7 +548,9 @@ static void uring_destroy(struct worker *w)
 	}
 	munmap(uw->bufring, BUF_COUNT * sizeof(struct io_uring_buf));
 	xfree(uw->deferred);
-	xfree(uw->bufs);
+	for (unsigned i = 0; i < uw->nchunks; i++)
+		xfree(uw->chunks[i]);
+	__atomic_fetch_sub(&pool_bytes, uw->nchunks * BUF_CHUNK_BYTES, __ATOMIC_RELAXED);
 	xfree(uw);
 	w->engine_data = NULL;
 }

@@ -198,7 +198,7 @@ bool store_slot_index(void)
 /* Links e into its slot's list; only with the index kept. */
 static void slot_index_add(struct shard *s, struct entry *e)
 {
-	unsigned i = e->slot / STORE_SHARDS;
+	unsigned i = key_slot(e->key, entry_klen(e)) / STORE_SHARDS;
 	struct slot_link *l = entry_slot_link(e);
 
 	if (!s->slot_keys)
@@ -218,7 +218,7 @@ static void slot_index_remove(struct shard *s, struct entry *e)
 	*l->pprev = l->next;
 	if (l->next)
 		l->next->pprev = l->pprev;
-	s->slot_keys->count[e->slot / STORE_SHARDS]--;
+	s->slot_keys->count[key_slot(e->key, entry_klen(e)) / STORE_SHARDS]--;
 }
 
 /* The index of a shard whose table was just emptied or handed away. */
@@ -291,7 +291,7 @@ static inline struct shard *shard_of(int db, const char *key, size_t len)
 
 static inline struct shard *entry_shard(int db, const struct entry *e)
 {
-	return store_shard(db, e->slot % STORE_SHARDS);
+	return store_shard(db, e->shard);
 }
 
 static store_hook_fn *hooks[STORE_HOOKS];
@@ -350,7 +350,7 @@ static void signal_change_fields(int db, int other_db, struct entry *e, enum db_
 	if (e) {
 		/* Under the key's shard lock, on a line the change wrote anyway;
 		 * INFO reads it without the lock. */
-		struct shard *sh = store_shard(db, e->slot % STORE_SHARDS);
+		struct shard *sh = store_shard(db, e->shard);
 
 		__atomic_store_n(&sh->changes, sh->changes + 1, __ATOMIC_RELAXED);
 		if (why != DB_CHANGE_TTL)
@@ -374,14 +374,14 @@ static void signal_change(int db, int other_db, struct entry *e, enum db_change_
 
 void db_dirty(int db, struct entry *e, unsigned n)
 {
-	struct shard *sh = store_shard(db, e->slot % STORE_SHARDS);
+	struct shard *sh = store_shard(db, e->shard);
 
 	__atomic_store_n(&sh->changes, sh->changes + n, __ATOMIC_RELAXED);
 }
 
 void db_uncount_change(int db, struct entry *e)
 {
-	struct shard *sh = store_shard(db, e->slot % STORE_SHARDS);
+	struct shard *sh = store_shard(db, e->shard);
 
 	__atomic_store_n(&sh->changes, sh->changes - 1, __ATOMIC_RELAXED);
 }
@@ -414,7 +414,7 @@ void db_changed_unsignalled(int db, struct entry *e)
 {
 	struct db_change ch = { .reason = DB_CHANGE_WRITE, .db = db, .other_db = -1, .e = e };
 
-	keysizes_update(store_shard(db, e->slot % STORE_SHARDS), e, false);
+	keysizes_update(store_shard(db, e->shard), e, false);
 	if (hooks[STORE_HOOK_FASTPATH])
 		hooks[STORE_HOOK_FASTPATH](&ch);
 }
@@ -592,9 +592,8 @@ static struct entry *entry_new(const char *key, size_t len, unsigned slot, bool 
 
 	e->node.hash = (uint32_t)key_hash(key, len);
 	e->node.aux = (uint32_t)len;
-	e->slot = (uint16_t)slot;
+	e->shard = slot % STORE_SHARDS;
 	e->fp_reads = 0;
-	e->fp_flags = 0;
 	e->fp_slot = -1;
 	e->fp_epoch = 0;
 	e->atime = store_clock();
@@ -686,7 +685,7 @@ static struct entry *entry_fit(struct shard *s, struct entry *e)
  * signals it. */
 static struct entry *entry_insert(int db, struct entry *e)
 {
-	struct shard *s = store_shard(db, e->slot % STORE_SHARDS);
+	struct shard *s = store_shard(db, e->shard);
 
 	dict_insert(&s->keys, &e->node);
 	if (__builtin_expect(entry_prefix != 0, 0))

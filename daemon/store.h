@@ -33,10 +33,12 @@
  *
  *	header | key bytes, NUL | deadline (8 bytes, if ENTRY_F_TTL) | value bytes, NUL (if inline)
  *
- * The header is 52 bytes (the key's length in the dict node's spare word,
- * a two-word struct obj), so a key of 8 bytes with a value of 256 fits
- * jemalloc's 320-byte class. A string value of up to ENTRY_INLINE_MAX bytes
- * written whole (SET, db_add) lives inside the entry (val.inl); one that
+ * The header is 47 bytes (the key's length in the dict node's spare word,
+ * a two-word struct obj, the small fields packed into bits), so a key of 7
+ * bytes with a value of 8 fits jemalloc's 64-byte class, and one of 8 with
+ * a value of 256 and a deadline its 320-byte class. A string value of up
+ * to ENTRY_INLINE_MAX bytes written whole (SET, db_add) lives inside the
+ * entry (val.inl); one that
  * grows past its room (APPEND, SETRANGE) moves to a buffer of its own. The
  * deadline's 8 bytes exist only once a key has had one: setting the first
  * deadline may move the entry (db_set_expire returns where it is now), and
@@ -47,23 +49,30 @@
 struct entry {
 	struct dict_node node; /* node.aux: the key's length */
 	struct obj val;
-	uint16_t slot; /* cluster slot of the key, computed once */
-	/* The kernel cache's bookkeeping (fastpath.c), under the shard lock. */
-	uint8_t fp_reads;  /* daemon-served reads, toward admission */
-	uint8_t fp_flags;  /* FP_* */
-	int32_t fp_slot;   /* the slot holding this key's value, or -1 */
-	uint32_t fp_epoch; /* fp_slot is valid only in the epoch it was set in */
-	uint32_t atime;	   /* last access, in store_clock() ticks (LRU, OBJECT IDLETIME) */
-	uint8_t lfu;	   /* logarithmic access counter, under LFU policies (evict.c) */
+	/* The kernel cache's bookkeeping (fastpath.c), under the shard lock:
+	 * the slot holding this key's value, -1, or FP_SLOT_UNCACHEABLE. */
+	int32_t fp_slot;
+	/* fp_slot is valid only in the epoch it was set in (the low 24 bits of
+	 * fastpath.c's, which also checks that the slot holds this key before
+	 * writing it: a wrapped epoch cannot make it write another's). */
+	uint32_t fp_epoch : 24;
+	uint32_t fp_reads : 8; /* daemon-served reads, toward admission */
+	uint32_t atime;	       /* last access, in store_clock() ticks (LRU, OBJECT IDLETIME) */
+	/* The rest in 24 bits, so that the key starts at byte 47. */
+	uint32_t lfu : 8; /* logarithmic access counter, under LFU policies (evict.c) */
 	/* Where INFO keysizes counts the key: type and bin, or KEYSIZES_NONE. */
-	uint8_t ks_type, ks_bin;
-	uint8_t flags; /* ENTRY_F_* */
+	uint32_t ks_type : 3;
+	uint32_t ks_bin : 6;
+	uint32_t shard : 6; /* the key's shard: key_slot() % STORE_SHARDS, computed once */
+	uint32_t flags : 1; /* ENTRY_F_* */
 	char key[];
 };
 
 #define ENTRY_F_TTL 1 /* the deadline's 8 bytes follow the key (-1: none) */
 /* Bytes of the header, where the key starts. */
 #define ENTRY_HDR __builtin_offsetof(struct entry, key)
+_Static_assert(ENTRY_HDR == 47, "the entry's header is 47 bytes (store.h's layout comment)");
+_Static_assert(STORE_SHARDS <= 64, "entry.shard holds 6 bits");
 /* The longest string value kept inside its entry. */
 #define ENTRY_INLINE_MAX 4096
 
@@ -83,7 +92,9 @@ static inline int64_t entry_expire(const struct entry *e)
 	return t;
 }
 
-#define FP_UNCACHEABLE 1 /* indexing failed once: stay daemon-served */
+/* fp_slot of a key whose indexing failed once: it stays daemon-served. */
+#define FP_SLOT_UNCACHEABLE (-2)
+#define FP_EPOCH_MASK 0xffffffu
 
 /*
  * INFO keysizes (Redis 8): per database and type (strings by length, the
@@ -93,8 +104,9 @@ static inline int64_t entry_expire(const struct entry *e)
  */
 #define KEYSIZES_TYPES 5 /* OBJ_STRING .. OBJ_HASH */
 #define KEYSIZES_BINS 60
-#define KEYSIZES_NONE 0xff
+#define KEYSIZES_NONE 7 /* fits entry.ks_type */
 typedef uint64_t keysizes_hist[KEYSIZES_TYPES][KEYSIZES_BINS];
+_Static_assert(KEYSIZES_BINS <= 64 && KEYSIZES_TYPES < KEYSIZES_NONE, "entry.ks_bin, ks_type");
 
 #define entry_of(n) ((struct entry *)((char *)(n) - __builtin_offsetof(struct entry, node)))
 

@@ -76,8 +76,6 @@ int udp_open(struct worker *w)
 		freeaddrinfo(ai);
 	}
 	xfree(copy);
-	if (!w->udp_buffers)
-		w->udp_buffers = xmalloc(sizeof(struct udp_buffers));
 	return 0;
 }
 
@@ -288,11 +286,17 @@ static size_t answer(const char *req, size_t len, char *reply)
 
 void udp_serve(struct worker *w, int fd)
 {
-	struct udp_buffers *b = w->udp_buffers;
+	struct udp_buffers *b;
 	struct mmsghdr in[UDP_BATCH], out[UDP_BATCH];
 	struct iovec in_iov[UDP_BATCH], out_iov[UDP_BATCH];
 	struct sockaddr_storage peers[UDP_BATCH];
 
+	/* The batch's 2 MiB of datagram buffers exist from the first datagram
+	 * on: a server nobody asks over UDP holds (and counts in used_memory)
+	 * none of it. */
+	if (!w->udp_buffers)
+		w->udp_buffers = xmalloc(sizeof(struct udp_buffers));
+	b = w->udp_buffers;
 	/* Bounded: a flood cannot keep this worker from its TCP clients. */
 	for (int round = 0; round < 8; round++) {
 		int n, nout = 0;

@@ -59,6 +59,9 @@ struct net_engine {
 
 extern const struct net_engine net_engine_uring;
 extern const struct net_engine net_engine_epoll;
+/* The io_uring engine's receive buffers over all workers, a part of
+ * used_memory that INFO memory shows (net_uring.c); 0 under epoll. */
+size_t net_buffer_pool_bytes(void);
 
 /*
  * A cross-worker message carries its own handling, defined by the module
@@ -107,8 +110,8 @@ struct worker {
 	int nlisten;
 	int udp_fds[16]; /* the UDP protocol's sockets (udp.c) */
 	int nudp;
-	void *udp_buffers;
-	int wake_fd; /* eventfd */
+	void *udp_buffers; /* udp.c's, from the first datagram on; this worker's thread only */
+	int wake_fd;	   /* eventfd */
 	const struct net_engine *engine;
 	void *engine_data;
 

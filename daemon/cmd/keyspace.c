@@ -861,9 +861,6 @@ static struct entry *key_peek(struct client *c, int i)
 	return e && !entry_expired(e, store_now()) ? e : NULL;
 }
 
-/* Redis shares the integers 0..9999 between keys: their refcount is INT_MAX. */
-#define SHARED_INTEGERS 10000
-
 void cmd_object_encoding(struct client *c)
 {
 	struct entry *e = key_peek(c, 2);
@@ -878,11 +875,11 @@ void cmd_object_refcount(struct client *c)
 {
 	struct entry *e = key_peek(c, 2);
 
+	/* Redis 8 gives every key's value an object of its own, the key
+	 * embedded (kvobjSet): no value in the keyspace is shared, not even
+	 * the integers 0..9999 that Redis 7 shared (refcount INT_MAX). */
 	if (!e)
 		reply_null(c);
-	else if (e->val.type == OBJ_STRING && e->val.enc == ENC_INT && e->val.i >= 0 &&
-		 e->val.i < SHARED_INTEGERS)
-		reply_int(c, INT_MAX);
 	else
 		reply_int(c, 1);
 }

@@ -97,7 +97,7 @@ void multi_on_change(const struct db_change *ch)
 		}
 		return;
 	}
-	for (struct watcher *w = *list_of(ch->db, ch->e->slot % STORE_SHARDS); w; w = w->next)
+	for (struct watcher *w = *list_of(ch->db, ch->e->shard); w; w = w->next)
 		if (w->klen == entry_klen(ch->e) && memcmp(w->key, ch->e->key, w->klen) == 0)
 			mark_dirty(w);
 }

@@ -639,7 +639,8 @@ static void info_memory(struct text *t)
 	struct defrag_info d;
 	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
 	size_t total = pages > 0 && psize > 0 ? (size_t)pages * (size_t)psize : 0;
-	char h_used[32], h_rss[32], h_peak[32], h_total[32], h_max[32], h_slab[32], h_policy[32];
+	char h_used[32], h_rss[32], h_peak[32], h_total[32], h_max[32], h_slab[32], h_pool[32],
+		h_policy[32];
 	char h_vm[32], h_vm_total[32], h_scripts[32];
 	long long vm, scripts, fvm, fbytes;
 	unsigned long nscripts, nfuncs, nlibs;
@@ -653,6 +654,7 @@ static void info_memory(struct text *t)
 	human_bytes(h_total, sizeof(h_total), (double)total);
 	human_bytes(h_max, sizeof(h_max), (double)config.maxmemory);
 	human_bytes(h_slab, sizeof(h_slab), (double)m.fastpath_slab);
+	human_bytes(h_pool, sizeof(h_pool), (double)net_buffer_pool_bytes());
 	text_printf(t,
 		    "# Memory\r\n"
 		    "used_memory:%zu\r\n"
@@ -673,12 +675,14 @@ static void info_memory(struct text *t)
 		    "allocator_muzzy:%zu\r\n"
 		    "fastpath_slab_bytes:%zu\r\n"
 		    "fastpath_slab_bytes_human:%s\r\n"
+		    "net_buffer_pool_bytes:%zu\r\n"
+		    "net_buffer_pool_bytes_human:%s\r\n"
 		    "total_system_memory:%zu\r\n"
 		    "total_system_memory_human:%s\r\n",
 		    m.used, h_used, m.rss, h_rss, m.peak, h_peak, (long long)m.peak_time,
 		    m.peak_perc, m.overhead, m.startup, m.dataset, m.dataset_perc,
 		    m.alloc_allocated, m.alloc_active, m.alloc_resident, m.alloc_muzzy,
-		    m.fastpath_slab, h_slab, total, h_total);
+		    m.fastpath_slab, h_slab, net_buffer_pool_bytes(), h_pool, total, h_total);
 	script_memory(&vm, &scripts, &nscripts);
 	function_memory(&fvm, &fbytes, &nfuncs, &nlibs);
 	human_bytes(h_vm, sizeof(h_vm), (double)vm);

@@ -74,7 +74,7 @@ static uint64_t walk(int db, unsigned slot, bool *ok)
 
 	lock_slot(db, slot);
 	for (struct entry *e = db_slot_first(db, slot); e; e = db_slot_next(e)) {
-		if (e->slot != slot || key_slot(e->key, entry_klen(e)) != slot)
+		if (e->shard != slot % STORE_SHARDS || key_slot(e->key, entry_klen(e)) != slot)
 			*ok = false;
 		n++;
 	}

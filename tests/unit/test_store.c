@@ -495,7 +495,7 @@ TEST_F(store, touch_counts_accesses)
 	x.mono_ms += 5000;
 	db_touch(e, 3);
 	EXPECT_EQ(store_clock(), e->atime);
-	EXPECT_EQ(LFU_INIT_VAL, e->lfu);
+	EXPECT_EQ(LFU_INIT_VAL, (unsigned)e->lfu);
 	exec_ctx_pop(&x);
 	config.maxmemory_policy = policy;
 	config.lfu_log_factor = factor;
