@@ -1041,16 +1041,24 @@ static bool script_create(struct client *c, const char *body, size_t len, char s
 	return true;
 }
 
-/* Sets a global of the real table (KEYS, ARGV) to argv[0..n). */
-static void set_array(lua_State *l, const char *name, const struct arg *argv, int n)
+/* Sets KEYS to argv[0..nkeys) and ARGV to the rest of argv[0..n), as
+ * fresh tables of the real globals (a script may keep or change them), each
+ * made at its final size. */
+static void set_arrays(lua_State *l, const struct arg *argv, int nkeys, int n)
 {
 	lua_getfield(l, LUA_REGISTRYINDEX, REG_GLOBALS);
-	lua_newtable(l);
-	for (int i = 0; i < n; i++) {
+	lua_createtable(l, nkeys, 0);
+	for (int i = 0; i < nkeys; i++) {
 		lua_pushlstring(l, argv[i].p, argv[i].len);
 		lua_rawseti(l, -2, i + 1);
 	}
-	lua_setfield(l, -2, name);
+	lua_setfield(l, -2, "KEYS");
+	lua_createtable(l, n - nkeys, 0);
+	for (int i = nkeys; i < n; i++) {
+		lua_pushlstring(l, argv[i].p, argv[i].len);
+		lua_rawseti(l, -2, i - nkeys + 1);
+	}
+	lua_setfield(l, -2, "ARGV");
 	lua_pop(l, 1);
 }
 
@@ -1211,7 +1219,9 @@ static void eval_generic(struct client *c, bool by_sha, bool ro)
 		pthread_mutex_unlock(&script_lock);
 		return;
 	}
-	snprintf(fname, sizeof(fname), "f_%s", sha);
+	fname[0] = 'f';
+	fname[1] = '_';
+	memcpy(fname + 2, sha, strlen(sha) + 1);
 	lua_getglobal(l, "__redis__err__handler");
 	lua_getfield(l, LUA_REGISTRYINDEX, fname);
 	if (lua_isnil(l, -1)) {
@@ -1231,8 +1241,7 @@ static void eval_generic(struct client *c, bool by_sha, bool ro)
 		return;
 	}
 	run.eval = true;
-	set_array(l, "KEYS", c->argv + 3, (int)numkeys);
-	set_array(l, "ARGV", c->argv + 3 + numkeys, c->argc - 3 - (int)numkeys);
+	set_arrays(l, c->argv + 3, (int)numkeys, c->argc - 3);
 	script_run_function(l, c, &run, 0, sha);
 	pthread_mutex_unlock(&script_lock);
 }
