@@ -22,7 +22,12 @@ enum script_flag {
 	SF_ALLOW_STALE = 1u << 3,
 	SF_NO_CLUSTER = 1u << 4,
 	SF_ALLOW_CROSS_SLOT = 1u << 5,
+	/* Not a shebang flag: an EVAL script that once reached a key it did
+	 * not declare, so it runs with every shard (kept with its flags). */
+	SF_UNDECLARED = 1u << 8,
 };
+
+struct lockset;
 
 /* A script or function running now (under the script lock), for redis.*. */
 struct script_run {
@@ -37,6 +42,14 @@ struct script_run {
 	 * unless cross-slot keys are allowed (a shebang flag, or no shebang). */
 	int slot;
 	bool cross_slot_ok;
+	/* Narrower locks (docs/architecture.md): the shards a run of EVAL's
+	 * family holds, its declared keys' and those it escalated to, owned by
+	 * command_call (which releases them); NULL when an enclosing holder has
+	 * every shard (EXEC, a script with undeclared keys, numkeys 0). */
+	struct lockset *held;
+	bool effect;	 /* a call that is not CMD_READONLY ran */
+	bool undeclared; /* a call reached a shard held did not name */
+	bool aborted;	 /* ... before any effect, and it was taken: rerun */
 };
 
 /* The one lock of every interpreter; taken after the shards (EVAL, FCALL)

@@ -425,6 +425,26 @@ void lockset_acquire(struct lockset *ls);
  * says so (a busy script holds it): 0, or -EBUSY with nothing held. */
 int lockset_acquire_unless(struct lockset *ls, bool (*give_up)(void));
 void lockset_release(struct lockset *ls);
+/*
+ * Growing a held set, for a script that reaches a shard it did not declare
+ * (docs/architecture.md, "Narrower script locks"). try_extend takes what
+ * need adds to held by trylock only: 0, or -EAGAIN with held unchanged.
+ * extend_is_above: is every shard need adds above every shard held, in
+ * (db, shard) order (a blocking wait for them is then safe against other
+ * shard waiters)? extend takes them by blocking locks, in ascending order:
+ * safe when above, or between store_escalation_begin and _end, while every
+ * acquirer that could wait for held's shards gives up and retries.
+ */
+int lockset_try_extend(struct lockset *held, const struct lockset *need);
+bool lockset_extend_is_above(const struct lockset *held, const struct lockset *need);
+void lockset_extend(struct lockset *held, const struct lockset *need);
+/* An escalation in progress: lockset_acquire, store_lock_all and
+ * command_call's acquisition give up what they took while one is pending,
+ * wait (store_escalation_wait, holding nothing) and retry. */
+void store_escalation_begin(void);
+void store_escalation_end(void);
+bool store_escalation_pending(void);
+void store_escalation_wait(void);
 /* Locks or unlocks every shard of every database (a lockset naming them all).
  * While this thread holds them all, the lock functions here are no-ops for
  * it. */
