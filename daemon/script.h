@@ -52,11 +52,25 @@ struct script_run {
 	bool aborted;	 /* ... before any effect, and it was taken: rerun */
 };
 
-/* The one lock of every interpreter; taken after the shards (EVAL, FCALL)
- * or alone (SCRIPT, FUNCTION). */
+/* The one lock of every interpreter; taken after every shard (FCALL, EVAL
+ * with the whole store), before the declared keys' shards (EVAL with
+ * narrower locks), or alone (SCRIPT, FUNCTION). */
 /* False, without it, once a script is busy (the caller replies BUSY). */
 bool script_lock_acquire(void);
 void script_lock_release(void);
+/*
+ * The lock scope of a run of EVAL or FCALL outside a transaction, in the set
+ * command_call holds for it (command_script_locks; docs/architecture.md,
+ * "Narrower script locks"). script_scope_whole: every shard, before the
+ * script lock: 0, or <0 after replying BUSY or closing for a shutdown.
+ * script_scope_declared: under the script lock, the shards of c's numkeys
+ * declared keys: 0, -EAGAIN (nothing held: run with every shard instead),
+ * or -ESHUTDOWN (closing). script_scope_end: after the run, -EAGAIN (its
+ * shards released) if it was aborted unanswered, to run with every shard.
+ */
+int script_scope_whole(struct client *c, struct lockset *scope);
+int script_scope_declared(struct client *c, struct lockset *scope, int numkeys);
+int script_scope_end(struct script_run *run, struct lockset *scope);
 /* A sandboxed interpreter with the redis API. */
 struct lua_State *script_state_new(void);
 /* Pushes Redis's error table for e ("-CODE msg" or a bare message). */

@@ -8,10 +8,12 @@
  * A key's shard comes from its Redis Cluster slot (CRC16 of the key or of its
  * {hash tag}), so keys sharing a tag share a shard. A command locks the shards
  * it touches through a lockset, which always acquires in ascending order of
- * (db, shard): that order is the only lock order in the store, so no deadlock
- * can form. Commands never lock for themselves: the dispatcher locks what a
- * command's key specs and lock scope name (commands.h), a whole database for
- * KEYS or FLUSHDB, the whole store for FLUSHALL.
+ * (db, shard): that order is the lock order in the store. Commands never lock
+ * for themselves: the dispatcher locks what a command's key specs and lock
+ * scope name (commands.h), a whole database for KEYS or FLUSHDB, the whole
+ * store for FLUSHALL. The one exception is a script with narrower locks,
+ * which grows its held set while it runs (lockset_try_extend and the
+ * escalation below; docs/architecture.md, "Narrower script locks").
  *
  * Every db_* function below expects the caller to hold the key's shard lock.
  */

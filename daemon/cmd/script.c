@@ -6,12 +6,15 @@
  *
  * One interpreter serves the whole server, as Redis's one script cache does:
  * a script loaded on one connection runs by its SHA1 on any other. It is
- * guarded by script_lock. EVAL's row locks every shard of the store
- * (CMD_LOCK_ALL), so a script is atomic with respect to every other command
- * and may call on keys it did not declare, in any database, as in Redis
- * outside cluster mode. Lock order: the store's shards, then script_lock
- * (SCRIPT LOAD takes script_lock alone; nothing under it locks shards, a
- * script's calls running under the shards EVAL already holds).
+ * guarded by script_lock. A script is atomic with respect to every other
+ * command and may call on keys it did not declare, in any database, as in
+ * Redis outside cluster mode. Lock order, two ways (docs/architecture.md,
+ * "Narrower script locks"): with every shard (numkeys 0, a SHA marked
+ * SF_UNDECLARED, EVAL in EXEC, FCALL), the shards then script_lock; with its
+ * declared keys' shards, script_lock first, holding none, then those shards
+ * (giving up for a shard holder that waits for script_lock), then any shard
+ * a call reaches (call_scope: trylock, abort and rerun, a wait upwards, or
+ * an escalation). SCRIPT and FUNCTION take script_lock alone.
  *
  * A script's redis.call runs the command on a stand-in client (its own
  * database, so a SELECT in a script stays in the script, and its own
@@ -1250,6 +1253,45 @@ static bool declared_give_up(void)
 	return script_busy() || __atomic_load_n(&shard_holders_waiting, __ATOMIC_SEQ_CST);
 }
 
+int script_scope_whole(struct client *c, struct lockset *scope)
+{
+	lockset_add_all(scope);
+	if (command_lock_scope(scope) < 0) {
+		script_reply_busy(c);
+		return -EBUSY;
+	}
+	/* The final save was taken while this waited: run nothing. */
+	if (__builtin_expect(server.shutdown, 0)) {
+		c->flags |= CLIENT_CLOSE_ASAP;
+		return -ESHUTDOWN;
+	}
+	return 0;
+}
+
+int script_scope_declared(struct client *c, struct lockset *scope, int numkeys)
+{
+	for (int i = 0; i < numkeys; i++)
+		lockset_add_key(scope, c->db, c->argv[3 + i].p, c->argv[3 + i].len);
+	if (lockset_acquire_unless(scope, declared_give_up) < 0) {
+		lockset_init(scope);
+		return -EAGAIN;
+	}
+	if (__builtin_expect(server.shutdown, 0)) {
+		c->flags |= CLIENT_CLOSE_ASAP;
+		return -ESHUTDOWN;
+	}
+	return 0;
+}
+
+int script_scope_end(struct script_run *run, struct lockset *scope)
+{
+	if (!run->aborted)
+		return 0;
+	lockset_release(scope);
+	lockset_init(scope);
+	return -EAGAIN;
+}
+
 void script_lock_release(void)
 {
 	pthread_mutex_unlock(&script_lock);
@@ -1299,18 +1341,8 @@ static int eval_once(struct client *c, bool by_sha, bool ro, int numkeys, struct
 	unsigned flags;
 	lua_State *l;
 
-	if (scope && whole) {
-		lockset_add_all(scope);
-		if (command_lock_scope(scope) < 0) {
-			script_reply_busy(c);
-			return 0;
-		}
-		/* The final save was taken while this waited: run nothing. */
-		if (__builtin_expect(server.shutdown, 0)) {
-			c->flags |= CLIENT_CLOSE_ASAP;
-			return 0;
-		}
-	}
+	if (scope && whole && script_scope_whole(c, scope) < 0)
+		return 0;
 	if (!script_lock_acquire()) {
 		script_reply_busy(c);
 		return 0;
@@ -1342,17 +1374,12 @@ static int eval_once(struct client *c, bool by_sha, bool ro, int numkeys, struct
 	flags = lua_isnil(l, -1) ? SF_COMPAT : (unsigned)lua_tonumber(l, -1);
 	lua_pop(l, 2);
 	if (scope && !whole) {
-		if (flags & SF_UNDECLARED)
-			goto again;
-		for (int i = 0; i < numkeys; i++)
-			lockset_add_key(scope, c->db, c->argv[3 + i].p, c->argv[3 + i].len);
-		if (lockset_acquire_unless(scope, declared_give_up) < 0)
-			goto again;
-		if (__builtin_expect(server.shutdown, 0)) {
+		int rc = flags & SF_UNDECLARED ? -EAGAIN : script_scope_declared(c, scope, numkeys);
+
+		if (rc < 0) {
 			lua_pop(l, 2);
 			pthread_mutex_unlock(&script_lock);
-			c->flags |= CLIENT_CLOSE_ASAP;
-			return 0;
+			return rc == -EAGAIN ? -EAGAIN : 0;
 		}
 	}
 	if (!script_run_check(c, &run, flags, ro)) {
@@ -1367,16 +1394,7 @@ static int eval_once(struct client *c, bool by_sha, bool ro, int numkeys, struct
 	if (run.undeclared)
 		mark_undeclared(l, sha, flags);
 	pthread_mutex_unlock(&script_lock);
-	if (!run.aborted)
-		return 0;
-	lockset_release(scope);
-	lockset_init(scope);
-	return -EAGAIN;
-again:
-	lua_pop(l, 2);
-	pthread_mutex_unlock(&script_lock);
-	lockset_init(scope);
-	return -EAGAIN;
+	return script_scope_end(&run, scope);
 }
 
 static void eval_generic(struct client *c, bool by_sha, bool ro)

@@ -37,6 +37,16 @@ READ_ONE = "return {redis.call('GET', KEYS[1]), redis.call('GET', ARGV[1])} -- %
 # Numkeys 0: every shard.
 READ_NONE = "return {redis.call('GET', ARGV[1]), redis.call('GET', ARGV[2])}"
 PUSH = "redis.call('RPUSH', KEYS[1], ARGV[1]) redis.call('INCR', 'pushed') return 1 -- %s"
+# The same as functions: FCALL has the same lock scope as EVAL.
+LIBRARY = """#!lua name=locks
+redis.register_function('after_effect', function(keys, args)
+  redis.call('INCR', keys[1]) for i = 1, 3000 do end redis.call('INCR', args[1]) return 1
+end)
+redis.register_function('before_effect', function(keys, args)
+  local v = redis.call('GET', args[1]) redis.call('INCR', args[1]) redis.call('INCR', keys[1])
+  return v
+end)
+"""
 
 
 def run_threads(n, target, bound=300):
@@ -65,6 +75,8 @@ def workload(srv, seed):
     with Client(srv.port) as c:
         c.cmd('FLUSHALL')
         c.cmd('SCRIPT', 'FLUSH')
+        c.cmd('FUNCTION', 'FLUSH')
+        assert c.cmd('FUNCTION', 'LOAD', LIBRARY) == b'$5\r\nlocks\r\n'
         sha = c.call('SCRIPT', 'LOAD', DECLARED).decode()
     writes = [[0] * PAIRS for _ in range(THREADS)]
     bad = []
@@ -77,7 +89,7 @@ def workload(srv, seed):
                 p = rnd.randrange(PAIRS)
                 a, b = pair(p)
                 tag = '%d.%d.%d' % (seed, i, n)
-                kind = rnd.randrange(11)
+                kind = rnd.randrange(13)
                 if kind == 0:
                     r = c.cmd('EVAL', AFTER_EFFECT % tag, 1, a, b)
                 elif kind == 1:
@@ -101,6 +113,10 @@ def workload(srv, seed):
                     assert r == b':1\r\n' * n, r
                     writes[i][p] += n
                     continue
+                elif kind == 11:
+                    r = c.cmd('FCALL', 'after_effect', 1, *((a, b) if n % 2 else (b, a)))
+                elif kind == 12:
+                    r = c.cmd('FCALL', 'before_effect', 1, b, a)
                 elif kind == 9:
                     # Pipelined transactions that take b then a or a then b.
                     n = 10
