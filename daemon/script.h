@@ -22,8 +22,9 @@ enum script_flag {
 	SF_ALLOW_STALE = 1u << 3,
 	SF_NO_CLUSTER = 1u << 4,
 	SF_ALLOW_CROSS_SLOT = 1u << 5,
-	/* Not a shebang flag: an EVAL script that once reached a key it did
-	 * not declare, so it runs with every shard (kept with its flags). */
+	/* Not a shebang flag: an EVAL script that once found the shard of a
+	 * key it did not declare taken, so it runs with every shard (kept with
+	 * its flags). */
 	SF_UNDECLARED = 1u << 8,
 };
 
@@ -45,11 +46,11 @@ struct script_run {
 	/* Narrower locks (docs/architecture.md): the shards a run of EVAL's
 	 * family holds, its declared keys' and those it escalated to, owned by
 	 * command_call (which releases them); NULL when an enclosing holder has
-	 * every shard (EXEC, a script with undeclared keys, numkeys 0). */
+	 * every shard (EXEC, a marked script). */
 	struct lockset *held;
 	bool effect;	 /* a call that is not CMD_READONLY ran */
-	bool undeclared; /* a call reached a shard held did not name */
-	bool aborted;	 /* ... before any effect, and it was taken: rerun */
+	bool undeclared; /* a call found a shard beyond held taken: remembered */
+	bool aborted;	 /* ... before any effect: unanswered, rerun */
 };
 
 /* The one lock of every interpreter; taken after every shard (FCALL, EVAL

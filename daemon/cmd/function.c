@@ -37,7 +37,7 @@
 struct function {
 	char *name, *desc; /* desc may be NULL */
 	unsigned flags;	   /* SF_* */
-	bool undeclared;   /* a call reached a key it did not declare: every shard */
+	bool undeclared;   /* a call found an undeclared key's shard taken: every shard */
 	int ref;	   /* the callback, in the registry */
 	struct library *lib;
 	struct function *next; /* in its library, in registration order */
@@ -1119,7 +1119,7 @@ static void fcall_generic(struct client *c, bool ro)
 	 * Redis orders them) and takes no shard. */
 	if (numkeys < 0 || numkeys > c->argc - 3)
 		scope = NULL;
-	if (fcall_once(c, ro, (int)numkeys, scope, numkeys <= 0) == -EAGAIN)
+	if (fcall_once(c, ro, (int)numkeys, scope, false) == -EAGAIN)
 		fcall_once(c, ro, (int)numkeys, scope, true);
 }
 

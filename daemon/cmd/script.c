@@ -9,9 +9,9 @@
  * guarded by script_lock. A script is atomic with respect to every other
  * command and may call on keys it did not declare, in any database, as in
  * Redis outside cluster mode. Lock order, two ways (docs/architecture.md,
- * "Narrower script locks"): with every shard (numkeys 0, a SHA marked
- * SF_UNDECLARED, EVAL in EXEC, FCALL), the shards then script_lock; with its
- * declared keys' shards, script_lock first, holding none, then those shards
+ * "Narrower script locks"): with every shard (a SHA marked SF_UNDECLARED,
+ * EVAL in EXEC), the shards then script_lock; with its declared keys'
+ * shards, script_lock first, holding none, then those shards
  * (giving up for a shard holder that waits for script_lock), then any shard
  * a call reaches (call_scope: trylock, abort and rerun, a wait upwards, or
  * an escalation). SCRIPT and FUNCTION take script_lock alone.
@@ -612,20 +612,27 @@ static int call_scope(struct script_run *r, struct command *cmd, int argc, struc
 
 	lockset_init(&need);
 	command_add_locks(cmd, &r->proxy, r->proxy.db, argc, argv, &need);
-	if (lockset_covers(r->held, &need))
-		return 0;
-	r->undeclared = true;
-	if (!lockset_try_extend(r->held, &need))
-		return 0;
-	if (!r->effect)
-		return -EAGAIN;
-	if (lockset_extend_is_above(r->held, &need)) {
+	if (!lockset_covers(r->held, &need) && lockset_try_extend(r->held, &need)) {
+		/* Taken: remembered, so that later runs take every shard. */
+		r->undeclared = true;
+		if (!r->effect)
+			return -EAGAIN;
+		if (lockset_extend_is_above(r->held, &need)) {
+			lockset_extend(r->held, &need);
+			return 0;
+		}
+		store_escalation_begin();
 		lockset_extend(r->held, &need);
+		store_escalation_end();
 		return 0;
 	}
-	store_escalation_begin();
-	lockset_extend(r->held, &need);
-	store_escalation_end();
+	/* The first effect of a run that holds no shard (numkeys 0, a
+	 * PUBLISH): a thread with every shard may wait for the script lock,
+	 * and the run could not escalate past it. */
+	if (!r->effect && !(cmd->flags & CMD_READONLY) && !lockset_count(r->held)) {
+		r->undeclared = true;
+		return -EAGAIN;
+	}
 	return 0;
 }
 
@@ -1414,8 +1421,7 @@ static void eval_generic(struct client *c, bool by_sha, bool ro)
 		reply_error(c, "Number of keys can't be negative");
 		return;
 	}
-	/* Without a declared key nothing says where it goes: every shard. */
-	if (eval_once(c, by_sha, ro, (int)numkeys, scope, numkeys == 0) == -EAGAIN)
+	if (eval_once(c, by_sha, ro, (int)numkeys, scope, false) == -EAGAIN)
 		eval_once(c, by_sha, ro, (int)numkeys, scope, true);
 }
 

@@ -30,6 +30,12 @@ AFTER_EFFECT = ("redis.call('INCR', KEYS[1]) for i = 1, 3000 do end "
 # shard is taken, else it holds it from then on.
 BEFORE_EFFECT = ("for i = 1, 3000 do end local v = redis.call('GET', ARGV[1]) redis.call('INCR', ARGV[1]) "
                  "redis.call('INCR', KEYS[1]) return v -- %s")
+# Numkeys 0: both reached undeclared, the first before any effect.
+NONE_DECLARED = ("redis.call('INCR', ARGV[1]) for i = 1, 3000 do end "
+                 "redis.call('INCR', ARGV[2]) return 1 -- %s")
+# Numkeys 0, a first effect with no key (aborted, then every shard).
+PUBLISH_FIRST = ("redis.call('PUBLISH', 'ch', 'x') redis.call('INCR', ARGV[1]) "
+                 "redis.call('INCR', ARGV[2]) return 1 -- %s")
 # Declares both.
 DECLARED = "redis.call('INCR', KEYS[1]) redis.call('INCR', KEYS[2]) return 1"
 # Reads a declared and b undeclared, as one atomic view.
@@ -89,7 +95,7 @@ def workload(srv, seed):
                 p = rnd.randrange(PAIRS)
                 a, b = pair(p)
                 tag = '%d.%d.%d' % (seed, i, n)
-                kind = rnd.randrange(13)
+                kind = rnd.randrange(15)
                 if kind == 0:
                     r = c.cmd('EVAL', AFTER_EFFECT % tag, 1, a, b)
                 elif kind == 1:
@@ -117,6 +123,10 @@ def workload(srv, seed):
                     r = c.cmd('FCALL', 'after_effect', 1, *((a, b) if n % 2 else (b, a)))
                 elif kind == 12:
                     r = c.cmd('FCALL', 'before_effect', 1, b, a)
+                elif kind == 13:
+                    r = c.cmd('EVAL', NONE_DECLARED % tag, 0, *((a, b) if n % 2 else (b, a)))
+                elif kind == 14:
+                    r = c.cmd('EVAL', PUBLISH_FIRST % tag, 0, a, b)
                 elif kind == 9:
                     # Pipelined transactions that take b then a or a then b.
                     n = 10
