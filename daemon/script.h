@@ -22,11 +22,16 @@ enum script_flag {
 	SF_ALLOW_STALE = 1u << 3,
 	SF_NO_CLUSTER = 1u << 4,
 	SF_ALLOW_CROSS_SLOT = 1u << 5,
-	/* Not a shebang flag: an EVAL script that once found the shard of a
-	 * key it did not declare taken, so it runs with every shard (kept with
-	 * its flags). */
-	SF_UNDECLARED = 1u << 8,
 };
+
+/* A script whose run found the shard of a key it did not declare taken
+ * (docs/architecture.md, "Narrower script locks") takes every shard for its
+ * next SCRIPT_WHOLE_RUNS runs, then tries its declared keys again: a count
+ * kept above its SF_* flags in EVAL's cache (SF_MASK), in a function's
+ * entry for FCALL. */
+#define SCRIPT_WHOLE_RUNS 64
+#define SF_MASK 0xffffu
+#define SF_WHOLE_SHIFT 16
 
 struct lockset;
 
@@ -49,7 +54,7 @@ struct script_run {
 	 * every shard (EXEC, a marked script). */
 	struct lockset *held;
 	bool effect;	 /* a call that is not CMD_READONLY ran */
-	bool undeclared; /* a call found a shard beyond held taken: remembered */
+	bool undeclared; /* a call found a shard beyond held taken */
 	bool aborted;	 /* ... before any effect: unanswered, rerun */
 };
 

@@ -35,10 +35,10 @@
 #include "util.h"
 
 struct function {
-	char *name, *desc; /* desc may be NULL */
-	unsigned flags;	   /* SF_* */
-	bool undeclared;   /* a call found an undeclared key's shard taken: every shard */
-	int ref;	   /* the callback, in the registry */
+	char *name, *desc;   /* desc may be NULL */
+	unsigned flags;	     /* SF_* */
+	unsigned whole_runs; /* runs left with every shard (SCRIPT_WHOLE_RUNS) */
+	int ref;	     /* the callback, in the registry */
 	struct library *lib;
 	struct function *next; /* in its library, in registration order */
 };
@@ -1078,7 +1078,12 @@ static int fcall_once(struct client *c, bool ro, int numkeys, struct lockset *sc
 		return 0;
 	}
 	if (scope && !whole) {
-		int rc = f->undeclared ? -EAGAIN : script_scope_declared(c, scope, numkeys);
+		int rc = -EAGAIN;
+
+		if (f->whole_runs)
+			f->whole_runs--;
+		else
+			rc = script_scope_declared(c, scope, numkeys);
 
 		if (rc < 0) {
 			script_lock_release();
@@ -1098,7 +1103,7 @@ static int fcall_once(struct client *c, bool ro, int numkeys, struct lockset *sc
 	push_args(flua, c->argv + 3 + numkeys, c->argc - 3 - numkeys);
 	script_run_function(flua, c, &run, 2, f->name);
 	if (run.undeclared)
-		f->undeclared = true;
+		f->whole_runs = SCRIPT_WHOLE_RUNS;
 	script_lock_release();
 	return script_scope_end(&run, scope);
 }

@@ -9,8 +9,9 @@
  * guarded by script_lock. A script is atomic with respect to every other
  * command and may call on keys it did not declare, in any database, as in
  * Redis outside cluster mode. Lock order, two ways (docs/architecture.md,
- * "Narrower script locks"): with every shard (a SHA marked SF_UNDECLARED,
- * EVAL in EXEC), the shards then script_lock; with its declared keys'
+ * "Narrower script locks"): with every shard (the SCRIPT_WHOLE_RUNS runs
+ * after one found an undeclared shard taken, EVAL in EXEC), the shards then
+ * script_lock; with its declared keys'
  * shards, script_lock first, holding none, then those shards
  * (giving up for a shard holder that waits for script_lock), then any shard
  * a call reaches (call_scope: trylock, abort and rerun, a wait upwards, or
@@ -1322,12 +1323,12 @@ const char *script_flag_name(unsigned flag)
 
 /* ---- EVAL ---------------------------------------------------------------------------- */
 
-/* Marks the SHA's script as reaching undeclared keys: its later runs take
- * every shard at once. Under the script lock. */
-static void mark_undeclared(lua_State *l, const char *sha, unsigned flags)
+/* Sets how many more runs of the SHA's script take every shard. Under the
+ * script lock. */
+static void set_whole_runs(lua_State *l, const char *sha, unsigned flags, unsigned runs)
 {
 	lua_getfield(l, LUA_REGISTRYINDEX, REG_FLAGS);
-	lua_pushnumber(l, flags | SF_UNDECLARED);
+	lua_pushnumber(l, flags | runs << SF_WHOLE_SHIFT);
 	lua_setfield(l, -2, sha);
 	lua_pop(l, 1);
 }
@@ -1345,7 +1346,7 @@ static int eval_once(struct client *c, bool by_sha, bool ro, int numkeys, struct
 {
 	struct script_run run;
 	char sha[41], fname[43];
-	unsigned flags;
+	unsigned flags, left;
 	lua_State *l;
 
 	if (scope && whole && script_scope_whole(c, scope) < 0)
@@ -1380,8 +1381,15 @@ static int eval_once(struct client *c, bool by_sha, bool ro, int numkeys, struct
 	lua_getfield(l, -1, sha);
 	flags = lua_isnil(l, -1) ? SF_COMPAT : (unsigned)lua_tonumber(l, -1);
 	lua_pop(l, 2);
+	left = flags >> SF_WHOLE_SHIFT;
+	flags &= SF_MASK;
 	if (scope && !whole) {
-		int rc = flags & SF_UNDECLARED ? -EAGAIN : script_scope_declared(c, scope, numkeys);
+		int rc = -EAGAIN;
+
+		if (left)
+			set_whole_runs(l, sha, flags, left - 1);
+		else
+			rc = script_scope_declared(c, scope, numkeys);
 
 		if (rc < 0) {
 			lua_pop(l, 2);
@@ -1399,7 +1407,7 @@ static int eval_once(struct client *c, bool by_sha, bool ro, int numkeys, struct
 	set_arrays(l, c->argv + 3, numkeys, c->argc - 3);
 	script_run_function(l, c, &run, 0, sha);
 	if (run.undeclared)
-		mark_undeclared(l, sha, flags);
+		set_whole_runs(l, sha, flags, SCRIPT_WHOLE_RUNS);
 	pthread_mutex_unlock(&script_lock);
 	return script_scope_end(&run, scope);
 }
