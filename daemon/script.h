@@ -53,9 +53,10 @@ struct script_run {
 	 * command_call (which releases them); NULL when an enclosing holder has
 	 * every shard (EXEC, a marked script). */
 	struct lockset *held;
-	bool effect;	 /* a call that is not CMD_READONLY ran */
-	bool undeclared; /* a call found a shard beyond held taken */
-	bool aborted;	 /* ... before any effect: unanswered, rerun */
+	bool effect;	       /* a call that is not CMD_READONLY ran */
+	bool undeclared;       /* a call found a shard beyond held taken */
+	bool aborted;	       /* ... before any effect: unanswered, rerun */
+	struct lua_State *lua; /* the state it runs on (its calls may come from a coroutine) */
 };
 
 /* The one lock of every interpreter; taken after every shard (FCALL, EVAL

@@ -592,7 +592,10 @@ static void abort_hook(lua_State *l, lua_Debug *ar)
 static int abort_run(lua_State *l, struct script_run *r)
 {
 	r->aborted = true;
+	/* A coroutine has hooks of its own: the script's too. */
 	lua_sethook(l, abort_hook, LUA_MASKCOUNT, 1);
+	if (r->lua && r->lua != l)
+		lua_sethook(r->lua, abort_hook, LUA_MASKCOUNT, 1);
 	lua_pushliteral(l, "script rerun with every shard");
 	return lua_error(l);
 }
@@ -1190,6 +1193,7 @@ void script_run_function(lua_State *l, struct client *c, struct script_run *run,
 	int failed;
 
 	running = run;
+	run->lua = l;
 	script_busy_begin(l, run, name);
 	failed = lua_pcall(l, nargs, 1, -2 - nargs);
 	if (run->aborted) {

@@ -8,6 +8,7 @@ counter must sum exactly, and nothing may hang (threads still running after thei
 bound fail the test). Run on the reference too: both must give the same outcome."""
 
 import random
+import time
 import threading
 
 from harness import Client, decode, encode, test
@@ -213,5 +214,36 @@ def script_undeclared_keys_replies(t):
             out.append(c.cmd('DBSIZE'))
             out.append(c.cmd('SELECT', 3))
             out.append(c.cmd('DBSIZE'))
+        return out
+    t.same(flow, 'replies')
+
+
+@test
+def undeclared_shard_held_by_a_transaction(t):
+    """A transaction holds x's shard (DEBUG SLEEP inside it) while scripts that declare
+    k reach x: before their first write (aborted, rerun with every shard: also from a
+    pcall and a coroutine, which must not keep the aborted run going) and after it
+    (they wait). Each must see the transaction whole, as Redis's one thread does. The
+    pause only makes the overlap likely; the outcome is the same without it."""
+    bodies = [
+        "local ok, v = pcall(redis.call, 'GET', 'x') return {tostring(ok), v}",
+        "local co = coroutine.create(function() return redis.call('GET', 'x') end) "
+        "local ok, v = coroutine.resume(co) redis.call('INCR', KEYS[1]) return {tostring(ok), v}",
+        "redis.call('INCR', KEYS[1]) return redis.call('GET', 'x')",
+        "redis.call('INCR', KEYS[1]) return redis.call('INCR', 'x')",
+    ]
+
+    def flow(srv):
+        out = []
+        with Client(srv.port) as c, Client(srv.port, timeout=30) as tx:
+            for i, body in enumerate(bodies):
+                c.cmd('DEL', 'x', 'k')
+                tx.send_raw(encode(('MULTI',)) + encode(('SET', 'x', '1')) +
+                            encode(('DEBUG', 'SLEEP', '0.3')) + encode(('EXEC',)))
+                out.append(tx.read_replies(3))
+                time.sleep(0.1)
+                out.append(c.cmd('EVAL', body + ' -- %d' % i, 1, 'k'))
+                out.append(tx.read_reply())
+                out.append(c.cmd('MGET', 'k', 'x'))
         return out
     t.same(flow, 'replies')
