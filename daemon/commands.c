@@ -10,6 +10,7 @@
 #include <string.h>
 #include <strings.h>
 #include <ctype.h>
+#include <errno.h>
 
 #include "acl_users.h"
 #include "aof.h"
@@ -769,6 +770,42 @@ static unsigned touch_flags(const struct client *c, const struct command *cmd)
 	return (c->flags & CLIENT_NO_TOUCH) && cmd->fn != cmd_touch ? EXEC_NO_TOUCH : 0;
 }
 
+__thread struct lockset *command_script_locks;
+
+static bool acquire_give_up(void)
+{
+	return script_busy() || store_escalation_pending();
+}
+
+int command_lock_scope(struct lockset *ls)
+{
+	for (;;) {
+		if (lockset_acquire_unless(ls, acquire_give_up) == 0)
+			return 0;
+		if (script_busy())
+			return -EBUSY;
+		/* A script escalates: it may need what this held. */
+		store_escalation_wait();
+	}
+}
+
+/* The shards of cmd's call into ls: 0, or -EBUSY after replying BUSY. */
+static int command_acquire(struct client *c, struct command *cmd, struct lockset *ls)
+{
+	command_add_locks(cmd, c, c->db, c->argc, c->argv, ls);
+	/* The shards of a script that turns busy while this waits give BUSY
+	 * (it would wait for the script's end, its worker's clients with it);
+	 * on the script's own thread (a busy script's turn of the event loop)
+	 * the shards are the script's: nothing that needs them may run. */
+	if ((store_locks_held && script_busy() && lockset_count(ls)) ||
+	    command_lock_scope(ls) < 0) {
+		script_reply_busy(c);
+		stat_add(&own_stats(c, cmd)->rejected, 1);
+		return -EBUSY;
+	}
+	return 0;
+}
+
 void command_call(struct client *c, struct command *cmd)
 {
 	struct worker *w = c->worker;
@@ -779,15 +816,15 @@ void command_call(struct client *c, struct command *cmd)
 	size_t reply_mark;
 
 	lockset_init(&ls);
-	command_add_locks(cmd, c, c->db, c->argc, c->argv, &ls);
-	/* The shards of a script that turns busy while this waits give BUSY
-	 * (it would wait for the script's end, its worker's clients with it);
-	 * on the script's own thread (a busy script's turn of the event loop)
-	 * the shards are the script's: nothing that needs them may run. */
-	if ((store_locks_held && script_busy() && lockset_count(&ls)) ||
-	    lockset_acquire_unless(&ls, script_busy) < 0) {
-		script_reply_busy(c);
-		stat_add(&own_stats(c, cmd)->rejected, 1);
+	if (__builtin_expect(cmd->flags & CMD_LOCK_SCRIPT, 0) && !store_locks_held) {
+		/* Its handler takes them (cmd/script.c), under the script lock. */
+		if (script_busy()) {
+			script_reply_busy(c);
+			stat_add(&own_stats(c, cmd)->rejected, 1);
+			return;
+		}
+		command_script_locks = &ls;
+	} else if (command_acquire(c, cmd, &ls) < 0) {
 		return;
 	}
 	/* The final save was taken while this waited for a lock: run nothing
@@ -808,6 +845,7 @@ void command_call(struct client *c, struct command *cmd)
 			      (cmd->flags & CMD_TOUCHES_ARBITRARY_KEYS ? EXEC_ARBITRARY_KEYS : 0),
 		      start);
 	cmd->fn(c);
+	command_script_locks = NULL;
 	tracking_call_done(c, cmd);
 	/* Its effect enters the stream under its locks, before the pops it
 	 * feeds. */

@@ -76,6 +76,11 @@ enum command_flag {
 	CMD_KEYS_OTHER_DB = 1u << 26,
 	CMD_LOCK_QUEUE = 1u << 27,
 	CMD_LOCK_WATCHED = 1u << 28,
+	/* EVAL's family, with CMD_LOCK_ALL: outside a transaction its handler
+	 * takes its own locks into command_script_locks (cmd/script.c: the
+	 * declared keys' shards when it may, else every shard); in EXEC it runs
+	 * under EXEC's, which are every shard. */
+	CMD_LOCK_SCRIPT = 1u << 30,
 	CMD_NO_KEYS_LOCK = 1u << 31, /* touches no key */
 };
 
@@ -139,6 +144,13 @@ struct command_stats {
 void commands_init(void);
 /* Looks a command or container up by name, any case; NULL if unknown. */
 struct command *command_lookup(const char *name, size_t len);
+struct lockset;
+/* Set by command_call for the handler of a CMD_LOCK_SCRIPT row (the set it
+ * must fill and hold; command_call releases it), NULL otherwise. */
+extern __thread struct lockset *command_script_locks;
+/* Acquires ls for a call, giving up (-EBUSY, nothing held) once a
+ * script is busy, and retrying while a script escalates (store.h). */
+int command_lock_scope(struct lockset *ls);
 /* The row argv names, its subcommand resolved (a container given alone);
  * NULL if unknown (scripts' calls). */
 struct command *command_lookup_argv(int argc, const struct arg *argv);

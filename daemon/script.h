@@ -24,6 +24,17 @@ enum script_flag {
 	SF_ALLOW_CROSS_SLOT = 1u << 5,
 };
 
+/* A script whose run found the shard of a key it did not declare taken
+ * (docs/architecture.md, "Narrower script locks") takes every shard for its
+ * next SCRIPT_WHOLE_RUNS runs, then tries its declared keys again: a count
+ * kept above its SF_* flags in EVAL's cache (SF_MASK), in a function's
+ * entry for FCALL. */
+#define SCRIPT_WHOLE_RUNS 64
+#define SF_MASK 0xffffu
+#define SF_WHOLE_SHIFT 16
+
+struct lockset;
+
 /* A script or function running now (under the script lock), for redis.*. */
 struct script_run {
 	struct client *caller;
@@ -37,13 +48,36 @@ struct script_run {
 	 * unless cross-slot keys are allowed (a shebang flag, or no shebang). */
 	int slot;
 	bool cross_slot_ok;
+	/* Narrower locks (docs/architecture.md): the shards a run of EVAL's
+	 * family holds, its declared keys' and those it escalated to, owned by
+	 * command_call (which releases them); NULL when an enclosing holder has
+	 * every shard (EXEC, a marked script). */
+	struct lockset *held;
+	bool effect;	       /* a call that is not CMD_READONLY ran */
+	bool undeclared;       /* a call found a shard beyond held taken */
+	bool aborted;	       /* ... before any effect: unanswered, rerun */
+	struct lua_State *lua; /* the state it runs on (its calls may come from a coroutine) */
 };
 
-/* The one lock of every interpreter; taken after the shards (EVAL, FCALL)
- * or alone (SCRIPT, FUNCTION). */
+/* The one lock of every interpreter; taken after every shard (FCALL, EVAL
+ * with the whole store), before the declared keys' shards (EVAL with
+ * narrower locks), or alone (SCRIPT, FUNCTION). */
 /* False, without it, once a script is busy (the caller replies BUSY). */
 bool script_lock_acquire(void);
 void script_lock_release(void);
+/*
+ * The lock scope of a run of EVAL or FCALL outside a transaction, in the set
+ * command_call holds for it (command_script_locks; docs/architecture.md,
+ * "Narrower script locks"). script_scope_whole: every shard, before the
+ * script lock: 0, or <0 after replying BUSY or closing for a shutdown.
+ * script_scope_declared: under the script lock, the shards of c's numkeys
+ * declared keys: 0, -EAGAIN (nothing held: run with every shard instead),
+ * or -ESHUTDOWN (closing). script_scope_end: after the run, -EAGAIN (its
+ * shards released) if it was aborted unanswered, to run with every shard.
+ */
+int script_scope_whole(struct client *c, struct lockset *scope);
+int script_scope_declared(struct client *c, struct lockset *scope, int numkeys);
+int script_scope_end(struct script_run *run, struct lockset *scope);
 /* A sandboxed interpreter with the redis API. */
 struct lua_State *script_state_new(void);
 /* Pushes Redis's error table for e ("-CODE msg" or a bare message). */

@@ -1397,22 +1397,41 @@ static void lockset_sort(struct lockset *ls)
 		}
 }
 
+/* A script escalating (store_escalation_begin) may wait for a shard held by
+ * a thread that waits for one of the script's: every multi-shard acquirer
+ * that holds no outer shard gives up what it took and retries after it. */
+static int escalations; /* escalating scripts; atomic */
+
+void store_escalation_begin(void)
+{
+	__atomic_add_fetch(&escalations, 1, __ATOMIC_SEQ_CST);
+}
+
+void store_escalation_end(void)
+{
+	__atomic_sub_fetch(&escalations, 1, __ATOMIC_SEQ_CST);
+}
+
+bool store_escalation_pending(void)
+{
+	return __atomic_load_n(&escalations, __ATOMIC_ACQUIRE) != 0;
+}
+
+void store_escalation_wait(void)
+{
+	const struct timespec ts = { 0, 50000 };
+
+	while (store_escalation_pending())
+		nanosleep(&ts, NULL);
+}
+
 void lockset_acquire(struct lockset *ls)
 {
 	ls->held = false;
 	if (store_locks_held)
 		return;
-	if (ls->all) {
-		store_lock_all();
-		ls->held = true;
-		return;
-	}
-	lockset_sort(ls);
-	for (unsigned i = 0; i < ls->ndbs; i++)
-		for (uint64_t m = ls->dbs[i].mask; m; m &= m - 1)
-			pthread_mutex_lock(
-				&store_shard(ls->dbs[i].db, (unsigned)__builtin_ctzll(m))->lock);
-	ls->held = true;
+	while (lockset_acquire_unless(ls, store_escalation_pending) < 0)
+		store_escalation_wait();
 }
 
 /* Gives back the first n shards ls took, in acquisition order (any order
@@ -1484,13 +1503,169 @@ void lockset_release(struct lockset *ls)
 				&store_shard(ls->dbs[i].db, (unsigned)__builtin_ctzll(m))->lock);
 }
 
+/* ---- growing a held set (a script's escalation) ---- */
+
+static uint64_t held_mask(const struct lockset *held, int db)
+{
+	for (unsigned i = 0; i < held->ndbs; i++)
+		if (held->dbs[i].db == db)
+			return held->dbs[i].mask;
+	return 0;
+}
+
+/* Would held plus need still fit the per-database masks? */
+static bool extend_fits(const struct lockset *held, const struct lockset *need)
+{
+	unsigned n = held->ndbs;
+
+	if (need->all)
+		return false;
+	for (unsigned i = 0; i < need->ndbs; i++) {
+		bool have = false;
+
+		for (unsigned j = 0; j < held->ndbs; j++)
+			have |= held->dbs[j].db == need->dbs[i].db;
+		n += !have;
+	}
+	return n <= LOCKSET_DBS;
+}
+
+/* Calls fn(db, shard) for each shard that held lacks and need names (all
+ * of them when the two do not fit masks), in ascending (db, shard) order;
+ * stops at the first false and returns how many were done. */
+static unsigned extend_walk(struct lockset *held, const struct lockset *need,
+			    bool (*fn)(int db, unsigned shard), bool *stopped)
+{
+	struct lockset want = *need;
+	unsigned n = 0;
+
+	*stopped = false;
+	if (!extend_fits(held, need)) {
+		for (int db = 0; db < store.ndbs; db++) {
+			uint64_t m = ~held_mask(held, db);
+
+			for (; m; m &= m - 1, n++)
+				if (!fn(db, (unsigned)__builtin_ctzll(m))) {
+					*stopped = true;
+					return n;
+				}
+		}
+		return n;
+	}
+	lockset_sort(&want);
+	for (unsigned i = 0; i < want.ndbs; i++)
+		for (uint64_t m = want.dbs[i].mask & ~held_mask(held, want.dbs[i].db); m;
+		     m &= m - 1, n++)
+			if (!fn(want.dbs[i].db, (unsigned)__builtin_ctzll(m))) {
+				*stopped = true;
+				return n;
+			}
+	return n;
+}
+
+static bool shard_trylock(int db, unsigned shard)
+{
+	return !pthread_mutex_trylock(&store_shard(db, shard)->lock);
+}
+
+static bool shard_lock(int db, unsigned shard)
+{
+	pthread_mutex_lock(&store_shard(db, shard)->lock);
+	return true;
+}
+
+static __thread unsigned unlock_left;
+static bool shard_unlock_some(int db, unsigned shard)
+{
+	if (!unlock_left)
+		return false;
+	unlock_left--;
+	pthread_mutex_unlock(&store_shard(db, shard)->lock);
+	return true;
+}
+
+/* Records in held the shards of need just taken. */
+static void extend_commit(struct lockset *held, const struct lockset *need)
+{
+	if (!extend_fits(held, need)) {
+		held->all = true;
+		held->ndbs = 0;
+		store_locks_held++;
+		return;
+	}
+	for (unsigned i = 0; i < need->ndbs; i++)
+		*lockset_mask(held, need->dbs[i].db) |= need->dbs[i].mask;
+}
+
+int lockset_try_extend(struct lockset *held, const struct lockset *need)
+{
+	unsigned got;
+	bool stopped;
+
+	if (lockset_covers(held, need))
+		return 0;
+	got = extend_walk(held, need, shard_trylock, &stopped);
+	if (stopped) {
+		/* The walk's order is fixed: the first got are those taken. */
+		unlock_left = got;
+		extend_walk(held, need, shard_unlock_some, &stopped);
+		return -EAGAIN;
+	}
+	extend_commit(held, need);
+	return 0;
+}
+
+bool lockset_extend_is_above(const struct lockset *held, const struct lockset *need)
+{
+	int top_db = -1;
+	unsigned top = 0;
+
+	if (held->all || store_locks_held)
+		return false;
+	for (unsigned i = 0; i < held->ndbs; i++)
+		if (held->dbs[i].mask && held->dbs[i].db >= top_db) {
+			top_db = held->dbs[i].db;
+			top = 63 - (unsigned)__builtin_clzll(held->dbs[i].mask);
+		}
+	if (top_db < 0)
+		return true;
+	if (!extend_fits(held, need))
+		return false;
+	for (unsigned i = 0; i < need->ndbs; i++) {
+		uint64_t m = need->dbs[i].mask & ~held_mask(held, need->dbs[i].db);
+
+		if (!m)
+			continue;
+		if (need->dbs[i].db < top_db ||
+		    (need->dbs[i].db == top_db && (unsigned)__builtin_ctzll(m) < top))
+			return false;
+	}
+	return true;
+}
+
+void lockset_extend(struct lockset *held, const struct lockset *need)
+{
+	bool stopped;
+
+	if (lockset_covers(held, need))
+		return;
+	extend_walk(held, need, shard_lock, &stopped);
+	extend_commit(held, need);
+}
+
 void store_lock_all(void)
 {
-	if (store_locks_held++)
+	struct lockset ls;
+
+	if (store_locks_held) {
+		store_locks_held++;
 		return;
-	for (int db = 0; db < store.ndbs; db++)
-		for (unsigned i = 0; i < STORE_SHARDS; i++)
-			pthread_mutex_lock(&store_shard(db, i)->lock);
+	}
+	/* lockset_acquire_unless counts the hold for a set of everything. */
+	lockset_init(&ls);
+	ls.all = true;
+	while (lockset_acquire_unless(&ls, store_escalation_pending) < 0)
+		store_escalation_wait();
 }
 
 void store_unlock_all(void)

@@ -8,10 +8,12 @@
  * A key's shard comes from its Redis Cluster slot (CRC16 of the key or of its
  * {hash tag}), so keys sharing a tag share a shard. A command locks the shards
  * it touches through a lockset, which always acquires in ascending order of
- * (db, shard): that order is the only lock order in the store, so no deadlock
- * can form. Commands never lock for themselves: the dispatcher locks what a
- * command's key specs and lock scope name (commands.h), a whole database for
- * KEYS or FLUSHDB, the whole store for FLUSHALL.
+ * (db, shard): that order is the lock order in the store. Commands never lock
+ * for themselves: the dispatcher locks what a command's key specs and lock
+ * scope name (commands.h), a whole database for KEYS or FLUSHDB, the whole
+ * store for FLUSHALL. The one exception is a script with narrower locks,
+ * which grows its held set while it runs (lockset_try_extend and the
+ * escalation below; docs/architecture.md, "Narrower script locks").
  *
  * Every db_* function below expects the caller to hold the key's shard lock.
  */
@@ -438,6 +440,26 @@ void lockset_acquire(struct lockset *ls);
  * says so (a busy script holds it): 0, or -EBUSY with nothing held. */
 int lockset_acquire_unless(struct lockset *ls, bool (*give_up)(void));
 void lockset_release(struct lockset *ls);
+/*
+ * Growing a held set, for a script that reaches a shard it did not declare
+ * (docs/architecture.md, "Narrower script locks"). try_extend takes what
+ * need adds to held by trylock only: 0, or -EAGAIN with held unchanged.
+ * extend_is_above: is every shard need adds above every shard held, in
+ * (db, shard) order (a blocking wait for them is then safe against other
+ * shard waiters)? extend takes them by blocking locks, in ascending order:
+ * safe when above, or between store_escalation_begin and _end, while every
+ * acquirer that could wait for held's shards gives up and retries.
+ */
+int lockset_try_extend(struct lockset *held, const struct lockset *need);
+bool lockset_extend_is_above(const struct lockset *held, const struct lockset *need);
+void lockset_extend(struct lockset *held, const struct lockset *need);
+/* An escalation in progress: lockset_acquire, store_lock_all and
+ * command_call's acquisition give up what they took while one is pending,
+ * wait (store_escalation_wait, holding nothing) and retry. */
+void store_escalation_begin(void);
+void store_escalation_end(void);
+bool store_escalation_pending(void);
+void store_escalation_wait(void);
 /* Locks or unlocks every shard of every database (a lockset naming them all).
  * While this thread holds them all, the lock functions here are no-ops for
  * it. */

@@ -7,8 +7,9 @@
  * A library is "#!lua name=<lib>" code; loading runs it with globals that
  * hold only redis.register_function, redis.log and the version constants,
  * as in Redis, and its registered callbacks are kept as registry
- * references. FCALL runs one like EVAL runs a script, under the whole
- * store's locks (CMD_LOCK_ALL), the callback getting (keys, args).
+ * references. FCALL runs one like EVAL runs a script, with the same lock
+ * scope (its declared keys' shards, or every shard: script_scope_*), the
+ * callback getting (keys, args).
  *
  * FUNCTION DUMP / RESTORE use Redis's payload: RDB_OPCODE_FUNCTION2 and
  * the library's code per library, the RDB version and a CRC-64; the same
@@ -30,12 +31,14 @@
 #include "rdb.h"
 #include "reply.h"
 #include "script.h"
+#include "store.h"
 #include "util.h"
 
 struct function {
-	char *name, *desc; /* desc may be NULL */
-	unsigned flags;	   /* SF_* */
-	int ref;	   /* the callback, in the registry */
+	char *name, *desc;   /* desc may be NULL */
+	unsigned flags;	     /* SF_* */
+	unsigned whole_runs; /* runs left with every shard (SCRIPT_WHOLE_RUNS) */
+	int ref;	     /* the callback, in the registry */
 	struct library *lib;
 	struct function *next; /* in its library, in registration order */
 };
@@ -1045,49 +1048,84 @@ static void push_args(lua_State *l, const struct arg *argv, int n)
 	}
 }
 
-static void fcall_generic(struct client *c, bool ro)
+/* One try at an FCALL, as eval_once (script.c): -EAGAIN when nothing ran
+ * or was answered and it must run again with every shard. */
+static int fcall_once(struct client *c, bool ro, int numkeys, struct lockset *scope, bool whole)
 {
 	struct script_run run;
 	struct function *f;
-	long long numkeys;
 
-	monitor_feed_script(c);
-	if (!str_to_ll(c->argv[2].p, c->argv[2].len, &numkeys)) {
-		reply_error(c, "Bad number of keys provided");
-		return;
-	}
+	if (scope && whole && script_scope_whole(c, scope) < 0)
+		return 0;
 	if (!script_lock_acquire()) {
 		script_reply_busy(c);
-		return;
+		return 0;
 	}
 	f = function_find(c->argv[1].p, c->argv[1].len);
 	if (!f) {
 		script_lock_release();
 		reply_error(c, "Function not found");
-		return;
+		return 0;
 	}
 	if (numkeys > c->argc - 3) {
 		script_lock_release();
 		reply_error(c, "Number of keys can't be greater than number of args");
-		return;
+		return 0;
 	}
 	if (numkeys < 0) {
 		script_lock_release();
 		reply_error(c, "Number of keys can't be negative");
-		return;
+		return 0;
+	}
+	if (scope && !whole) {
+		int rc = -EAGAIN;
+
+		if (f->whole_runs)
+			f->whole_runs--;
+		else
+			rc = script_scope_declared(c, scope, numkeys);
+
+		if (rc < 0) {
+			script_lock_release();
+			return rc == -EAGAIN ? -EAGAIN : 0;
+		}
 	}
 	if (!script_run_check(c, &run, f->flags, ro)) {
 		script_lock_release();
-		return;
+		return 0;
 	}
+	run.held = scope && !whole ? scope : NULL;
 	lua_getfield(flua, LUA_REGISTRYINDEX, "__xkv_globals");
 	lua_getfield(flua, -1, "__redis__err__handler");
 	lua_remove(flua, -2);
 	lua_rawgeti(flua, LUA_REGISTRYINDEX, f->ref);
-	push_args(flua, c->argv + 3, (int)numkeys);
-	push_args(flua, c->argv + 3 + numkeys, c->argc - 3 - (int)numkeys);
+	push_args(flua, c->argv + 3, numkeys);
+	push_args(flua, c->argv + 3 + numkeys, c->argc - 3 - numkeys);
 	script_run_function(flua, c, &run, 2, f->name);
+	if (run.undeclared)
+		f->whole_runs = SCRIPT_WHOLE_RUNS;
 	script_lock_release();
+	return script_scope_end(&run, scope);
+}
+
+static void fcall_generic(struct client *c, bool ro)
+{
+	struct lockset *scope = command_script_locks;
+	long long numkeys;
+
+	/* Ours alone: a call this makes takes none of its own. */
+	command_script_locks = NULL;
+	monitor_feed_script(c);
+	if (!str_to_ll(c->argv[2].p, c->argv[2].len, &numkeys)) {
+		reply_error(c, "Bad number of keys provided");
+		return;
+	}
+	/* Out of range: fcall_once answers the error (after the lookup, as
+	 * Redis orders them) and takes no shard. */
+	if (numkeys < 0 || numkeys > c->argc - 3)
+		scope = NULL;
+	if (fcall_once(c, ro, (int)numkeys, scope, false) == -EAGAIN)
+		fcall_once(c, ro, (int)numkeys, scope, true);
 }
 
 bool function_declares_no_writes(int argc, const struct arg *argv)

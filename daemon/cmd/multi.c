@@ -156,6 +156,16 @@ void multi_queue(struct client *c, struct command *cmd)
 	reply_status(c, "QUEUED");
 }
 
+/* Does cmd wait for the script lock (a script, SCRIPT, FUNCTION, INFO's
+ * and MEMORY's script figures)? A transaction with one holds every shard,
+ * never some: a script that holds declared shards and escalates (script.c)
+ * must not wait for a shard whose holder waits for the script lock. */
+static bool takes_script_lock(const struct command *cmd)
+{
+	return (cmd->flags & CMD_LOCK_SCRIPT) || cmd->fn == cmd_info ||
+	       !strcmp(cmd->group, "scripting") || !strncmp(cmd->name, "memory|", 7);
+}
+
 void multi_add_locks(struct client *c, struct lockset *ls, bool queue)
 {
 	int db = c->db;
@@ -170,6 +180,8 @@ void multi_add_locks(struct client *c, struct lockset *ls, bool queue)
 		struct queued_command *q = &c->queue[i];
 
 		db = command_add_locks(q->cmd, NULL, db, q->argc, q->argv, ls);
+		if (takes_script_lock(q->cmd))
+			lockset_add_all(ls);
 	}
 }
 

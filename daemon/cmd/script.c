@@ -6,12 +6,16 @@
  *
  * One interpreter serves the whole server, as Redis's one script cache does:
  * a script loaded on one connection runs by its SHA1 on any other. It is
- * guarded by script_lock. EVAL's row locks every shard of the store
- * (CMD_LOCK_ALL), so a script is atomic with respect to every other command
- * and may call on keys it did not declare, in any database, as in Redis
- * outside cluster mode. Lock order: the store's shards, then script_lock
- * (SCRIPT LOAD takes script_lock alone; nothing under it locks shards, a
- * script's calls running under the shards EVAL already holds).
+ * guarded by script_lock. A script is atomic with respect to every other
+ * command and may call on keys it did not declare, in any database, as in
+ * Redis outside cluster mode. Lock order, two ways (docs/architecture.md,
+ * "Narrower script locks"): with every shard (the SCRIPT_WHOLE_RUNS runs
+ * after one found an undeclared shard taken, EVAL in EXEC), the shards then
+ * script_lock; with its declared keys'
+ * shards, script_lock first, holding none, then those shards
+ * (giving up for a shard holder that waits for script_lock), then any shard
+ * a call reaches (call_scope: trylock, abort and rerun, a wait upwards, or
+ * an escalation). SCRIPT and FUNCTION take script_lock alone.
  *
  * A script's redis.call runs the command on a stand-in client (its own
  * database, so a SELECT in a script stays in the script, and its own
@@ -48,6 +52,7 @@
 #include "monitor.h"
 #include "reply.h"
 #include "repl.h"
+#include "store.h"
 #include "script.h"
 #include "util.h"
 #include "worker.h"
@@ -574,6 +579,68 @@ static struct arg *lua_args(lua_State *l, int *argcp)
 	return argv;
 }
 
+/* ---- a run's lock scope ------------------------------------------------------------------ */
+
+/* An aborted run's every instruction raises, so that no pcall keeps it
+ * going: it ends, unanswered, and runs again with every shard. */
+static void abort_hook(lua_State *l, lua_Debug *ar)
+{
+	(void)ar;
+	lua_pushliteral(l, "script rerun with every shard");
+	lua_error(l);
+}
+
+static int abort_run(lua_State *l, struct script_run *r)
+{
+	r->aborted = true;
+	/* A coroutine has hooks of its own: the script's too. */
+	lua_sethook(l, abort_hook, LUA_MASKCOUNT, 1);
+	if (r->lua && r->lua != l)
+		lua_sethook(r->lua, abort_hook, LUA_MASKCOUNT, 1);
+	lua_pushliteral(l, "script rerun with every shard");
+	return lua_error(l);
+}
+
+/*
+ * Before a call of a run with narrower locks (r->held): the shards it needs
+ * beyond those held (docs/architecture.md, "Narrower script locks"). Taken
+ * at once if free; else, before the run's first effect, -EAGAIN (the run
+ * is aborted and redone with every shard: nothing was written, sent or
+ * propagated); after it, waited for: plainly when they are all above every
+ * held shard (shard waiters only wait upwards, and no holder of some but
+ * not all shards waits for the script lock), else as an escalation, which
+ * every multi-shard acquirer that could hold them gives up for (store.h).
+ */
+static int call_scope(struct script_run *r, struct command *cmd, int argc, struct arg *argv)
+{
+	struct lockset need;
+
+	lockset_init(&need);
+	command_add_locks(cmd, &r->proxy, r->proxy.db, argc, argv, &need);
+	if (!lockset_covers(r->held, &need) && lockset_try_extend(r->held, &need)) {
+		/* Taken: remembered, so that later runs take every shard. */
+		r->undeclared = true;
+		if (!r->effect)
+			return -EAGAIN;
+		if (lockset_extend_is_above(r->held, &need)) {
+			lockset_extend(r->held, &need);
+			return 0;
+		}
+		store_escalation_begin();
+		lockset_extend(r->held, &need);
+		store_escalation_end();
+		return 0;
+	}
+	/* The first effect of a run that holds no shard (numkeys 0, a
+	 * PUBLISH): a thread with every shard may wait for the script lock,
+	 * and the run could not escalate past it. */
+	if (!r->effect && !(cmd->flags & CMD_READONLY) && !lockset_count(r->held)) {
+		r->undeclared = true;
+		return -EAGAIN;
+	}
+	return 0;
+}
+
 /* Runs the command the Lua arguments name for the running script, and
  * pushes its reply; on an error with raise, raises it instead. */
 static int redis_call(lua_State *l, bool raise)
@@ -589,6 +656,8 @@ static int redis_call(lua_State *l, bool raise)
 	if (!r)
 		return raise_error(
 			l, "redis.call/pcall can only be called inside a script invocation");
+	if (r->aborted)
+		return abort_run(l, r);
 	argv = lua_args(l, &argc);
 	if (!argv)
 		return raise ? lua_error(l) : 1;
@@ -616,12 +685,18 @@ static int redis_call(lua_State *l, bool raise)
 		 !cluster_route_script(r->caller, cmd, argc, argv, &r->slot, r->cross_slot_ok,
 				       cluster_err, sizeof(cluster_err)))
 		err = cluster_err;
+	if (!err && r->held && call_scope(r, cmd, argc, argv) < 0) {
+		free_args(argv, argc);
+		return abort_run(l, r);
+	}
 	if (err) {
 		/* Counted as the command's error, and as its rejected call. */
 		reply_error(&r->proxy, err);
 		if (cmd)
 			command_count_rejected(&r->proxy, cmd);
 	} else {
+		if (!(cmd->flags & CMD_READONLY))
+			r->effect = true;
 		/* Written or not, a write command makes the script unkillable. */
 		if (cmd->flags & CMD_WRITE) {
 			r->wrote = true;
@@ -1054,16 +1129,24 @@ static bool script_create(struct client *c, const char *body, size_t len, char s
 	return true;
 }
 
-/* Sets a global of the real table (KEYS, ARGV) to argv[0..n). */
-static void set_array(lua_State *l, const char *name, const struct arg *argv, int n)
+/* Sets KEYS to argv[0..nkeys) and ARGV to the rest of argv[0..n), as
+ * fresh tables of the real globals (a script may keep or change them), each
+ * made at its final size. */
+static void set_arrays(lua_State *l, const struct arg *argv, int nkeys, int n)
 {
 	lua_getfield(l, LUA_REGISTRYINDEX, REG_GLOBALS);
-	lua_newtable(l);
-	for (int i = 0; i < n; i++) {
+	lua_createtable(l, nkeys, 0);
+	for (int i = 0; i < nkeys; i++) {
 		lua_pushlstring(l, argv[i].p, argv[i].len);
 		lua_rawseti(l, -2, i + 1);
 	}
-	lua_setfield(l, -2, name);
+	lua_setfield(l, -2, "KEYS");
+	lua_createtable(l, n - nkeys, 0);
+	for (int i = nkeys; i < n; i++) {
+		lua_pushlstring(l, argv[i].p, argv[i].len);
+		lua_rawseti(l, -2, i - nkeys + 1);
+	}
+	lua_setfield(l, -2, "ARGV");
 	lua_pop(l, 1);
 }
 
@@ -1123,9 +1206,15 @@ bool script_run_check(struct client *c, struct script_run *run, unsigned flags, 
 void script_run_function(lua_State *l, struct client *c, struct script_run *run, int nargs,
 			 const char *name)
 {
+	int failed;
+
 	running = run;
+	run->lua = l;
 	script_busy_begin(l, run, name);
-	if (lua_pcall(l, nargs, 1, -2 - nargs)) {
+	failed = lua_pcall(l, nargs, 1, -2 - nargs);
+	if (run->aborted) {
+		lua_pop(l, 1); /* unanswered: it runs again with every shard */
+	} else if (failed) {
 		if (!lua_istable(l, -1)) {
 			const char *msg =
 				lua_isstring(l, -1) ? lua_tostring(l, -1) : "execution failure";
@@ -1156,7 +1245,8 @@ void script_run_function(lua_State *l, struct client *c, struct script_run *run,
 	script_busy_end(l);
 	running = NULL;
 	/* The script's own calls count in its caller's tot-cmds, as in Redis. */
-	c->commands += run->proxy.commands;
+	if (!run->aborted)
+		c->commands += run->proxy.commands;
 	lua_pop(l, 1);			/* the error handler */
 	while (run->proxy.reply_head) { /* nothing should be left; be safe */
 		struct reply_block *b = run->proxy.reply_head;
@@ -1167,9 +1257,67 @@ void script_run_function(lua_State *l, struct client *c, struct script_run *run,
 	script_gc(l);
 }
 
+/* Threads that hold shards (every one: EVAL with every shard, FCALL, EXEC
+ * with a script, SAVE) and wait for the script lock; atomic. A run taking
+ * its declared shards under the script lock gives up for them. */
+static int shard_holders_waiting;
+
 bool script_lock_acquire(void)
 {
-	return script_lock_wait(&script_lock);
+	bool ok;
+
+	if (!pthread_mutex_trylock(&script_lock))
+		return true;
+	if (!store_locks_held)
+		return script_lock_wait(&script_lock);
+	__atomic_add_fetch(&shard_holders_waiting, 1, __ATOMIC_SEQ_CST);
+	ok = script_lock_wait(&script_lock);
+	__atomic_sub_fetch(&shard_holders_waiting, 1, __ATOMIC_SEQ_CST);
+	return ok;
+}
+
+static bool declared_give_up(void)
+{
+	return script_busy() || __atomic_load_n(&shard_holders_waiting, __ATOMIC_SEQ_CST);
+}
+
+int script_scope_whole(struct client *c, struct lockset *scope)
+{
+	lockset_add_all(scope);
+	if (command_lock_scope(scope) < 0) {
+		script_reply_busy(c);
+		return -EBUSY;
+	}
+	/* The final save was taken while this waited: run nothing. */
+	if (__builtin_expect(server.shutdown, 0)) {
+		c->flags |= CLIENT_CLOSE_ASAP;
+		return -ESHUTDOWN;
+	}
+	return 0;
+}
+
+int script_scope_declared(struct client *c, struct lockset *scope, int numkeys)
+{
+	for (int i = 0; i < numkeys; i++)
+		lockset_add_key(scope, c->db, c->argv[3 + i].p, c->argv[3 + i].len);
+	if (lockset_acquire_unless(scope, declared_give_up) < 0) {
+		lockset_init(scope);
+		return -EAGAIN;
+	}
+	if (__builtin_expect(server.shutdown, 0)) {
+		c->flags |= CLIENT_CLOSE_ASAP;
+		return -ESHUTDOWN;
+	}
+	return 0;
+}
+
+int script_scope_end(struct script_run *run, struct lockset *scope)
+{
+	if (!run->aborted)
+		return 0;
+	lockset_release(scope);
+	lockset_init(scope);
+	return -EAGAIN;
 }
 
 void script_lock_release(void)
@@ -1195,26 +1343,37 @@ const char *script_flag_name(unsigned flag)
 
 /* ---- EVAL ---------------------------------------------------------------------------- */
 
-static void eval_generic(struct client *c, bool by_sha, bool ro)
+/* Sets how many more runs of the SHA's script take every shard. Under the
+ * script lock. */
+static void set_whole_runs(lua_State *l, const char *sha, unsigned flags, unsigned runs)
+{
+	lua_getfield(l, LUA_REGISTRYINDEX, REG_FLAGS);
+	lua_pushnumber(l, flags | runs << SF_WHOLE_SHIFT);
+	lua_setfield(l, -2, sha);
+	lua_pop(l, 1);
+}
+
+/*
+ * One try at an EVAL. scope: the set command_call holds for it and this
+ * fills (NULL when an enclosing holder has every shard: EXEC); whole: take
+ * every shard, before the script lock, as any shard holder does; else the
+ * script lock first, holding nothing, then the declared keys' shards,
+ * giving up for a shard holder that waits for the script lock. -EAGAIN:
+ * nothing ran or was answered, try again with whole.
+ */
+static int eval_once(struct client *c, bool by_sha, bool ro, int numkeys, struct lockset *scope,
+		     bool whole)
 {
 	struct script_run run;
 	char sha[41], fname[43];
-	long long numkeys;
-	unsigned flags;
+	unsigned flags, left;
 	lua_State *l;
-	if (!arg_ll(c, 2, &numkeys))
-		return;
-	if (numkeys > c->argc - 3) {
-		reply_error(c, "Number of keys can't be greater than number of args");
-		return;
-	}
-	if (numkeys < 0) {
-		reply_error(c, "Number of keys can't be negative");
-		return;
-	}
+
+	if (scope && whole && script_scope_whole(c, scope) < 0)
+		return 0;
 	if (!script_lock_acquire()) {
 		script_reply_busy(c);
-		return;
+		return 0;
 	}
 	l = state();
 	if (by_sha) {
@@ -1225,32 +1384,73 @@ static void eval_generic(struct client *c, bool by_sha, bool ro)
 		sha[n] = '\0';
 	} else if (!script_create(c, c->argv[1].p, c->argv[1].len, sha)) {
 		pthread_mutex_unlock(&script_lock);
-		return;
+		return 0;
 	}
-	snprintf(fname, sizeof(fname), "f_%s", sha);
+	fname[0] = 'f';
+	fname[1] = '_';
+	memcpy(fname + 2, sha, strlen(sha) + 1);
 	lua_getglobal(l, "__redis__err__handler");
 	lua_getfield(l, LUA_REGISTRYINDEX, fname);
 	if (lua_isnil(l, -1)) {
 		lua_pop(l, 2);
 		pthread_mutex_unlock(&script_lock);
 		reply_error(c, "-NOSCRIPT No matching script. Please use EVAL.");
-		return;
+		return 0;
 	}
 	lua_getfield(l, LUA_REGISTRYINDEX, REG_FLAGS);
 	lua_getfield(l, -1, sha);
 	flags = lua_isnil(l, -1) ? SF_COMPAT : (unsigned)lua_tonumber(l, -1);
 	lua_pop(l, 2);
+	left = flags >> SF_WHOLE_SHIFT;
+	flags &= SF_MASK;
+	if (scope && !whole) {
+		int rc = -EAGAIN;
 
+		if (left)
+			set_whole_runs(l, sha, flags, left - 1);
+		else
+			rc = script_scope_declared(c, scope, numkeys);
+
+		if (rc < 0) {
+			lua_pop(l, 2);
+			pthread_mutex_unlock(&script_lock);
+			return rc == -EAGAIN ? -EAGAIN : 0;
+		}
+	}
 	if (!script_run_check(c, &run, flags, ro)) {
 		lua_pop(l, 2);
 		pthread_mutex_unlock(&script_lock);
-		return;
+		return 0;
 	}
 	run.eval = true;
-	set_array(l, "KEYS", c->argv + 3, (int)numkeys);
-	set_array(l, "ARGV", c->argv + 3 + numkeys, c->argc - 3 - (int)numkeys);
+	run.held = scope && !whole ? scope : NULL;
+	set_arrays(l, c->argv + 3, numkeys, c->argc - 3);
 	script_run_function(l, c, &run, 0, sha);
+	if (run.undeclared)
+		set_whole_runs(l, sha, flags, SCRIPT_WHOLE_RUNS);
 	pthread_mutex_unlock(&script_lock);
+	return script_scope_end(&run, scope);
+}
+
+static void eval_generic(struct client *c, bool by_sha, bool ro)
+{
+	struct lockset *scope = command_script_locks;
+	long long numkeys;
+
+	/* Ours alone: a call this makes takes none of its own. */
+	command_script_locks = NULL;
+	if (!arg_ll(c, 2, &numkeys))
+		return;
+	if (numkeys > c->argc - 3) {
+		reply_error(c, "Number of keys can't be greater than number of args");
+		return;
+	}
+	if (numkeys < 0) {
+		reply_error(c, "Number of keys can't be negative");
+		return;
+	}
+	if (eval_once(c, by_sha, ro, (int)numkeys, scope, false) == -EAGAIN)
+		eval_once(c, by_sha, ro, (int)numkeys, scope, true);
 }
 
 bool script_declares_no_writes(int argc, const struct arg *argv, bool by_sha)

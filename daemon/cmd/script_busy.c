@@ -44,9 +44,14 @@ static pthread_mutex_t run_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
 	bool active, eval, wrote, killed, timedout;
 	int64_t start_ms;
-	int64_t time_us;    /* Unix time at its start: TIME in the script */
-	char name[128];	    /* the script's SHA1 or the function's name */
-	char command[1024]; /* the calling command, for FUNCTION STATS */
+	int64_t time_us; /* Unix time at its start: TIME in the script */
+	/* The script's SHA1 or the function's name, owned by its runner and
+	 * valid until script_busy_end; read only on the script's thread. */
+	const char *run_name;
+	/* What FUNCTION STATS shows, copied only once the script is timed out
+	 * (busy_hook): a run that ends in time never formats them. */
+	char name[128];
+	char command[1024]; /* the calling command, its arguments cut short */
 	int nargs;
 	struct client *caller;
 	struct worker *worker;
@@ -68,6 +73,27 @@ void script_reply_busy(struct client *c)
 			       "KILL or SHUTDOWN NOSAVE.");
 }
 
+/* Under run_lock, on the script's thread: the name and the calling command
+ * (its arguments cut short) that FUNCTION STATS shows. */
+static void record_running(void)
+{
+	const struct client *c = cur.caller;
+	size_t n = 0;
+
+	snprintf(cur.name, sizeof(cur.name), "%s", cur.run_name);
+	cur.nargs = 0;
+	for (int i = 0; i < c->argc && n < sizeof(cur.command); i++) {
+		size_t len = c->argv[i].len;
+
+		if (len > sizeof(cur.command) - 1 - n)
+			len = sizeof(cur.command) - 1 - n;
+		memcpy(cur.command + n, c->argv[i].p, len);
+		n += len;
+		cur.command[n++] = '\0';
+		cur.nargs++;
+	}
+}
+
 static void busy_hook(lua_State *l, lua_Debug *ar)
 {
 	bool kill;
@@ -83,8 +109,9 @@ static void busy_hook(lua_State *l, lua_Debug *ar)
 			    "You can try killing the script using the %s command. Script name is: "
 			    "%s.",
 			    (long long)elapsed, cur.eval ? "SCRIPT KILL" : "FUNCTION KILL",
-			    cur.name);
+			    cur.run_name);
 		pthread_mutex_lock(&run_lock);
+		record_running();
 		cur.timedout = true;
 		pthread_mutex_unlock(&run_lock);
 		/* Its client's input waits until the script is done (the engines
@@ -111,28 +138,17 @@ static void busy_hook(lua_State *l, lua_Debug *ar)
 void script_busy_begin(lua_State *l, struct script_run *run, const char *name)
 {
 	struct client *c = run->caller;
-	size_t n = 0;
 
+	/* Only what every run needs: the rest is formatted if it times out. */
 	pthread_mutex_lock(&run_lock);
-	memset(&cur, 0, sizeof(cur));
 	cur.active = true;
 	cur.eval = run->eval;
+	cur.wrote = cur.killed = cur.timedout = false;
 	cur.start_ms = mono_ms();
 	cur.time_us = now_us();
+	cur.run_name = name;
 	cur.caller = c;
 	cur.worker = c->worker;
-	snprintf(cur.name, sizeof(cur.name), "%s", name);
-	/* FUNCTION STATS shows the command, its arguments cut short. */
-	for (int i = 0; i < c->argc && n < sizeof(cur.command); i++) {
-		size_t len = c->argv[i].len;
-
-		if (len > sizeof(cur.command) - 1 - n)
-			len = sizeof(cur.command) - 1 - n;
-		memcpy(cur.command + n, c->argv[i].p, len);
-		n += len;
-		cur.command[n++] = '\0';
-		cur.nargs++;
-	}
 	pthread_mutex_unlock(&run_lock);
 	if (config.busy_reply_threshold > 0)
 		lua_sethook(l, busy_hook, LUA_MASKCOUNT, HOOK_STEP);
@@ -145,7 +161,10 @@ void script_busy_end(lua_State *l)
 		cur.caller->flags &= ~CLIENT_PROTECTED;
 	__atomic_store_n(&busy_mode, BUSY_NONE, __ATOMIC_RELEASE);
 	pthread_mutex_lock(&run_lock);
-	memset(&cur, 0, sizeof(cur));
+	cur.active = cur.timedout = cur.wrote = cur.killed = false;
+	cur.run_name = NULL;
+	cur.caller = NULL;
+	cur.worker = NULL;
 	pthread_mutex_unlock(&run_lock);
 }
 

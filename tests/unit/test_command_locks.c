@@ -5,6 +5,8 @@
  * lock scope (a whole database, the store, another database, EXEC's queue).
  * Handlers never lock, so this is every lock a command runs under.
  */
+#include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <string.h>
 
@@ -225,6 +227,138 @@ TEST_F(locks, exec_locks_its_queue)
 	c.multi_error = true;
 	ls = locks_for(&c, 0, "EXEC");
 	ASSERT_EQ(0, lockset_count(&ls));
+}
+
+/* A queue with a command that waits for the script lock (a script, SCRIPT,
+ * FUNCTION, INFO) takes every shard, never some (docs/architecture.md,
+ * "Narrower script locks"). */
+TEST_F(locks, exec_with_script_lock_takes_everything)
+{
+	static const char *const cmds[] = { "EVAL x 1 a", "FCALL f 0",	   "SCRIPT LOAD x",
+					    "INFO",	  "FUNCTION LIST", "MEMORY STATS" };
+	struct line lines[2];
+	struct queued_command q[2];
+	struct client c = { .db = 0, .in_multi = true };
+	struct lockset ls;
+
+	split(&lines[0], "SET a 1");
+	q[0].cmd = row(&lines[0]);
+	q[0].argc = lines[0].argc;
+	q[0].argv = lines[0].argv;
+	c.queue = q;
+	c.nqueued = 2;
+	for (unsigned i = 0; i < sizeof(cmds) / sizeof(*cmds); i++) {
+		split(&lines[1], cmds[i]);
+		q[1].cmd = row(&lines[1]);
+		q[1].argc = lines[1].argc;
+		q[1].argv = lines[1].argv;
+		ls = locks_for(&c, 0, "EXEC");
+		ASSERT_TRUE(ls.all) TH_LOG("%s", cmds[i]);
+	}
+	split(&lines[1], "GET b");
+	q[1].cmd = row(&lines[1]);
+	q[1].argc = lines[1].argc;
+	q[1].argv = lines[1].argv;
+	ls = locks_for(&c, 0, "EXEC");
+	ASSERT_FALSE(ls.all);
+	ASSERT_EQ(2, lockset_count(&ls));
+}
+
+static pthread_mutex_t hold_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t hold_cv = PTHREAD_COND_INITIALIZER;
+static int hold_state; /* 0, 1: the thread holds e's shard of db 5, 2: let it go */
+
+static void *hold_e(void *arg)
+{
+	struct lockset ls;
+
+	(void)arg;
+	lockset_init(&ls);
+	lockset_add_key(&ls, 5, "e", 1);
+	lockset_acquire(&ls);
+	pthread_mutex_lock(&hold_mu);
+	hold_state = 1;
+	pthread_cond_signal(&hold_cv);
+	while (hold_state != 2)
+		pthread_cond_wait(&hold_cv, &hold_mu);
+	pthread_mutex_unlock(&hold_mu);
+	lockset_release(&ls);
+	return NULL;
+}
+
+static bool give_up_now(void)
+{
+	return true;
+}
+
+/* A script's held set grows by trylock, reports whether what it adds is
+ * above everything held, and gives back exactly what it holds. */
+TEST_F(locks, held_set_extends)
+{
+	struct lockset held, need;
+	const char *lo, *hi;
+	pthread_t th;
+
+	/* Two keys of db 0 in shard order. */
+	lo = key_shard("a", 1) < key_shard("b", 1) ? "a" : "b";
+	hi = lo[0] == 'a' ? "b" : "a";
+	lockset_init(&held);
+	lockset_add_key(&held, 0, lo, 1);
+	lockset_acquire(&held);
+	lockset_init(&need);
+	lockset_add_key(&need, 0, hi, 1);
+	ASSERT_FALSE(lockset_covers(&held, &need));
+	ASSERT_TRUE(lockset_extend_is_above(&held, &need));
+	ASSERT_EQ(0, lockset_try_extend(&held, &need));
+	ASSERT_TRUE(lockset_covers(&held, &need));
+	ASSERT_EQ(2, lockset_count(&held));
+	/* A shard below the held ones is not above; another database's above. */
+	lockset_init(&need);
+	lockset_add_key(&need, 0, "c", 1);
+	if (key_shard("c", 1) < key_shard(hi, 1))
+		ASSERT_FALSE(lockset_extend_is_above(&held, &need));
+	lockset_init(&need);
+	lockset_add_key(&need, 3, "c", 1);
+	ASSERT_TRUE(lockset_extend_is_above(&held, &need));
+	lockset_extend(&held, &need);
+	ASSERT_EQ(3, lockset_count(&held));
+	/* A shard another thread holds: -EAGAIN, and nothing more held. */
+	pthread_mutex_lock(&hold_mu);
+	hold_state = 0;
+	pthread_mutex_unlock(&hold_mu);
+	ASSERT_EQ(0, pthread_create(&th, NULL, hold_e, NULL));
+	pthread_mutex_lock(&hold_mu);
+	while (hold_state != 1)
+		pthread_cond_wait(&hold_cv, &hold_mu);
+	pthread_mutex_unlock(&hold_mu);
+	lockset_init(&need);
+	lockset_add_key(&need, 5, "e", 1);
+	lockset_add_key(&need, 0, "d", 1);
+	ASSERT_EQ(-EAGAIN, lockset_try_extend(&held, &need));
+	ASSERT_EQ(3, lockset_count(&held));
+	pthread_mutex_lock(&hold_mu);
+	hold_state = 2;
+	pthread_cond_signal(&hold_cv);
+	pthread_mutex_unlock(&hold_mu);
+	pthread_join(th, NULL);
+	lockset_init(&need);
+	lockset_add_key(&need, 0, "d", 1);
+	ASSERT_EQ(0, lockset_try_extend(&held, &need));
+	ASSERT_EQ(4, lockset_count(&held));
+	/* ... and the whole store, taken by trylock of the rest. */
+	lockset_init(&need);
+	lockset_add_all(&need);
+	ASSERT_FALSE(lockset_extend_is_above(&held, &need));
+	ASSERT_EQ(0, lockset_try_extend(&held, &need));
+	ASSERT_TRUE(held.all);
+	ASSERT_EQ(1, store_locks_held);
+	lockset_release(&held);
+	ASSERT_EQ(0, store_locks_held);
+	/* Everything is free again. */
+	lockset_init(&need);
+	lockset_add_all(&need);
+	ASSERT_EQ(0, lockset_acquire_unless(&need, give_up_now));
+	lockset_release(&need);
 }
 
 TEST_HARNESS_MAIN
