@@ -277,7 +277,7 @@ void rdbfile_loaded_repl_info(struct rdbfile_repl_info *out)
 
 int rdbfile_functions_each(void (*fn)(void *arg, const char *code, size_t len), void *arg)
 {
-	struct rdb_reader r = { (const uint8_t *)funcs.p, funcs.len, 0 };
+	struct rdb_reader r = { (const uint8_t *)funcs.p, funcs.len, 0, NULL };
 
 	while (r.off < r.len) {
 		uint8_t t;
@@ -521,53 +521,55 @@ int rdbfile_bgsave(void)
 struct repl_child {
 	pid_t pid;
 	int fd; /* the pipe's read end */
-	void (*done)(char *buf, size_t len);
+	const struct rdbfile_repl_sink *sink;
+	void *arg;
 };
 
-/* Reads the replication child's whole output, reaps it, hands the file on. */
+/* Hands the replication child's output on as it comes, reaps the child,
+ * and tells how it ended. A sink that wants no more stops the child. */
 static void *rdbfile_repl_waiter(void *arg)
 {
 	struct repl_child *rc = arg;
-	size_t len = 0, cap = RDBFILE_CHUNK;
-	char *buf = xmalloc(cap);
+	char *buf = xmalloc(RDBFILE_CHUNK);
+	bool ok, stopped = false;
 	int status = 0;
-	bool ok;
 
 	for (;;) {
-		ssize_t n;
+		ssize_t n = read(rc->fd, buf, RDBFILE_CHUNK);
 
-		if (len == cap) {
-			cap *= 2;
-			buf = xrealloc(buf, cap);
-		}
-		n = read(rc->fd, buf + len, cap - len);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
 			break;
-		len += (size_t)n;
+		if (rc->sink->data(rc->arg, buf, (size_t)n) < 0) {
+			/* As Redis when the last replica of a diskless sync
+			 * is gone: the child has nobody to write for. */
+			log_warning("Diskless rdb transfer, last replica dropped, killing fork "
+				    "child.");
+			kill(rc->pid, SIGUSR1);
+			stopped = true;
+			break;
+		}
 	}
+	xfree(buf);
 	close(rc->fd);
 	while (waitpid(rc->pid, &status, 0) < 0 && errno == EINTR)
 		;
-	ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+	ok = !stopped && WIFEXITED(status) && WEXITSTATUS(status) == 0;
 	pthread_mutex_lock(&bg_lock);
 	bg_running = false;
 	bg_pid = 0;
 	pthread_mutex_unlock(&bg_lock);
-	if (ok) {
+	if (ok)
 		log_notice("Background RDB transfer terminated with success");
-		rc->done(buf, len);
-	} else {
+	else if (!stopped)
 		log_warning("Background transfer error");
-		xfree(buf);
-		rc->done(NULL, 0);
-	}
+	rc->sink->done(rc->arg, ok);
 	xfree(rc);
 	return NULL;
 }
 
-int rdbfile_bgsave_repl(void (*at_fork)(void), void (*done)(char *buf, size_t len))
+int rdbfile_bgsave_repl(const struct rdbfile_repl_sink *sink, void *arg)
 {
 	struct repl_child *rc;
 	pthread_attr_t attr;
@@ -599,7 +601,7 @@ int rdbfile_bgsave_repl(void (*at_fork)(void), void (*done)(char *buf, size_t le
 	err = pid < 0 ? -errno : 0;
 	/* Still under every shard lock: the stream's point the file is. */
 	if (pid > 0)
-		at_fork();
+		sink->at_fork(arg);
 	store_unlock_all();
 	close(pfd[1]);
 	if (pid < 0) {
@@ -615,7 +617,8 @@ int rdbfile_bgsave_repl(void (*at_fork)(void), void (*done)(char *buf, size_t le
 	rc = xmalloc(sizeof(*rc));
 	rc->pid = pid;
 	rc->fd = pfd[0];
-	rc->done = done;
+	rc->sink = sink;
+	rc->arg = arg;
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	if (pthread_create(&tid, &attr, rdbfile_repl_waiter, rc))
@@ -689,7 +692,7 @@ static int read_le(struct rdb_reader *r, int n, uint64_t *out)
 {
 	uint64_t v = 0;
 
-	if (r->len - r->off < (size_t)n)
+	if (rdb_need(r, (size_t)n))
 		return -EINVAL;
 	for (int i = 0; i < n; i++)
 		v |= (uint64_t)r->p[r->off + i] << (8 * i);
@@ -893,7 +896,7 @@ char *rdbfile_read_all(const char *path, size_t *len)
 int rdbfile_load_mem(const char *buf, size_t len, size_t *used)
 {
 	struct load_stats st = { 0 };
-	struct rdb_reader r = { (const uint8_t *)buf, len, 0 };
+	struct rdb_reader r = { (const uint8_t *)buf, len, 0, NULL };
 	int ver = 0, rc;
 
 	if (len < 9 || memcmp(buf, "REDIS", 5)) {

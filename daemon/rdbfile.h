@@ -19,6 +19,7 @@
 #define XKV_RDBFILE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -79,12 +80,20 @@ void rdbfile_stats(struct rdbfile_stats *out);
 /* A snapshot for replicas: like BGSAVE, but the child writes to a pipe in
  * the oldest RDB version that holds the data (10, Redis 7.0's, unless hash
  * fields have deadlines: 12), so older Redis replicas load it too, and no
- * file is touched. at_fork runs in the parent right after the fork, with
- * every shard lock held (the point in the propagation stream the snapshot
- * stands for); done runs on the thread that read the pipe, with no lock
- * held, with the whole file (xmalloc'd, done owns it) or NULL if the child
- * failed. -EBUSY if a child runs, -errno if the fork fails. */
-int rdbfile_bgsave_repl(void (*at_fork)(void), void (*done)(char *buf, size_t len));
+ * file is touched. The sink's at_fork runs in the parent right after the
+ * fork, with every shard lock held (the point in the propagation stream
+ * the snapshot stands for); data gets the file as the child writes it, on
+ * a thread of its own that reads the pipe (it may block to slow the child
+ * down, and return -1 to stop it: done then says false); done, on that
+ * thread with no lock held, whether the child wrote the whole file. arg is
+ * the sink's, passed to each. -EBUSY if a child runs, -errno if the fork
+ * fails (no callback runs then). */
+struct rdbfile_repl_sink {
+	void (*at_fork)(void *arg);
+	int (*data)(void *arg, const char *p, size_t len);
+	void (*done)(void *arg, bool ok);
+};
+int rdbfile_bgsave_repl(const struct rdbfile_repl_sink *sink, void *arg);
 /* The replication AUX fields of a file (repl-stream-db, repl-id,
  * repl-offset), as Redis writes them so that a replica restarted from its
  * file, or fed it by its master, knows where in the stream the file

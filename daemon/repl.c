@@ -1317,6 +1317,7 @@ void repl_client_free(struct client *c)
 			bl.no_replicas_since_s = time(NULL);
 		log_notice("Connection with replica %s:%d lost.", r->ip, r->port);
 	}
+	do_repl_sync_leave(r);
 	__atomic_store_n(&good_replicas, count_good(time(NULL)), __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&repl_lock);
 	xfree(r);

@@ -93,6 +93,9 @@ bool repl_writes_allowed(void);
 /* Each cron tick of w: keep-alives, timeouts, WAIT deadlines, the BGSAVE
  * that waiting replicas need, the backlog's time to live. */
 void repl_cron(struct worker *w);
+/* A replica's client (c->repl set) wrote n reply bytes, on its own worker
+ * with no lock held: a diskless transfer waiting for it may go on. */
+void repl_sync_sent(struct client *c, size_t n);
 /* c is being freed (its own worker): it leaves the replicas and waiters. */
 void repl_client_free(struct client *c);
 /* Closes every replica (they sync again): this server's data was replaced. */

@@ -13,10 +13,12 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct client;
 struct worker;
+struct repl_xfer;
 
 /* The mark that ends a diskless file ($EOF:<mark>). */
 #define REPL_EOF_MARK_LEN 40
@@ -49,6 +51,10 @@ struct repl_replica {
 	long long ack_off;  /* REPLCONF ACK */
 	long long fack_off; /* REPLCONF ACK ... FACK: what its AOF holds */
 	int64_t ack_time_s; /* of the last ACK (wall clock, s) */
+	/* The streamed transfer it is a target of (repl_sync.c), or NULL:
+	 * written under the lock (relaxed atomic), read by its worker. */
+	struct repl_xfer *xfer;
+	unsigned xfer_slot; /* its index among the transfer's targets */
 };
 
 extern pthread_mutex_t repl_lock;
@@ -74,5 +80,8 @@ bool do_repl_fork_due(int64_t now_s);
 /* Starts the snapshot the waiting replicas need, unless a child runs (the
  * cron tries again). No lock held. */
 void repl_sync_start_bgsave(void);
+/* Lock held, its client being freed: the replica leaves the transfer it is
+ * a target of, which goes on with the others. */
+void do_repl_sync_leave(struct repl_replica *r);
 
 #endif

@@ -248,7 +248,7 @@ static void payload(struct rdb_buf *b, const struct obj *o)
 
 static int load(const char *p, size_t len, struct obj *o)
 {
-	struct rdb_reader r = { (const uint8_t *)p, len, 0 };
+	struct rdb_reader r = { (const uint8_t *)p, len, 0, NULL };
 	uint8_t t;
 
 	if (rdb_read_byte(&r, &t))
