@@ -893,43 +893,46 @@ char *rdbfile_read_all(const char *path, size_t *len)
 	return buf;
 }
 
-int rdbfile_load_mem(const char *buf, size_t len, size_t *used)
+/* A whole file from r's cursor: signature, body, checksum. crc_base: the
+ * CRC-64 of the bytes a streamed reader moved out before r->p (0 for a
+ * buffer). */
+static int load_reader(struct rdb_reader *r, const uint64_t *crc_base)
 {
 	struct load_stats st = { 0 };
-	struct rdb_reader r = { (const uint8_t *)buf, len, 0, NULL };
 	int ver = 0, rc;
 
-	if (len < 9 || memcmp(buf, "REDIS", 5)) {
+	if (rdb_need(r, 9) || memcmp(r->p + r->off, "REDIS", 5)) {
 		log_warning("Wrong signature trying to load DB from file");
 		return -EINVAL;
 	}
 	for (int i = 5; i < 9; i++) {
-		if (buf[i] < '0' || buf[i] > '9')
+		uint8_t ch = r->p[r->off + i];
+
+		if (ch < '0' || ch > '9')
 			goto bad;
-		ver = ver * 10 + buf[i] - '0';
+		ver = ver * 10 + ch - '0';
 	}
 	if (ver < 1 || ver > RDB_VERSION) {
 		log_warning("Can't handle RDB format version %d", ver);
 		return -EINVAL;
 	}
-	r.off = 9;
+	r->off += 9;
 	loaded_repl = (struct rdbfile_repl_info){ .stream_db = -1 };
-	rc = load_body(&r, &st);
+	rc = load_body(r, &st);
 	if (rc)
 		goto bad;
 	/* Version 5 and later end with a CRC-64 of the rest; 0 means none. */
 	if (ver >= 5) {
 		uint64_t want;
 
-		if (read_le(&r, 8, &want))
+		if (read_le(r, 8, &want))
 			goto bad;
-		if (want && config.rdbchecksum && want != crc64_update(0, buf, r.off - 8)) {
+		if (want && config.rdbchecksum &&
+		    want != crc64_update(crc_base ? *crc_base : 0, r->p, r->off - 8)) {
 			log_warning("Wrong RDB checksum. Aborting now.");
 			return -EINVAL;
 		}
 	}
-	if (used)
-		*used = r.off;
 	log_notice("Done loading RDB, keys loaded: %llu, keys expired: %llu.",
 		   (unsigned long long)st.keys, (unsigned long long)st.expired);
 	pthread_mutex_lock(&bg_lock);
@@ -940,6 +943,88 @@ int rdbfile_load_mem(const char *buf, size_t len, size_t *used)
 bad:
 	log_warning("Short read or OOM loading DB. Unrecoverable error, aborting now.");
 	return -EINVAL;
+}
+
+int rdbfile_load_mem(const char *buf, size_t len, size_t *used)
+{
+	struct rdb_reader r = { (const uint8_t *)buf, len, 0, NULL };
+	int rc = load_reader(&r, NULL);
+
+	if (!rc && used)
+		*used = r.off;
+	return rc;
+}
+
+/* A streamed reader: r first, so that fill finds the rest. */
+struct rdbfile_stream {
+	struct rdb_reader r;
+	ssize_t (*read)(void *arg, void *buf, size_t cap);
+	void *arg;
+	uint8_t *buf;
+	size_t cap;
+	uint64_t crc; /* of the bytes moved out before buf[0] */
+};
+
+static int stream_fill(struct rdb_reader *r, size_t n)
+{
+	struct rdbfile_stream *s = (struct rdbfile_stream *)r;
+
+	/* What was read goes into the checksum, the rest to the front. */
+	if (r->off) {
+		s->crc = crc64_update(s->crc, s->buf, r->off);
+		memmove(s->buf, s->buf + r->off, r->len - r->off);
+		r->len -= r->off;
+		r->off = 0;
+	}
+	/* No string of a file is longer than 4 GiB (rdb.c reads none). */
+	if (n > ((size_t)1 << 32) + 64)
+		return -EINVAL;
+	if (n > s->cap) {
+		s->cap = n > 2 * s->cap ? n : 2 * s->cap;
+		s->buf = xrealloc(s->buf, s->cap);
+	}
+	r->p = s->buf;
+	while (r->len < n) {
+		ssize_t got = s->read(s->arg, s->buf + r->len, s->cap - r->len);
+
+		if (got <= 0)
+			return -EINVAL;
+		r->len += (size_t)got;
+	}
+	return 0;
+}
+
+struct rdbfile_stream *rdbfile_stream_new(ssize_t (*read)(void *arg, void *buf, size_t cap),
+					  void *arg)
+{
+	struct rdbfile_stream *s = xcalloc(1, sizeof(*s));
+
+	s->read = read;
+	s->arg = arg;
+	s->cap = RDBFILE_CHUNK;
+	s->buf = xmalloc(s->cap);
+	s->r.p = s->buf;
+	s->r.fill = stream_fill;
+	return s;
+}
+
+int do_rdbfile_load_stream(struct rdbfile_stream *s)
+{
+	return load_reader(&s->r, &s->crc);
+}
+
+const char *rdbfile_stream_rest(const struct rdbfile_stream *s, size_t *len)
+{
+	*len = s->r.len - s->r.off;
+	return (const char *)s->buf + s->r.off;
+}
+
+void rdbfile_stream_free(struct rdbfile_stream *s)
+{
+	if (!s)
+		return;
+	xfree(s->buf);
+	xfree(s);
 }
 
 int do_rdbfile_load_file(const char *path)

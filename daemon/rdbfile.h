@@ -32,6 +32,20 @@ int do_rdbfile_load_file(const char *path);
 /* An RDB image in memory (an AOF's preamble): 0 with *used (if not NULL) the
  * bytes it took, or -EINVAL (logged). The caller holds every shard lock. */
 int rdbfile_load_mem(const char *buf, size_t len, size_t *used);
+/* A file read as it comes (a replica's diskless load): read(arg, buf, cap)
+ * gives up to cap bytes, or 0 or -errno at the end of its source (read may
+ * block; the caller's). The load is as do_rdbfile_load_file's, the caller
+ * holding every shard lock (its read may let go of them while it blocks, if
+ * nobody else can touch the keyspace meanwhile): 0 or -EINVAL (logged).
+ * What was read past the file's end is rest's (len bytes, good until the
+ * stream is freed). The stream is the caller's, freed by
+ * rdbfile_stream_free. */
+struct rdbfile_stream;
+struct rdbfile_stream *rdbfile_stream_new(ssize_t (*read)(void *arg, void *buf, size_t cap),
+					  void *arg);
+int do_rdbfile_load_stream(struct rdbfile_stream *s);
+const char *rdbfile_stream_rest(const struct rdbfile_stream *s, size_t *len);
+void rdbfile_stream_free(struct rdbfile_stream *s);
 /* A whole file: a buffer of *len bytes plus a NUL that the caller frees, or
  * NULL with errno set. */
 char *rdbfile_read_all(const char *path, size_t *len);
