@@ -566,7 +566,6 @@ static int load_from_socket(struct conn *k, bool eof, const char *mark, long lon
 	} else if (aside) {
 		log_notice("MASTER <-> REPLICA sync: Swapping active DB with loaded DB");
 	}
-	rdbfile_loaded();
 	store_unlock_all();
 	rdbfile_stream_free(s);
 	if (aside) {
