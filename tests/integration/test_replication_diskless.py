@@ -404,6 +404,25 @@ def swapdb_keeps_the_old_data_through_truncated_and_badly_marked_files(t):
     assert get == loading and ping == loading and config == [b'port', str(rep.port).encode()]
     _kept_old_data(rep)
     rep.stop()
+    # Stopped mid-load: nothing half-loaded is saved (as Redis, no save
+    # while loading), and it exits.
+    rep = t.spawn('sut', **{'repl-diskless-load': 'swapdb'})
+    _old_data(rep)
+    rep.call('SAVE')
+    dump = os.path.join(rep.dir, 'dump.rdb')
+    saved = open(dump, 'rb').read()
+    fm = FakeMaster()
+    rep.call('REPLICAOF', '127.0.0.1', fm.port)
+    fm.handshake()
+    fm.full_resync()
+    fm.conn.sendall(eof + rdb[:len(rdb) // 2])
+    wait_until(lambda: int(info_fields(rep.call('INFO', 'persistence'))['persistence']
+                           .get('loading_loaded_bytes', 0)) > 0, timeout=10)
+    rep.proc.terminate()
+    assert rep.proc.wait(10) == 0
+    assert open(dump, 'rb').read() == saved
+    assert b'not saving' in rep.log_bytes()
+    fm.close()
     # A whole file with the right mark: loaded, the old data gone.
     rep, fm, _ = _feed(t, 'swapdb', eof + rdb + MARK)
     wait_until(lambda: b'Swapping active DB with loaded DB' in rep.log_bytes())
