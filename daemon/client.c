@@ -423,6 +423,8 @@ int client_reply_iov(struct client *c, struct iovec *iov, int max)
 void client_reply_sent(struct client *c, size_t n)
 {
 	c->reply_bytes -= n;
+	if (c->repl)
+		repl_sync_sent(c, n);
 	__atomic_store_n(&c->net_out, c->net_out + n, __ATOMIC_RELAXED);
 	while (n && c->reply_head) {
 		struct reply_block *b = c->reply_head;

@@ -687,6 +687,15 @@ static struct command *dispatch(struct client *c)
 		stat_add(&own_stats(c, cmd)->rejected, 1);
 		return cmd;
 	}
+	/* A replica loading its master's file from the socket (Redis's
+	 * "loading" state): only the commands flagged loading run. */
+	if (!(cmd->flags & CMD_LOADING) && !(c->flags & CLIENT_MASTER) && repl_loading()) {
+		reply_error(c, "-LOADING Redis is loading the dataset in memory");
+		stat_add(&own_stats(c, cmd)->rejected, 1);
+		if (c->in_multi)
+			c->multi_error = true;
+		return cmd;
+	}
 	/* A monitor counts as a replica: it may not touch the keyspace. */
 	if ((c->flags & (CLIENT_MONITOR | CLIENT_REPLICA)) &&
 	    (cmd->flags & (CMD_WRITE | CMD_READONLY | CMD_MAY_REPLICATE))) {

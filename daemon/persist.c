@@ -17,6 +17,7 @@
 #include "log.h"
 #include "persist.h"
 #include "rdbfile.h"
+#include "repl.h"
 #include "store.h"
 #include "util.h"
 #include "worker.h"
@@ -74,6 +75,11 @@ void persist_schedule_bgsave(void)
 
 void persist_cron(void)
 {
+	/* A replica loading its master's file from the socket lets go of the
+	 * shard locks while it waits for the master: no save may fork or
+	 * write what is half loaded (Redis runs no cron while it loads). */
+	if (repl_loading())
+		return;
 	if (__atomic_load_n(&bgsave_scheduled, __ATOMIC_RELAXED) && !aof_rewrite_running() &&
 	    !rdbfile_bgsave_running()) {
 		__atomic_store_n(&bgsave_scheduled, false, __ATOMIC_RELAXED);
@@ -110,8 +116,11 @@ int persist_shutdown(unsigned flags)
 	rdbfile_kill_child();
 	if (aof_shutdown(force) < 0)
 		goto error;
-	if ((persist_has_save_points() && !(flags & PERSIST_SHUTDOWN_NOSAVE)) ||
-	    (flags & PERSIST_SHUTDOWN_SAVE)) {
+	/* As Redis: nothing is saved while loading (half a file is there). */
+	if (repl_loading())
+		log_warning("A replica's load of its master's file is running: not saving.");
+	else if ((persist_has_save_points() && !(flags & PERSIST_SHUTDOWN_NOSAVE)) ||
+		 (flags & PERSIST_SHUTDOWN_SAVE)) {
 		log_notice("Saving the final RDB snapshot before exiting.");
 		if (do_rdbfile_save() < 0) {
 			if (!force) {

@@ -616,11 +616,6 @@ void rdb_dump_payload(struct rdb_buf *b, const struct obj *o)
 
 /* ---- input ---------------------------------------------------------------------------------- */
 
-static int rdb_need(const struct rdb_reader *r, size_t n)
-{
-	return r->len - r->off >= n ? 0 : -EINVAL;
-}
-
 int rdb_read_byte(struct rdb_reader *r, uint8_t *out)
 {
 	if (rdb_need(r, 1))

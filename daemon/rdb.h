@@ -40,11 +40,24 @@ struct rdb_buf {
 	size_t len, cap;
 };
 
-/* A bounded input cursor over p[0..len). */
+/* A bounded input cursor over p[0..len). A streamed one (a replica's
+ * diskless load) has fill, which makes at least n bytes available from off
+ * (moving what is left to the front of a buffer of its own and reading
+ * more): 0, or -EINVAL when the source ends first or fails. Pointers into p
+ * are good only until the next read. */
 struct rdb_reader {
 	const uint8_t *p;
 	size_t len, off;
+	int (*fill)(struct rdb_reader *r, size_t n);
 };
+
+/* Are n more bytes there (filled if streamed)? 0 or -EINVAL. */
+static inline int rdb_need(struct rdb_reader *r, size_t n)
+{
+	if (r->len - r->off >= n)
+		return 0;
+	return r->fill ? r->fill(r, n) : -EINVAL;
+}
 
 void rdb_buf_put(struct rdb_buf *b, const void *p, size_t len);
 /* Redis's length encoding (6, 14, 32 or 64 bits). */

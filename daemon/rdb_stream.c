@@ -236,7 +236,7 @@ void rdb_save_stream(struct rdb_buf *b, const struct obj *o, bool compress)
 
 static int load_raw_id(struct rdb_reader *r, struct stream_id *id)
 {
-	if (r->len - r->off < 16)
+	if (rdb_need(r, 16))
 		return -EINVAL;
 	id->ms = get_be64(r->p + r->off);
 	id->seq = get_be64(r->p + r->off + 8);

@@ -277,7 +277,7 @@ void rdbfile_loaded_repl_info(struct rdbfile_repl_info *out)
 
 int rdbfile_functions_each(void (*fn)(void *arg, const char *code, size_t len), void *arg)
 {
-	struct rdb_reader r = { (const uint8_t *)funcs.p, funcs.len, 0 };
+	struct rdb_reader r = { (const uint8_t *)funcs.p, funcs.len, 0, NULL };
 
 	while (r.off < r.len) {
 		uint8_t t;
@@ -521,53 +521,55 @@ int rdbfile_bgsave(void)
 struct repl_child {
 	pid_t pid;
 	int fd; /* the pipe's read end */
-	void (*done)(char *buf, size_t len);
+	const struct rdbfile_repl_sink *sink;
+	void *arg;
 };
 
-/* Reads the replication child's whole output, reaps it, hands the file on. */
+/* Hands the replication child's output on as it comes, reaps the child,
+ * and tells how it ended. A sink that wants no more stops the child. */
 static void *rdbfile_repl_waiter(void *arg)
 {
 	struct repl_child *rc = arg;
-	size_t len = 0, cap = RDBFILE_CHUNK;
-	char *buf = xmalloc(cap);
+	char *buf = xmalloc(RDBFILE_CHUNK);
+	bool ok, stopped = false;
 	int status = 0;
-	bool ok;
 
 	for (;;) {
-		ssize_t n;
+		ssize_t n = read(rc->fd, buf, RDBFILE_CHUNK);
 
-		if (len == cap) {
-			cap *= 2;
-			buf = xrealloc(buf, cap);
-		}
-		n = read(rc->fd, buf + len, cap - len);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
 			break;
-		len += (size_t)n;
+		if (rc->sink->data(rc->arg, buf, (size_t)n) < 0) {
+			/* As Redis when the last replica of a diskless sync
+			 * is gone: the child has nobody to write for. */
+			log_warning("Diskless rdb transfer, last replica dropped, killing fork "
+				    "child.");
+			kill(rc->pid, SIGUSR1);
+			stopped = true;
+			break;
+		}
 	}
+	xfree(buf);
 	close(rc->fd);
 	while (waitpid(rc->pid, &status, 0) < 0 && errno == EINTR)
 		;
-	ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+	ok = !stopped && WIFEXITED(status) && WEXITSTATUS(status) == 0;
 	pthread_mutex_lock(&bg_lock);
 	bg_running = false;
 	bg_pid = 0;
 	pthread_mutex_unlock(&bg_lock);
-	if (ok) {
+	if (ok)
 		log_notice("Background RDB transfer terminated with success");
-		rc->done(buf, len);
-	} else {
+	else if (!stopped)
 		log_warning("Background transfer error");
-		xfree(buf);
-		rc->done(NULL, 0);
-	}
+	rc->sink->done(rc->arg, ok);
 	xfree(rc);
 	return NULL;
 }
 
-int rdbfile_bgsave_repl(void (*at_fork)(void), void (*done)(char *buf, size_t len))
+int rdbfile_bgsave_repl(const struct rdbfile_repl_sink *sink, void *arg)
 {
 	struct repl_child *rc;
 	pthread_attr_t attr;
@@ -599,7 +601,7 @@ int rdbfile_bgsave_repl(void (*at_fork)(void), void (*done)(char *buf, size_t le
 	err = pid < 0 ? -errno : 0;
 	/* Still under every shard lock: the stream's point the file is. */
 	if (pid > 0)
-		at_fork();
+		sink->at_fork(arg);
 	store_unlock_all();
 	close(pfd[1]);
 	if (pid < 0) {
@@ -615,7 +617,8 @@ int rdbfile_bgsave_repl(void (*at_fork)(void), void (*done)(char *buf, size_t le
 	rc = xmalloc(sizeof(*rc));
 	rc->pid = pid;
 	rc->fd = pfd[0];
-	rc->done = done;
+	rc->sink = sink;
+	rc->arg = arg;
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	if (pthread_create(&tid, &attr, rdbfile_repl_waiter, rc))
@@ -689,7 +692,7 @@ static int read_le(struct rdb_reader *r, int n, uint64_t *out)
 {
 	uint64_t v = 0;
 
-	if (r->len - r->off < (size_t)n)
+	if (rdb_need(r, (size_t)n))
 		return -EINVAL;
 	for (int i = 0; i < n; i++)
 		v |= (uint64_t)r->p[r->off + i] << (8 * i);
@@ -890,43 +893,46 @@ char *rdbfile_read_all(const char *path, size_t *len)
 	return buf;
 }
 
-int rdbfile_load_mem(const char *buf, size_t len, size_t *used)
+/* A whole file from r's cursor: signature, body, checksum. crc_base: the
+ * CRC-64 of the bytes a streamed reader moved out before r->p (0 for a
+ * buffer). */
+static int load_reader(struct rdb_reader *r, const uint64_t *crc_base)
 {
 	struct load_stats st = { 0 };
-	struct rdb_reader r = { (const uint8_t *)buf, len, 0 };
 	int ver = 0, rc;
 
-	if (len < 9 || memcmp(buf, "REDIS", 5)) {
+	if (rdb_need(r, 9) || memcmp(r->p + r->off, "REDIS", 5)) {
 		log_warning("Wrong signature trying to load DB from file");
 		return -EINVAL;
 	}
 	for (int i = 5; i < 9; i++) {
-		if (buf[i] < '0' || buf[i] > '9')
+		uint8_t ch = r->p[r->off + i];
+
+		if (ch < '0' || ch > '9')
 			goto bad;
-		ver = ver * 10 + buf[i] - '0';
+		ver = ver * 10 + ch - '0';
 	}
 	if (ver < 1 || ver > RDB_VERSION) {
 		log_warning("Can't handle RDB format version %d", ver);
 		return -EINVAL;
 	}
-	r.off = 9;
+	r->off += 9;
 	loaded_repl = (struct rdbfile_repl_info){ .stream_db = -1 };
-	rc = load_body(&r, &st);
+	rc = load_body(r, &st);
 	if (rc)
 		goto bad;
 	/* Version 5 and later end with a CRC-64 of the rest; 0 means none. */
 	if (ver >= 5) {
 		uint64_t want;
 
-		if (read_le(&r, 8, &want))
+		if (read_le(r, 8, &want))
 			goto bad;
-		if (want && config.rdbchecksum && want != crc64_update(0, buf, r.off - 8)) {
+		if (want && config.rdbchecksum &&
+		    want != crc64_update(crc_base ? *crc_base : 0, r->p, r->off - 8)) {
 			log_warning("Wrong RDB checksum. Aborting now.");
 			return -EINVAL;
 		}
 	}
-	if (used)
-		*used = r.off;
 	log_notice("Done loading RDB, keys loaded: %llu, keys expired: %llu.",
 		   (unsigned long long)st.keys, (unsigned long long)st.expired);
 	pthread_mutex_lock(&bg_lock);
@@ -937,6 +943,88 @@ int rdbfile_load_mem(const char *buf, size_t len, size_t *used)
 bad:
 	log_warning("Short read or OOM loading DB. Unrecoverable error, aborting now.");
 	return -EINVAL;
+}
+
+int rdbfile_load_mem(const char *buf, size_t len, size_t *used)
+{
+	struct rdb_reader r = { (const uint8_t *)buf, len, 0, NULL };
+	int rc = load_reader(&r, NULL);
+
+	if (!rc && used)
+		*used = r.off;
+	return rc;
+}
+
+/* A streamed reader: r first, so that fill finds the rest. */
+struct rdbfile_stream {
+	struct rdb_reader r;
+	ssize_t (*read)(void *arg, void *buf, size_t cap);
+	void *arg;
+	uint8_t *buf;
+	size_t cap;
+	uint64_t crc; /* of the bytes moved out before buf[0] */
+};
+
+static int stream_fill(struct rdb_reader *r, size_t n)
+{
+	struct rdbfile_stream *s = (struct rdbfile_stream *)r;
+
+	/* What was read goes into the checksum, the rest to the front. */
+	if (r->off) {
+		s->crc = crc64_update(s->crc, s->buf, r->off);
+		memmove(s->buf, s->buf + r->off, r->len - r->off);
+		r->len -= r->off;
+		r->off = 0;
+	}
+	/* No string of a file is longer than 4 GiB (rdb.c reads none). */
+	if (n > ((size_t)1 << 32) + 64)
+		return -EINVAL;
+	if (n > s->cap) {
+		s->cap = n > 2 * s->cap ? n : 2 * s->cap;
+		s->buf = xrealloc(s->buf, s->cap);
+	}
+	r->p = s->buf;
+	while (r->len < n) {
+		ssize_t got = s->read(s->arg, s->buf + r->len, s->cap - r->len);
+
+		if (got <= 0)
+			return -EINVAL;
+		r->len += (size_t)got;
+	}
+	return 0;
+}
+
+struct rdbfile_stream *rdbfile_stream_new(ssize_t (*read)(void *arg, void *buf, size_t cap),
+					  void *arg)
+{
+	struct rdbfile_stream *s = xcalloc(1, sizeof(*s));
+
+	s->read = read;
+	s->arg = arg;
+	s->cap = RDBFILE_CHUNK;
+	s->buf = xmalloc(s->cap);
+	s->r.p = s->buf;
+	s->r.fill = stream_fill;
+	return s;
+}
+
+int do_rdbfile_load_stream(struct rdbfile_stream *s)
+{
+	return load_reader(&s->r, &s->crc);
+}
+
+const char *rdbfile_stream_rest(const struct rdbfile_stream *s, size_t *len)
+{
+	*len = s->r.len - s->r.off;
+	return (const char *)s->buf + s->r.off;
+}
+
+void rdbfile_stream_free(struct rdbfile_stream *s)
+{
+	if (!s)
+		return;
+	xfree(s->buf);
+	xfree(s);
 }
 
 int do_rdbfile_load_file(const char *path)

@@ -19,6 +19,7 @@
 #define XKV_RDBFILE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -31,6 +32,20 @@ int do_rdbfile_load_file(const char *path);
 /* An RDB image in memory (an AOF's preamble): 0 with *used (if not NULL) the
  * bytes it took, or -EINVAL (logged). The caller holds every shard lock. */
 int rdbfile_load_mem(const char *buf, size_t len, size_t *used);
+/* A file read as it comes (a replica's diskless load): read(arg, buf, cap)
+ * gives up to cap bytes, or 0 or -errno at the end of its source (read may
+ * block; the caller's). The load is as do_rdbfile_load_file's, the caller
+ * holding every shard lock (its read may let go of them while it blocks, if
+ * nobody else can touch the keyspace meanwhile): 0 or -EINVAL (logged).
+ * What was read past the file's end is rest's (len bytes, good until the
+ * stream is freed). The stream is the caller's, freed by
+ * rdbfile_stream_free. */
+struct rdbfile_stream;
+struct rdbfile_stream *rdbfile_stream_new(ssize_t (*read)(void *arg, void *buf, size_t cap),
+					  void *arg);
+int do_rdbfile_load_stream(struct rdbfile_stream *s);
+const char *rdbfile_stream_rest(const struct rdbfile_stream *s, size_t *len);
+void rdbfile_stream_free(struct rdbfile_stream *s);
 /* A whole file: a buffer of *len bytes plus a NUL that the caller frees, or
  * NULL with errno set. */
 char *rdbfile_read_all(const char *path, size_t *len);
@@ -79,12 +94,20 @@ void rdbfile_stats(struct rdbfile_stats *out);
 /* A snapshot for replicas: like BGSAVE, but the child writes to a pipe in
  * the oldest RDB version that holds the data (10, Redis 7.0's, unless hash
  * fields have deadlines: 12), so older Redis replicas load it too, and no
- * file is touched. at_fork runs in the parent right after the fork, with
- * every shard lock held (the point in the propagation stream the snapshot
- * stands for); done runs on the thread that read the pipe, with no lock
- * held, with the whole file (xmalloc'd, done owns it) or NULL if the child
- * failed. -EBUSY if a child runs, -errno if the fork fails. */
-int rdbfile_bgsave_repl(void (*at_fork)(void), void (*done)(char *buf, size_t len));
+ * file is touched. The sink's at_fork runs in the parent right after the
+ * fork, with every shard lock held (the point in the propagation stream
+ * the snapshot stands for); data gets the file as the child writes it, on
+ * a thread of its own that reads the pipe (it may block to slow the child
+ * down, and return -1 to stop it: done then says false); done, on that
+ * thread with no lock held, whether the child wrote the whole file. arg is
+ * the sink's, passed to each. -EBUSY if a child runs, -errno if the fork
+ * fails (no callback runs then). */
+struct rdbfile_repl_sink {
+	void (*at_fork)(void *arg);
+	int (*data)(void *arg, const char *p, size_t len);
+	void (*done)(void *arg, bool ok);
+};
+int rdbfile_bgsave_repl(const struct rdbfile_repl_sink *sink, void *arg);
 /* The replication AUX fields of a file (repl-stream-db, repl-id,
  * repl-offset), as Redis writes them so that a replica restarted from its
  * file, or fed it by its master, knows where in the stream the file

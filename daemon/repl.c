@@ -26,6 +26,7 @@
 #include "propagate.h"
 #include "rdbfile.h"
 #include "repl.h"
+#include "repl_int.h"
 #include "text.h"
 #include "util.h"
 #include "worker.h"
@@ -33,44 +34,11 @@
 /* The stream is kept in blocks of this size. */
 #define REPL_BLOCK_SIZE (16 * 1024)
 
-/* The mark that ends a diskless file ($EOF:<mark>). */
-#define REPL_EOF_MARK_LEN 40
-
 struct repl_block {
 	struct repl_block *next;
 	uint64_t start; /* stream offset of data[0] (0-based) */
 	size_t used;
 	char data[REPL_BLOCK_SIZE];
-};
-
-enum replica_state {
-	REPLICA_NONE,		   /* REPLCONF seen, no SYNC yet: not listed */
-	REPLICA_WAIT_BGSAVE_START, /* waits for a fork */
-	REPLICA_WAIT_BGSAVE_END,   /* its place is fixed; the child writes */
-	REPLICA_SEND_BULK,	   /* the file is on its way to its worker */
-	REPLICA_ONLINE,		   /* gets the stream */
-};
-
-/* A replica, or a client that said REPLCONF. Allocated and freed by its
- * client's worker; the fields after `next` are guarded by the lock, the
- * client pointer is only used by that worker. */
-struct repl_replica {
-	struct repl_replica *next;
-	struct client *c;
-	uint64_t client_id;
-	struct worker *w;
-	enum replica_state state;
-	bool listed;	   /* in the replica list */
-	bool mail_pending; /* a pump mail is on its way */
-	bool pre_psync;	   /* SYNC: sends no ACKs */
-	bool capa_eof, capa_psync2, rdb_only;
-	bool no_data;	    /* REPLCONF rdb-filter-only: the file holds no keys */
-	int port;	    /* REPLCONF listening-port */
-	char ip[64];	    /* REPLCONF ip-address, or the peer's */
-	uint64_t pos;	    /* next stream byte to copy into its replies */
-	long long ack_off;  /* REPLCONF ACK */
-	long long fack_off; /* REPLCONF ACK ... FACK: what its AOF holds */
-	int64_t ack_time_s; /* of the last ACK (wall clock, s) */
 };
 
 /* A client in WAIT: guarded by the lock, answered by its own worker. */
@@ -86,7 +54,7 @@ struct repl_waiter {
 	uint64_t aof_target; /* the AOF's bytes that must be on disk */
 };
 
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+pthread_mutex_t repl_lock = PTHREAD_MUTEX_INITIALIZER;
 static char replid[REPL_ID_LEN + 1];  /* "" until first read */
 static char replid2[REPL_ID_LEN + 1]; /* zeros, set with replid */
 /* Up to which offset (1-based, inclusive) replid2's history is ours, -1
@@ -108,7 +76,7 @@ static struct {
 	int64_t no_replicas_since_s; /* for repl-backlog-ttl */
 } bl;
 
-static struct repl_replica *replicas; /* listed ones */
+struct repl_replica *repl_replicas; /* listed ones */
 static unsigned nlisted;
 static struct repl_waiter *waiters;
 static bool getack_wanted; /* a WAIT blocked since the last GETACK */
@@ -181,20 +149,31 @@ static void ensure_id(void)
 		new_id();
 }
 
+const char *do_repl_id(void)
+{
+	ensure_id();
+	return replid;
+}
+
+uint64_t do_repl_stream_end(void)
+{
+	return bl.offset;
+}
+
 void repl_ids(char id[REPL_ID_LEN + 1], char id2[REPL_ID_LEN + 1])
 {
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&repl_lock);
 	ensure_id();
 	memcpy(id, replid, REPL_ID_LEN + 1);
 	memcpy(id2, replid2, REPL_ID_LEN + 1);
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&repl_lock);
 }
 
 void repl_change_id(void)
 {
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&repl_lock);
 	new_id();
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&repl_lock);
 }
 
 /* ---- the shared buffer (lock held) ------------------------------------------------------------ */
@@ -253,7 +232,7 @@ static void buf_trim(void)
 	uint64_t need = bl.offset, size = (uint64_t)config.repl_backlog_size;
 
 	/* A replica whose place is fixed pins the stream from there. */
-	for (struct repl_replica *r = replicas; r; r = r->next)
+	for (struct repl_replica *r = repl_replicas; r; r = r->next)
 		if (r->state != REPLICA_WAIT_BGSAVE_START && r->pos < need)
 			need = r->pos;
 	while (bl.head && bl.head->next && bl.histlen - bl.head->used >= size &&
@@ -287,7 +266,7 @@ static const struct mail_ops pump_mail, wait_mail;
  * per replica). */
 static void notify_replicas(void)
 {
-	for (struct repl_replica *r = replicas; r; r = r->next) {
+	for (struct repl_replica *r = repl_replicas; r; r = r->next) {
 		if (r->state != REPLICA_ONLINE || r->mail_pending)
 			continue;
 		r->mail_pending = true;
@@ -310,18 +289,18 @@ static void feed_control(int argc, const struct arg *argv)
 static void repl_feed(void *arg, int argc, const struct arg *argv)
 {
 	(void)arg;
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&repl_lock);
 	if (bl.active && !proxy) {
 		buf_append_command(argc, argv);
 		buf_trim();
 		notify_replicas();
 	}
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&repl_lock);
 }
 
 /* ---- replicas on their own worker ------------------------------------------------------------- */
 
-static struct client *find_client(struct worker *w, uint64_t id)
+struct client *repl_find_client(struct worker *w, uint64_t id)
 {
 	for (struct client *c = w->clients; c; c = c->next_in_worker)
 		if (c->id == id)
@@ -331,14 +310,14 @@ static struct client *find_client(struct worker *w, uint64_t id)
 
 /* Copies what the replica has not got yet into its replies; wake: its
  * engine is told (not needed while its own input is being handled). */
-static void pump(struct client *c, bool wake)
+void repl_pump(struct client *c, bool wake)
 {
 	struct repl_replica *r = c->repl;
 
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&repl_lock);
 	r->mail_pending = false;
 	if (r->state != REPLICA_ONLINE || r->pos == bl.offset) {
-		pthread_mutex_unlock(&lock);
+		pthread_mutex_unlock(&repl_lock);
 		return;
 	}
 	for (struct repl_block *b = bl.head; b; b = b->next) {
@@ -351,18 +330,18 @@ static void pump(struct client *c, bool wake)
 		r->pos = b->start + b->used;
 	}
 	buf_trim();
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&repl_lock);
 	if (wake && !(c->flags & CLIENT_CLOSE_ASAP))
 		c->worker->engine->wants_write(c);
 }
 
 static void pump_deliver(struct worker *w, uint64_t client_id, void *payload)
 {
-	struct client *c = find_client(w, client_id);
+	struct client *c = repl_find_client(w, client_id);
 
 	(void)payload;
 	if (c && c->repl)
-		pump(c, true);
+		repl_pump(c, true);
 }
 
 static const struct mail_ops pump_mail = { .deliver = pump_deliver };
@@ -370,7 +349,7 @@ static const struct mail_ops pump_mail = { .deliver = pump_deliver };
 /* A text for one replica (+FULLRESYNC, a keep-alive newline). */
 static void text_deliver(struct worker *w, uint64_t client_id, void *payload)
 {
-	struct client *c = find_client(w, client_id);
+	struct client *c = repl_find_client(w, client_id);
 	char *s = payload;
 
 	if (c) {
@@ -387,205 +366,9 @@ static void text_drop(void *payload)
 
 static const struct mail_ops text_mail = { .deliver = text_deliver, .drop = text_drop };
 
-static void post_text(struct repl_replica *r, const char *s)
+void do_repl_post_text(struct repl_replica *r, const char *s)
 {
 	worker_post_payload(r->w, &text_mail, r->client_id, xstrndup(s, strlen(s)));
-}
-
-/* The file of a BGSAVE, shared by the replicas it is sent to. */
-struct repl_rdb {
-	int refs; /* atomic */
-	size_t len;
-	char *data;
-};
-
-static void rdb_put(struct repl_rdb *f)
-{
-	if (__atomic_sub_fetch(&f->refs, 1, __ATOMIC_ACQ_REL) == 0) {
-		xfree(f->data);
-		xfree(f);
-	}
-}
-
-/* An RDB file with no keys (what a filter that keeps no data leaves):
- * the header, EOF and the CRC-64 of both. */
-static void empty_rdb(char out[9 + 1 + 8])
-{
-	uint64_t crc;
-
-	memcpy(out, "REDIS0010\xff", 10);
-	crc = crc64_update(0, out, 10);
-	for (int i = 0; i < 8; i++)
-		out[10 + i] = (char)(crc >> (8 * i));
-}
-
-/* 40 random characters of [0-9a-f], as Redis's mark. */
-static void eof_mark(char mark[REPL_EOF_MARK_LEN])
-{
-	static const char hex[] = "0123456789abcdef";
-	unsigned char raw[REPL_EOF_MARK_LEN];
-
-	if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw))
-		for (size_t j = 0; j < sizeof(raw); j++)
-			raw[j] = (unsigned char)rand();
-	for (size_t j = 0; j < sizeof(raw); j++)
-		mark[j] = hex[raw[j] & 15];
-}
-
-static void rdb_deliver(struct worker *w, uint64_t client_id, void *payload)
-{
-	struct repl_rdb *f = payload;
-	struct client *c = find_client(w, client_id);
-	char hdr[64]; /* $EOF:<mark>\r\n or $<len>\r\n */
-	int n;
-
-	if (!c || !c->repl) {
-		rdb_put(f);
-		return;
-	}
-	/* The file is not held against the output limit, as in Redis. */
-	c->flags |= CLIENT_REPLICA_BULK;
-	if (c->repl->no_data) {
-		char empty[9 + 1 + 8];
-
-		empty_rdb(empty);
-		n = snprintf(hdr, sizeof(hdr), "$%zu\r\n", sizeof(empty));
-		reply_raw(c, hdr, (size_t)n);
-		reply_raw(c, empty, sizeof(empty));
-	} else if (config.repl_diskless_sync && c->repl->capa_eof) {
-		/* Redis's diskless framing: no length, a random mark after the
-		 * file, as a replica that said capa eof expects. */
-		char mark[REPL_EOF_MARK_LEN];
-
-		eof_mark(mark);
-		n = snprintf(hdr, sizeof(hdr), "$EOF:%.*s\r\n", REPL_EOF_MARK_LEN, mark);
-		reply_raw(c, hdr, (size_t)n);
-		reply_raw(c, f->data, f->len);
-		reply_raw(c, mark, sizeof(mark));
-	} else {
-		n = snprintf(hdr, sizeof(hdr), "$%zu\r\n", f->len);
-		reply_raw(c, hdr, (size_t)n);
-		reply_raw(c, f->data, f->len);
-	}
-	c->flags &= ~CLIENT_REPLICA_BULK;
-	rdb_put(f);
-	log_notice("Synchronization with replica %s succeeded", c->addr);
-	pthread_mutex_lock(&lock);
-	c->repl->state = REPLICA_ONLINE;
-	c->repl->ack_time_s = time(NULL);
-	pthread_mutex_unlock(&lock);
-	if (c->repl->rdb_only)
-		c->flags |= CLIENT_CLOSE_AFTER_REPLY;
-	else
-		pump(c, false);
-	w->engine->wants_write(c);
-}
-
-static void rdb_drop(void *payload)
-{
-	rdb_put(payload);
-}
-
-static const struct mail_ops rdb_mail = { .deliver = rdb_deliver, .drop = rdb_drop };
-
-/* ---- BGSAVE hooks ------------------------------------------------------------------------------ */
-
-/* Under the propagation lock, every shard lock held: the snapshot is the
- * stream up to here. */
-static void at_sync_point(void *arg)
-{
-	char buf[128];
-
-	(void)arg;
-	pthread_mutex_lock(&lock);
-	ensure_id();
-	for (struct repl_replica *r = replicas; r; r = r->next) {
-		if (r->state != REPLICA_WAIT_BGSAVE_START)
-			continue;
-		r->state = REPLICA_WAIT_BGSAVE_END;
-		r->pos = bl.offset;
-		if (!r->pre_psync) {
-			snprintf(buf, sizeof(buf), "+FULLRESYNC %s %llu\r\n", replid,
-				 (unsigned long long)bl.offset);
-			post_text(r, buf);
-		}
-	}
-	pthread_mutex_unlock(&lock);
-}
-
-/* Under the lock: whether the replicas waiting for a fork get it now. A
- * diskless sync waits repl-diskless-sync-delay seconds from the oldest's
- * SYNC for more replicas to share the child, or until
- * repl-diskless-sync-max-replicas are there (Redis's
- * shouldStartChildForReplication); a replica without capa eof gets it now. */
-static bool fork_due(int64_t now_s)
-{
-	long long waiting = 0;
-	int64_t oldest = now_s;
-	bool all_eof = true;
-
-	for (struct repl_replica *r = replicas; r; r = r->next) {
-		if (r->state != REPLICA_WAIT_BGSAVE_START)
-			continue;
-		waiting++;
-		all_eof &= r->capa_eof;
-		if (r->ack_time_s < oldest)
-			oldest = r->ack_time_s;
-	}
-	if (!waiting)
-		return false;
-	if (!config.repl_diskless_sync || !all_eof || config.repl_diskless_sync_delay <= 0)
-		return true;
-	if (config.repl_diskless_sync_max_replicas > 0 &&
-	    waiting >= config.repl_diskless_sync_max_replicas)
-		return true;
-	return now_s - oldest >= config.repl_diskless_sync_delay;
-}
-
-static void bgsave_at_fork(void)
-{
-	propagate_sync_point(at_sync_point, NULL, true);
-}
-
-/* On the thread that read the child's output, no lock held. */
-static void bgsave_done(char *buf, size_t len)
-{
-	struct repl_rdb *f = NULL;
-
-	if (buf) {
-		f = xmalloc(sizeof(*f));
-		f->refs = 1;
-		f->len = len;
-		f->data = buf;
-	}
-	pthread_mutex_lock(&lock);
-	for (struct repl_replica *r = replicas; r; r = r->next) {
-		if (r->state != REPLICA_WAIT_BGSAVE_END)
-			continue;
-		if (!f) {
-			/* As Redis: a replica whose snapshot failed is dropped. */
-			worker_post(r->w, &worker_mail_kill, r->client_id);
-			continue;
-		}
-		r->state = REPLICA_SEND_BULK;
-		__atomic_fetch_add(&f->refs, 1, __ATOMIC_RELAXED);
-		worker_post_payload(r->w, &rdb_mail, r->client_id, f);
-	}
-	pthread_mutex_unlock(&lock);
-	if (f)
-		rdb_put(f);
-	else
-		log_warning("SYNC failed. BGSAVE child returned an error");
-}
-
-/* Starts the snapshot waiting replicas need, unless a child runs (then the
- * cron tries again). */
-static void start_bgsave(void)
-{
-	int rc = rdbfile_bgsave_repl(bgsave_at_fork, bgsave_done);
-
-	if (rc < 0 && rc != -EBUSY)
-		log_warning("BGSAVE for replication failed: %s", strerror(-rc));
 }
 
 /* Makes our consumer's state follow the backlog's: called with no lock held
@@ -595,16 +378,16 @@ static void consumer_follow(void)
 	for (;;) {
 		bool on;
 
-		pthread_mutex_lock(&lock);
+		pthread_mutex_lock(&repl_lock);
 		on = bl.active && !proxy;
-		pthread_mutex_unlock(&lock);
+		pthread_mutex_unlock(&repl_lock);
 		propagate_consumer_set_active(consumer, on);
-		pthread_mutex_lock(&lock);
+		pthread_mutex_lock(&repl_lock);
 		if ((bl.active && !proxy) == on) {
-			pthread_mutex_unlock(&lock);
+			pthread_mutex_unlock(&repl_lock);
 			return;
 		}
-		pthread_mutex_unlock(&lock);
+		pthread_mutex_unlock(&repl_lock);
 	}
 }
 
@@ -612,13 +395,13 @@ static void consumer_follow(void)
  * the stream (Redis's rdbPopulateSaveInfo), if we have a history. */
 static void repl_info_hook(struct rdbfile_repl_info *out)
 {
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&repl_lock);
 	if (bl.active || proxy) {
 		ensure_id();
 		memcpy(out->id, replid, sizeof(out->id));
 		out->offset = (long long)bl.offset;
 	}
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&repl_lock);
 	/* A replica's stream goes on in its master client's database; a
 	 * master's starts with SELECT after any fork or restart. */
 	out->stream_db = proxy ? repl_replica_stream_db() : 0;
@@ -649,7 +432,7 @@ static void history_reset(const char *id, long long offset)
 
 void repl_restore_history(const char *id, long long offset, bool replica)
 {
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&repl_lock);
 	if (replica) {
 		history_reset(id, offset);
 		memset(replid2, '0', REPL_ID_LEN);
@@ -665,29 +448,29 @@ void repl_restore_history(const char *id, long long offset, bool replica)
 		second_off = offset + 1;
 		bl.no_replicas_since_s = time(NULL);
 	}
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&repl_lock);
 	consumer_follow();
 }
 
 void repl_proxy_begin(char id[REPL_ID_LEN + 1], long long *offset)
 {
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&repl_lock);
 	ensure_id();
 	proxy = true;
 	memcpy(id, replid, REPL_ID_LEN + 1);
 	*offset = bl.active ? (long long)bl.offset : -1;
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&repl_lock);
 	consumer_follow();
 }
 
 void repl_proxy_start(const char *id, long long offset)
 {
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&repl_lock);
 	history_reset(id, offset);
 	memset(replid2, '0', REPL_ID_LEN);
 	second_off = -1;
 	proxy = true;
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&repl_lock);
 	consumer_follow();
 }
 
@@ -695,7 +478,7 @@ void repl_proxy_continue(const char *id)
 {
 	bool changed;
 
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&repl_lock);
 	ensure_id();
 	bl.active = true;
 	changed = strcasecmp(id, replid) != 0;
@@ -705,7 +488,7 @@ void repl_proxy_continue(const char *id)
 		log_notice("Master replication ID changed to %s", id);
 		shift_id(id);
 	}
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&repl_lock);
 	/* They learn the new ID by syncing again (a partial resync). */
 	if (changed)
 		repl_drop_replicas();
@@ -713,22 +496,22 @@ void repl_proxy_continue(const char *id)
 
 void repl_proxy_feed(const char *p, size_t len)
 {
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&repl_lock);
 	if (proxy && bl.active && len) {
 		buf_append(p, len);
 		buf_trim();
 		notify_replicas();
 	}
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&repl_lock);
 }
 
 void repl_promote(void)
 {
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&repl_lock);
 	ensure_id();
 	shift_id(NULL);
 	proxy = false;
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&repl_lock);
 	consumer_follow();
 	/* Our replicas learn the new ID by a partial resync. */
 	repl_drop_replicas();
@@ -777,7 +560,7 @@ static bool can_continue(const char *id, long long offset)
 /* Lock held. */
 static void list_add(struct repl_replica *r)
 {
-	struct repl_replica **p = &replicas;
+	struct repl_replica **p = &repl_replicas;
 
 	while (*p)
 		p = &(*p)->next;
@@ -805,9 +588,9 @@ void repl_sync(struct client *c, const char *id, long long offset, bool failover
 			reply_error(c, "PSYNC FAILOVER can't be sent to a master.");
 			return;
 		}
-		pthread_mutex_lock(&lock);
+		pthread_mutex_lock(&repl_lock);
 		match = !strcasecmp(id, replid);
-		pthread_mutex_unlock(&lock);
+		pthread_mutex_unlock(&repl_lock);
 		if (!match) {
 			reply_error(c, "PSYNC FAILOVER replid must match my replid.");
 			return;
@@ -844,7 +627,7 @@ void repl_sync(struct client *c, const char *id, long long offset, bool failover
 		r->ip[n] = '\0';
 	}
 	log_notice("Replica %s:%d asks for synchronization", r->ip, r->port);
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&repl_lock);
 	ensure_id();
 	if (id && can_continue(id, offset)) {
 		char buf[64];
@@ -860,13 +643,13 @@ void repl_sync(struct client *c, const char *id, long long offset, bool failover
 		r->ack_off = offset - 1;
 		list_add(r);
 		c->flags |= CLIENT_REPLICA;
-		pthread_mutex_unlock(&lock);
+		pthread_mutex_unlock(&repl_lock);
 		__atomic_fetch_add(&stats[1], 1, __ATOMIC_RELAXED);
 		log_notice("Partial resynchronization request from %s:%d accepted, sending %llu "
 			   "bytes of backlog starting from offset %lld.",
 			   r->ip, r->port, (unsigned long long)(bl.offset + 1 - (uint64_t)offset),
 			   offset);
-		pump(c, false);
+		repl_pump(c, false);
 		return;
 	}
 	if (id && id[0] != '?')
@@ -885,19 +668,19 @@ void repl_sync(struct client *c, const char *id, long long offset, bool failover
 	r->ack_time_s = time(NULL);
 	list_add(r);
 	c->flags |= CLIENT_REPLICA;
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&repl_lock);
 	/* Before the fork: every command after it is in the stream whole. */
 	if (fresh)
 		consumer_follow();
 	/* A replica forks on its master client's worker, between two of its
 	 * commands, so the file and the offset agree (the cron starts it). */
-	pthread_mutex_lock(&lock);
-	due = fork_due(time(NULL));
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_lock(&repl_lock);
+	due = do_repl_fork_due(time(NULL));
+	pthread_mutex_unlock(&repl_lock);
 	if (!due)
 		log_notice("Delay next BGSAVE for diskless SYNC");
 	else if (!__atomic_load_n(&proxy, __ATOMIC_RELAXED) || c->worker->id == 0)
-		start_bgsave();
+		repl_sync_start_bgsave();
 }
 
 void repl_replconf(struct client *c)
@@ -939,7 +722,7 @@ void repl_replconf(struct client *c)
 			/* No reply, ever. */
 			if (!(c->flags & CLIENT_REPLICA) || !str_to_ll(v->p, v->len, &n))
 				return;
-			pthread_mutex_lock(&lock);
+			pthread_mutex_lock(&repl_lock);
 			if (n > r->ack_off)
 				r->ack_off = n;
 			if (c->argc > j + 3 && arg_is(c, j + 2, "fack") &&
@@ -949,7 +732,7 @@ void repl_replconf(struct client *c)
 			/* Waiters learn of it on their own workers. */
 			for (wt = waiters; wt; wt = wt->next)
 				worker_post(wt->w, &wait_mail, wt->client_id);
-			pthread_mutex_unlock(&lock);
+			pthread_mutex_unlock(&repl_lock);
 			return;
 		} else if (arg_is(c, j, "getack")) {
 			/* No reply; from our master, an ACK. */
@@ -994,14 +777,14 @@ void repl_role(struct client *c)
 
 	if (repl_replica_role(c))
 		return;
-	pthread_mutex_lock(&lock);
-	for (struct repl_replica *r = replicas; r; r = r->next)
+	pthread_mutex_lock(&repl_lock);
+	for (struct repl_replica *r = repl_replicas; r; r = r->next)
 		n += r->state == REPLICA_ONLINE;
 	reply_array(c, 3);
 	reply_bulk_cstr(c, "master");
 	reply_int(c, (long long)bl.offset);
 	reply_array(c, n);
-	for (struct repl_replica *r = replicas; r; r = r->next) {
+	for (struct repl_replica *r = repl_replicas; r; r = r->next) {
 		if (r->state != REPLICA_ONLINE)
 			continue;
 		reply_array(c, 3);
@@ -1009,7 +792,7 @@ void repl_role(struct client *c)
 		reply_bulk_ll(c, r->port);
 		reply_bulk_ll(c, r->ack_off);
 	}
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&repl_lock);
 }
 
 static const char *state_name(enum replica_state s)
@@ -1035,7 +818,7 @@ void repl_info(struct text *t)
 	int64_t now = time(NULL);
 	int i = 0;
 
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&repl_lock);
 	ensure_id();
 	if (!replica)
 		text_printf(t, "# Replication\r\nrole:master\r\n");
@@ -1043,7 +826,7 @@ void repl_info(struct text *t)
 	if (config.min_replicas_to_write && config.min_replicas_max_lag)
 		text_printf(t, "min_slaves_good_slaves:%d\r\n",
 			    __atomic_load_n(&good_replicas, __ATOMIC_RELAXED));
-	for (struct repl_replica *r = replicas; r; r = r->next, i++)
+	for (struct repl_replica *r = repl_replicas; r; r = r->next, i++)
 		text_printf(t,
 			    "slave%d:ip=%s,port=%d,state=%s,offset=%lld,lag=%lld,io-thread=%u\r\n",
 			    i, r->ip, r->port, state_name(r->state), r->ack_off,
@@ -1067,16 +850,16 @@ void repl_info(struct text *t)
 		    second_off, bl.active, (long long)config.repl_backlog_size,
 		    bl.active ? (unsigned long long)(bl.offset - bl.histlen + 1) : 0ULL,
 		    (unsigned long long)bl.histlen);
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&repl_lock);
 }
 
 uint64_t repl_backlog_memory(void)
 {
 	uint64_t n;
 
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&repl_lock);
 	n = bl.blocks * sizeof(struct repl_block);
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&repl_lock);
 	return n;
 }
 
@@ -1091,7 +874,7 @@ static int count_good(int64_t now)
 {
 	int n = 0;
 
-	for (struct repl_replica *r = replicas; r; r = r->next)
+	for (struct repl_replica *r = repl_replicas; r; r = r->next)
 		if (r->state == REPLICA_ONLINE &&
 		    now - r->ack_time_s <= config.min_replicas_max_lag)
 			n++;
@@ -1116,10 +899,10 @@ static void cron_feed(void *arg)
 	static const struct arg ping = PROP_STR("PING");
 	int64_t now_s = *(int64_t *)arg;
 
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&repl_lock);
 	/* A replica passes its master's PINGs on, it sends none of its own. */
 	if (proxy) {
-		pthread_mutex_unlock(&lock);
+		pthread_mutex_unlock(&repl_lock);
 		return;
 	}
 	if (getack_wanted) {
@@ -1134,18 +917,18 @@ static void cron_feed(void *arg)
 		last_ping_s = now_s;
 		feed_control(1, &ping);
 	}
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&repl_lock);
 }
 
 static void wait_feed(void *arg)
 {
 	(void)arg;
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&repl_lock);
 	if (getack_wanted && nlisted) {
 		getack_wanted = false;
 		feed_control(3, getack);
 	}
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&repl_lock);
 }
 
 /* ---- WAIT -------------------------------------------------------------------------------------- */
@@ -1155,7 +938,7 @@ static long long count_acks(uint64_t target, bool aof)
 {
 	long long n = 0;
 
-	for (struct repl_replica *r = replicas; r; r = r->next) {
+	for (struct repl_replica *r = repl_replicas; r; r = r->next) {
 		long long off = aof ? r->fack_off : r->ack_off;
 
 		if (r->state == REPLICA_ONLINE && off >= 0 && (uint64_t)off >= target)
@@ -1195,12 +978,12 @@ void repl_wait(struct client *c, long long numreplicas, long long timeout_ms, bo
 				     "just local and are not propagated.");
 		return;
 	}
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&repl_lock);
 	/* The offset right after the client's own last write, as Redis. */
 	acks = count_acks(c->repl_woff, aof);
 	if ((acks >= numreplicas && (local_ok || !local)) ||
 	    (exec_ctx_flags() & (EXEC_IN_EXEC | EXEC_SCRIPT))) {
-		pthread_mutex_unlock(&lock);
+		pthread_mutex_unlock(&repl_lock);
 		reply_acks(c, acks, aof, local_ok);
 		return;
 	}
@@ -1216,7 +999,7 @@ void repl_wait(struct client *c, long long numreplicas, long long timeout_ms, bo
 	wt->next = waiters;
 	waiters = wt;
 	getack_wanted = true;
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&repl_lock);
 	c->flags |= CLIENT_WAIT_ACKS;
 	/* Asked now, as Redis asks before its next sleep. */
 	propagate_sync_point(wait_feed, NULL, false);
@@ -1233,7 +1016,7 @@ static void wait_check(struct worker *w, uint64_t only_id)
 		long long acks = 0;
 		bool aof = false, local_ok = false;
 
-		pthread_mutex_lock(&lock);
+		pthread_mutex_lock(&repl_lock);
 		for (p = &waiters; *p; p = &(*p)->next) {
 			struct repl_waiter *x = *p;
 
@@ -1249,10 +1032,10 @@ static void wait_check(struct worker *w, uint64_t only_id)
 				break;
 			}
 		}
-		pthread_mutex_unlock(&lock);
+		pthread_mutex_unlock(&repl_lock);
 		if (!wt)
 			return;
-		c = find_client(w, wt->client_id);
+		c = repl_find_client(w, wt->client_id);
 		xfree(wt);
 		if (!c || !(c->flags & CLIENT_WAIT_ACKS))
 			continue;
@@ -1278,7 +1061,7 @@ static const struct mail_ops wait_mail = { .deliver = wait_deliver };
 /* Lock held. The replica that said it listens on host:port. */
 static struct repl_replica *find_replica(const char *host, int port)
 {
-	for (struct repl_replica *r = replicas; r; r = r->next)
+	for (struct repl_replica *r = repl_replicas; r; r = r->next)
 		if (r->port == port && !strcasecmp(r->ip, host))
 			return r;
 	return NULL;
@@ -1307,19 +1090,19 @@ bool repl_failover_in_progress(void)
 
 void repl_failover_done(void)
 {
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&repl_lock);
 	if (fo.state == FO_IN_PROGRESS)
 		fo_clear();
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&repl_lock);
 }
 
 void repl_failover_abort(const char *why)
 {
 	bool in_progress;
 
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&repl_lock);
 	if (fo.state == FO_NONE) {
-		pthread_mutex_unlock(&lock);
+		pthread_mutex_unlock(&repl_lock);
 		return;
 	}
 	if (fo.host[0])
@@ -1328,7 +1111,7 @@ void repl_failover_abort(const char *why)
 		log_notice("FAILOVER to any replica aborted: %s", why);
 	in_progress = fo.state == FO_IN_PROGRESS;
 	fo_clear();
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&repl_lock);
 	/* We had turned into the target's replica: a master again. */
 	if (in_progress) {
 		repl_replica_set(NULL, 0);
@@ -1341,14 +1124,14 @@ void repl_failover(struct client *c, const char *host, int port, long long timeo
 	struct repl_replica *r;
 	bool replica = repl_is_replica();
 
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&repl_lock);
 	if (fo.state != FO_NONE) {
-		pthread_mutex_unlock(&lock);
+		pthread_mutex_unlock(&repl_lock);
 		reply_error(c, "FAILOVER already in progress.");
 		return;
 	}
 	if (replica || !nlisted || (force && (!timeout_ms || !host))) {
-		pthread_mutex_unlock(&lock);
+		pthread_mutex_unlock(&repl_lock);
 		reply_error(c, replica	  ? "FAILOVER is not valid when server is a replica."
 			       : !nlisted ? "FAILOVER requires connected replicas."
 					  : "FAILOVER with force option requires both a timeout "
@@ -1358,7 +1141,7 @@ void repl_failover(struct client *c, const char *host, int port, long long timeo
 	if (host) {
 		r = find_replica(host, port);
 		if (!r || r->state != REPLICA_ONLINE) {
-			pthread_mutex_unlock(&lock);
+			pthread_mutex_unlock(&repl_lock);
 			reply_error(c, !r ? "FAILOVER target HOST and PORT is not a replica."
 					  : "FAILOVER target replica is not online.");
 			return;
@@ -1373,7 +1156,7 @@ void repl_failover(struct client *c, const char *host, int port, long long timeo
 	fo.force = force;
 	__atomic_store_n(&fo.state, FO_WAIT_SYNC, __ATOMIC_RELAXED);
 	pause_failover(true);
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&repl_lock);
 	reply_ok(c);
 }
 
@@ -1394,7 +1177,7 @@ static int fo_check(void)
 	if (fo.host[0]) {
 		r = find_replica(fo.host, fo.port);
 	} else {
-		for (r = replicas; r; r = r->next)
+		for (r = repl_replicas; r; r = r->next)
 			if (r->state == REPLICA_ONLINE && r->ack_off == (long long)bl.offset)
 				break;
 		if (r) {
@@ -1413,10 +1196,10 @@ static int fo_check(void)
 
 void repl_drop_replicas(void)
 {
-	pthread_mutex_lock(&lock);
-	for (struct repl_replica *r = replicas; r; r = r->next)
+	pthread_mutex_lock(&repl_lock);
+	for (struct repl_replica *r = repl_replicas; r; r = r->next)
 		worker_post(r->w, &worker_mail_kill, r->client_id);
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&repl_lock);
 }
 
 void repl_cron(struct worker *w)
@@ -1433,17 +1216,17 @@ void repl_cron(struct worker *w)
 		return;
 	if (__atomic_load_n(&nlisted, __ATOMIC_RELAXED))
 		propagate_sync_point(cron_feed, &now_s, false);
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&repl_lock);
 	/* Replicas waiting for their file get a newline a second, so their
 	 * link does not time out (Redis does the same). */
 	if (now_s != last_newline_s) {
 		last_newline_s = now_s;
-		for (struct repl_replica *r = replicas; r; r = r->next)
+		for (struct repl_replica *r = repl_replicas; r; r = r->next)
 			if (r->state == REPLICA_WAIT_BGSAVE_START ||
 			    r->state == REPLICA_WAIT_BGSAVE_END)
-				post_text(r, "\n");
+				do_repl_post_text(r, "\n");
 	}
-	for (struct repl_replica *r = replicas; r; r = r->next) {
+	for (struct repl_replica *r = repl_replicas; r; r = r->next) {
 		long long hard = config.obuf_limits[OBUF_REPLICA][0];
 
 		/* A replica still waiting for its file holds the stream since
@@ -1467,7 +1250,7 @@ void repl_cron(struct worker *w)
 			worker_post(r->w, &worker_mail_kill, r->client_id);
 		}
 	}
-	need_bgsave = fork_due(now_s);
+	need_bgsave = do_repl_fork_due(now_s);
 	if (fo.state == FO_WAIT_SYNC) {
 		fo_go = fo_check();
 		memcpy(fo_host, fo.host, sizeof(fo_host));
@@ -1487,7 +1270,7 @@ void repl_cron(struct worker *w)
 			"Replication backlog freed after %lld seconds without connected replicas.",
 			(long long)config.repl_backlog_ttl);
 	}
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&repl_lock);
 	if (drop_backlog)
 		consumer_follow();
 	if (fo_go < 0) {
@@ -1499,7 +1282,7 @@ void repl_cron(struct worker *w)
 		repl_replica_set(fo_host, fo_port);
 	}
 	if (need_bgsave && !rdbfile_bgsave_running())
-		start_bgsave();
+		repl_sync_start_bgsave();
 }
 
 void repl_client_free(struct client *c)
@@ -1507,7 +1290,7 @@ void repl_client_free(struct client *c)
 	struct repl_replica *r = c->repl;
 
 	if (c->flags & CLIENT_WAIT_ACKS) {
-		pthread_mutex_lock(&lock);
+		pthread_mutex_lock(&repl_lock);
 		for (struct repl_waiter **p = &waiters; *p; p = &(*p)->next) {
 			if ((*p)->client_id == c->id) {
 				struct repl_waiter *x = *p;
@@ -1517,13 +1300,13 @@ void repl_client_free(struct client *c)
 				break;
 			}
 		}
-		pthread_mutex_unlock(&lock);
+		pthread_mutex_unlock(&repl_lock);
 	}
 	if (!r)
 		return;
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&repl_lock);
 	if (r->listed) {
-		for (struct repl_replica **p = &replicas; *p; p = &(*p)->next) {
+		for (struct repl_replica **p = &repl_replicas; *p; p = &(*p)->next) {
 			if (*p == r) {
 				*p = r->next;
 				break;
@@ -1534,8 +1317,9 @@ void repl_client_free(struct client *c)
 			bl.no_replicas_since_s = time(NULL);
 		log_notice("Connection with replica %s:%d lost.", r->ip, r->port);
 	}
+	do_repl_sync_leave(r);
 	__atomic_store_n(&good_replicas, count_good(time(NULL)), __ATOMIC_RELAXED);
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&repl_lock);
 	xfree(r);
 	c->repl = NULL;
 }

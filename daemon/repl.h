@@ -93,6 +93,9 @@ bool repl_writes_allowed(void);
 /* Each cron tick of w: keep-alives, timeouts, WAIT deadlines, the BGSAVE
  * that waiting replicas need, the backlog's time to live. */
 void repl_cron(struct worker *w);
+/* A replica's client (c->repl set) wrote n reply bytes, on its own worker
+ * with no lock held: a diskless transfer waiting for it may go on. */
+void repl_sync_sent(struct client *c, size_t n);
 /* c is being freed (its own worker): it leaves the replicas and waiters. */
 void repl_client_free(struct client *c);
 /* Closes every replica (they sync again): this server's data was replaced. */
@@ -126,6 +129,17 @@ int repl_replica_stream_db(void);
 /*
  * The replica's side (repl_replica.c): REPLICAOF and the master link.
  */
+/* A replica loading its master's file straight from the socket
+ * (repl-diskless-load): other clients' commands but those flagged loading
+ * get -LOADING meanwhile. The flag is a relaxed atomic. */
+bool repl_loading(void);
+/* INFO persistence's loading_* fields (total -1: a file framed by a mark). */
+struct repl_loading {
+	bool loading;
+	int64_t start_s;
+	long long total, loaded;
+};
+void repl_loading_info(struct repl_loading *out);
 /* Is this server a replica (REPLICAOF host port in force)? */
 bool repl_is_replica(void);
 /* A replica whose link to its master is not up (master_link_status:down)? */

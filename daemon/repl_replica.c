@@ -78,6 +78,30 @@ static struct {
 	bool failover_rejected; /* the target of our FAILOVER refused it */
 } st = { .fd = -1, .applied = -1, .stream_db = -1 };
 
+/* A diskless load (repl-diskless-load): set and cleared by the link
+ * thread; the flag is read by every command (relaxed atomic), the rest
+ * under rlock. */
+static struct {
+	bool on;
+	int64_t start_s;
+	long long total;
+} loading;
+
+bool repl_loading(void)
+{
+	return __atomic_load_n(&loading.on, __ATOMIC_RELAXED);
+}
+
+void repl_loading_info(struct repl_loading *out)
+{
+	pthread_mutex_lock(&rlock);
+	out->loading = loading.on;
+	out->start_s = loading.start_s;
+	out->total = loading.total;
+	out->loaded = st.transfer_read;
+	pthread_mutex_unlock(&rlock);
+}
+
 /* The master's commands since the last one applied whole (a MULTI's), as
  * they came, and the applied offset last known to be in our AOF on disk
  * (FACK): touched only by the master client's worker. */
@@ -250,7 +274,8 @@ static int connect_master(const char *host, int port)
 struct link_done {
 	int fd;
 	uint64_t gen;
-	char *rdb; /* the file of a full sync, or NULL (continue) */
+	bool full; /* a full sync: the file is rdb, or loaded already (rdb NULL) */
+	char *rdb; /* the file of a full sync read into memory, or NULL */
 	size_t rdb_len;
 	char *rest; /* stream bytes read past the handshake */
 	size_t rest_len;
@@ -303,7 +328,7 @@ static void link_deliver(struct worker *w, uint64_t unused, void *payload)
 		return;
 	}
 	/* Our own replicas hold the old data: they sync again. */
-	if (d->rdb) {
+	if (d->full) {
 		struct rdbfile_repl_info ri;
 
 		repl_drop_replicas();
@@ -342,8 +367,8 @@ static void link_deliver(struct worker *w, uint64_t unused, void *payload)
 	st.down_since_s = 0;
 	pthread_mutex_unlock(&rlock);
 	log_notice("MASTER <-> REPLICA sync: %s",
-		   d->rdb ? "Finished with success"
-			  : "Master accepted a Partial Resynchronization.");
+		   d->full ? "Finished with success"
+			   : "Master accepted a Partial Resynchronization.");
 	if (d->rest_len) {
 		size_t off = 0;
 
@@ -367,36 +392,15 @@ static const struct mail_ops link_mail = { .deliver = link_deliver, .drop = link
 
 /* ---- the link thread ---------------------------------------------------------------------------- */
 
-/* The file after +FULLRESYNC: $<len> or $EOF:<40-byte mark>. */
-static int read_payload(struct conn *k, char **out, size_t *out_len)
+/* The file's body into memory (repl-diskless-load disabled, or on-empty-db
+ * with data): want bytes, or up to the mark. */
+static int read_to_memory(struct conn *k, bool eof, const char *mark, long long want, char **out,
+			  size_t *out_len)
 {
-	char line[128], mark[40];
-	long long want = 0;
-	size_t len = 0, cap;
-	bool eof = false;
-	char *buf;
-	int rc = conn_line(k, line, sizeof(line));
+	size_t len = 0, cap = eof ? 1 << 20 : (size_t)want + 1;
+	char *buf = xmalloc(cap);
+	int rc;
 
-	if (rc)
-		return rc;
-	if (line[0] == '-') {
-		log_warning("MASTER aborted replication with an error: %s", line + 1);
-		return -EPROTO;
-	}
-	if (line[0] != '$')
-		return -EPROTO;
-	if (!strncmp(line + 1, "EOF:", 4) && strlen(line + 5) == 40) {
-		eof = true;
-		memcpy(mark, line + 5, 40);
-	} else if (!str_to_ll(line + 1, strlen(line + 1), &want) || want < 0) {
-		return -EPROTO;
-	}
-	cap = eof ? 1 << 20 : (size_t)want + 1;
-	buf = xmalloc(cap);
-	pthread_mutex_lock(&rlock);
-	st.transfer_size = eof ? -1 : want;
-	st.transfer_read = 0;
-	pthread_mutex_unlock(&rlock);
 	while (eof || len < (size_t)want) {
 		size_t avail = k->len - k->pos, take;
 
@@ -437,6 +441,202 @@ static int read_payload(struct conn *k, char **out, size_t *out_len)
 	*out = buf;
 	*out_len = len;
 	return 0;
+}
+
+/* The socket as the source of a streamed load: the link thread holds every
+ * shard lock while it parses, and lets go of them while it waits for the
+ * master (clients get -LOADING meanwhile, so nobody else touches keys). */
+struct sock_src {
+	struct conn *k;
+	bool eof;
+	long long left; /* $<len>: bytes of the file not read yet */
+};
+
+static ssize_t sock_read(void *arg, void *buf, size_t cap)
+{
+	struct sock_src *src = arg;
+	struct conn *k = src->k;
+	size_t n;
+
+	if (!src->eof && src->left == 0)
+		return 0;
+	if (k->pos == k->len) {
+		int rc;
+
+		store_unlock_all();
+		rc = conn_fill(k);
+		store_lock_all();
+		if (rc)
+			return rc;
+	}
+	n = k->len - k->pos;
+	if (n > cap)
+		n = cap;
+	if (!src->eof && (long long)n > src->left)
+		n = (size_t)src->left;
+	memcpy(buf, k->buf + k->pos, n);
+	k->pos += n;
+	src->left -= (long long)n;
+	pthread_mutex_lock(&rlock);
+	st.transfer_read += (long long)n;
+	pthread_mutex_unlock(&rlock);
+	return (ssize_t)n;
+}
+
+static bool keyspace_empty(void)
+{
+	for (int db = 0; db < store.ndbs; db++)
+		if (db_size(db))
+			return false;
+	return true;
+}
+
+enum { LOAD_DISABLED, LOAD_ON_EMPTY_DB, LOAD_SWAPDB, LOAD_FLUSHDB };
+
+/* The file loaded straight from the socket (Redis's diskless load). With
+ * swapdb the data there is set aside, and comes back if the file is bad or
+ * cut short; else it is flushed first, and a bad file leaves an empty
+ * keyspace. What came after the file is left in d->rest. */
+static int load_from_socket(struct conn *k, bool eof, const char *mark, long long want,
+			    struct link_done *d)
+{
+	bool swap = config.repl_diskless_load == LOAD_SWAPDB;
+	struct sock_src src = { k, eof, want };
+	struct store_aside *aside = NULL;
+	struct rdbfile_stream *s;
+	char *tail = NULL;
+	size_t tail_len = 0, rest_len;
+	const char *rest;
+	int rc;
+
+	pthread_mutex_lock(&rlock);
+	loading.start_s = time(NULL);
+	loading.total = eof ? -1 : want;
+	__atomic_store_n(&loading.on, true, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&rlock);
+	log_notice("MASTER <-> REPLICA sync: Loading DB in memory");
+	store_lock_all();
+	if (swap) {
+		aside = do_store_set_aside();
+	} else {
+		log_notice("MASTER <-> REPLICA sync: Flushing old data");
+		for (int db = 0; db < store.ndbs; db++)
+			db_flush(db);
+	}
+	s = rdbfile_stream_new(sock_read, &src);
+	rc = do_rdbfile_load_stream(s);
+	if (!rc && !eof && src.left) {
+		log_warning("The master's file ended %lld bytes before its length", src.left);
+		rc = -EPROTO;
+	}
+	if (!rc) {
+		/* What the parser read past the file, then what the socket
+		 * buffer holds: the mark (if any), then the stream. */
+		rest = rdbfile_stream_rest(s, &rest_len);
+		tail_len = rest_len + (k->len - k->pos);
+		tail = xmalloc(tail_len + 1);
+		memcpy(tail, rest, rest_len);
+		memcpy(tail + rest_len, k->buf + k->pos, k->len - k->pos);
+		k->pos = k->len;
+		while (eof && tail_len < REPL_ID_LEN && !rc) {
+			store_unlock_all();
+			rc = conn_fill(k);
+			store_lock_all();
+			if (rc)
+				break;
+			tail = xrealloc(tail, tail_len + (k->len - k->pos) + 1);
+			memcpy(tail + tail_len, k->buf + k->pos, k->len - k->pos);
+			tail_len += k->len - k->pos;
+			k->pos = k->len;
+		}
+		if (!rc && eof && memcmp(tail, mark, REPL_ID_LEN)) {
+			log_warning("Replication stream EOF marker is broken");
+			rc = -EPROTO;
+		}
+	}
+	if (rc) {
+		log_warning("Failed trying to load the MASTER synchronization DB from socket, "
+			    "check server logs.");
+		if (aside) {
+			log_notice(
+				"MASTER <-> REPLICA sync: Discarding temporary DB in background");
+			do_store_restore_aside(aside);
+			aside = NULL;
+		} else {
+			for (int db = 0; db < store.ndbs; db++)
+				db_flush(db);
+		}
+	} else if (aside) {
+		log_notice("MASTER <-> REPLICA sync: Swapping active DB with loaded DB");
+	}
+	store_unlock_all();
+	rdbfile_stream_free(s);
+	if (aside) {
+		log_notice("MASTER <-> REPLICA sync: Discarding old DB in background");
+		store_aside_free(aside);
+	}
+	pthread_mutex_lock(&rlock);
+	__atomic_store_n(&loading.on, false, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&rlock);
+	if (rc) {
+		xfree(tail);
+		return rc;
+	}
+	/* The stream after the file (past its mark) goes with the socket. */
+	if (eof) {
+		memmove(tail, tail + REPL_ID_LEN, tail_len - REPL_ID_LEN);
+		tail_len -= REPL_ID_LEN;
+	}
+	d->rest = tail;
+	d->rest_len = tail_len;
+	return 0;
+}
+
+/* The file after +FULLRESYNC: $<len> or $EOF:<40-byte mark>, read into
+ * memory for worker 0 to load, or loaded from the socket here as
+ * repl-diskless-load says (Redis's useDisklessLoad). */
+static int read_payload(struct conn *k, struct link_done *d)
+{
+	char line[128], mark[40];
+	long long want = 0;
+	bool eof = false, diskless;
+	int rc = conn_line(k, line, sizeof(line));
+
+	if (rc)
+		return rc;
+	if (line[0] == '-') {
+		log_warning("MASTER aborted replication with an error: %s", line + 1);
+		return -EPROTO;
+	}
+	if (line[0] != '$') {
+		log_warning("Bad protocol from MASTER, the first byte is not '$' (we received "
+			    "'%s'), are you sure the host and port are right?",
+			    line);
+		return -EPROTO;
+	}
+	if (!strncmp(line + 1, "EOF:", 4) && strlen(line + 5) == 40) {
+		eof = true;
+		memcpy(mark, line + 5, 40);
+	} else if (!str_to_ll(line + 1, strlen(line + 1), &want) || want < 0) {
+		log_warning("Bad protocol from MASTER, the file's length is not a number: '%s'",
+			    line);
+		return -EPROTO;
+	}
+	pthread_mutex_lock(&rlock);
+	st.transfer_size = eof ? -1 : want;
+	st.transfer_read = 0;
+	pthread_mutex_unlock(&rlock);
+	diskless = config.repl_diskless_load == LOAD_SWAPDB ||
+		   config.repl_diskless_load == LOAD_FLUSHDB ||
+		   (config.repl_diskless_load == LOAD_ON_EMPTY_DB && keyspace_empty());
+	d->full = true;
+	if (diskless)
+		return load_from_socket(k, eof, mark, want, d);
+	rc = read_to_memory(k, eof, mark, want, &d->rdb, &d->rdb_len);
+	if (!rc)
+		log_notice("MASTER <-> REPLICA sync: receiving %zu bytes from master to memory",
+			   d->rdb_len);
+	return rc;
 }
 
 /* One attempt: connect, handshake, PSYNC, the file. 0 when handed over. */
@@ -551,11 +751,9 @@ static int link_attempt(const char *host, int port, uint64_t gen)
 		if (st.gen == gen)
 			st.state = LINK_TRANSFER;
 		pthread_mutex_unlock(&rlock);
-		rc = read_payload(k, &d->rdb, &d->rdb_len);
+		rc = read_payload(k, d);
 		if (rc)
 			goto fail;
-		log_notice("MASTER <-> REPLICA sync: receiving %zu bytes from master to memory",
-			   d->rdb_len);
 	} else if (!strncmp(reply, "+CONTINUE", 9)) {
 		const char *nid = reply[9] == ' ' ? reply + 10 : id;
 
@@ -579,9 +777,10 @@ static int link_attempt(const char *host, int port, uint64_t gen)
 	 * replica's, refused). */
 	if (failover)
 		repl_failover_done();
-	d->rest_len = k->len - k->pos;
-	d->rest = xmalloc(d->rest_len ? d->rest_len : 1);
-	memcpy(d->rest, k->buf + k->pos, d->rest_len);
+	/* What followed (a loaded file's tail is there already). */
+	d->rest = xrealloc(d->rest, d->rest_len + (k->len - k->pos) + 1);
+	memcpy(d->rest + d->rest_len, k->buf + k->pos, k->len - k->pos);
+	d->rest_len += k->len - k->pos;
 	pthread_mutex_lock(&rlock);
 	st.fd = -1;
 	if (st.gen != gen || st.stop) {

@@ -1022,6 +1022,113 @@ void db_swap(int a, int b)
 	}
 }
 
+/* The keys of every database, set aside while a replica loads its
+ * master's file (repl-diskless-load swapdb): its tables, deadlines, slot
+ * index and a copy of its size histogram, per shard. */
+struct store_aside {
+	int ndbs;
+	struct aside_shard {
+		struct dict keys;
+		uint64_t nexpires;
+		struct slot_keys *slot_keys;
+		keysizes_hist sizes;
+		bool has_sizes;
+	} shards[];
+};
+
+/* Lock held: the shard is left as a fresh one (its histogram zeroed in
+ * place: INFO reads it without the lock). */
+static void shard_reset(struct shard *s)
+{
+	dict_init(&s->keys, &keyspace_type);
+	s->nexpires = 0;
+	s->expire_cursor = 0;
+	s->slot_keys = NULL;
+	s->field_ttls = FIELD_TTLS_NEW;
+	s->field_ttls_seen = 0;
+	if (s->keysizes)
+		for (unsigned t = 0; t < KEYSIZES_TYPES; t++)
+			for (unsigned b = 0; b < KEYSIZES_BINS; b++)
+				__atomic_store_n(&(*s->keysizes)[t][b], 0, __ATOMIC_RELAXED);
+}
+
+struct store_aside *do_store_set_aside(void)
+{
+	struct store_aside *a =
+		xcalloc(1, sizeof(*a) + (size_t)store.ndbs * STORE_SHARDS * sizeof(a->shards[0]));
+
+	a->ndbs = store.ndbs;
+	for (int db = 0; db < store.ndbs; db++) {
+		/* To every hook, the database is flushed (the fast path, WATCH,
+		 * tracking): what it held is not served while set aside. */
+		signal_change(db, -1, NULL, DB_CHANGE_FLUSH);
+		for (unsigned i = 0; i < STORE_SHARDS; i++) {
+			struct shard *s = store_shard(db, i);
+			struct aside_shard *x = &a->shards[db * STORE_SHARDS + i];
+
+			x->keys = s->keys;
+			x->nexpires = s->nexpires;
+			x->slot_keys = s->slot_keys;
+			if (s->keysizes) {
+				memcpy(x->sizes, *s->keysizes, sizeof(x->sizes));
+				x->has_sizes = true;
+			}
+			shard_reset(s);
+		}
+	}
+	return a;
+}
+
+void do_store_restore_aside(struct store_aside *a)
+{
+	for (int db = 0; db < a->ndbs; db++) {
+		db_flush(db);
+		for (unsigned i = 0; i < STORE_SHARDS; i++) {
+			struct shard *s = store_shard(db, i);
+			struct aside_shard *x = &a->shards[db * STORE_SHARDS + i];
+
+			dict_clear(&s->keys, entry_free_node);
+			s->keys = x->keys;
+			s->nexpires = x->nexpires;
+			xfree(s->slot_keys);
+			s->slot_keys = x->slot_keys;
+			s->expire_cursor = 0;
+			s->field_ttls = FIELD_TTLS_NEW;
+			if (x->has_sizes) {
+				if (!s->keysizes)
+					__atomic_store_n(&s->keysizes,
+							 xcalloc(1, sizeof(*s->keysizes)),
+							 __ATOMIC_RELEASE);
+				for (unsigned t = 0; t < KEYSIZES_TYPES; t++)
+					for (unsigned b = 0; b < KEYSIZES_BINS; b++)
+						__atomic_store_n(&(*s->keysizes)[t][b],
+								 x->sizes[t][b], __ATOMIC_RELAXED);
+			}
+		}
+	}
+	xfree(a);
+}
+
+static void aside_free(void *arg)
+{
+	struct store_aside *a = arg;
+
+	for (int j = 0; j < a->ndbs * STORE_SHARDS; j++) {
+		dict_clear(&a->shards[j].keys, entry_free_node);
+		xfree(a->shards[j].slot_keys);
+	}
+	xfree(a);
+}
+
+void store_aside_free(struct store_aside *a)
+{
+	uint64_t n = 0;
+
+	for (int j = 0; j < a->ndbs * STORE_SHARDS; j++)
+		n += a->shards[j].keys.count;
+	lazyfree_submit(aside_free, a, n);
+}
+
 struct expire_ctx {
 	int db;
 	struct shard *shard;

@@ -362,6 +362,16 @@ uint64_t db_flush(int db);
 uint64_t db_flush_lazy(int db, bool lazy);
 /* Exchanges the contents of two databases; the caller holds both. */
 void db_swap(int a, int b);
+/* A replica's swapdb load (Redis's disklessLoadInitTempDb): every
+ * database's keys are set aside, the store is left empty (flushed, to every
+ * hook); restore flushes what was loaded since and puts them back (and
+ * frees a); free drops them, on the background pool. The caller of the
+ * do_ ones holds every shard lock; a is owned by the caller until restored
+ * or freed. */
+struct store_aside;
+struct store_aside *do_store_set_aside(void);
+void do_store_restore_aside(struct store_aside *a);
+void store_aside_free(struct store_aside *a);
 
 /*
  * The per-slot key index, kept only when cluster-enabled (fixed at start):

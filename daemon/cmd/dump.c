@@ -112,7 +112,7 @@ void cmd_restore(struct client *c)
 		reply_error(c, ERR_PAYLOAD);
 		return;
 	}
-	r = (struct rdb_reader){ (const uint8_t *)pl->p, pl->len - 10, 0 };
+	r = (struct rdb_reader){ (const uint8_t *)pl->p, pl->len - 10, 0, NULL };
 	if (rdb_read_byte(&r, &t) || rdb_load_object(&r, t, &val)) {
 		reply_error(c, ERR_BAD_FORMAT);
 		return;

@@ -751,11 +751,13 @@ static void info_persistence(struct text *t)
 	struct rdbfile_stats rs;
 	struct aof_stats as;
 	int64_t now = now_ms();
+	struct repl_loading ld;
 	pid_t child;
 	uint64_t cow = 0;
 
 	rdbfile_stats(&rs);
 	aof_stats(&as);
+	repl_loading_info(&ld);
 	/* A running child's copy-on-write, read from its smaps now. */
 	child = rdbfile_child_pid();
 	if (!child)
@@ -770,7 +772,7 @@ static void info_persistence(struct text *t)
 	text_printf(
 		t,
 		"# Persistence\r\n"
-		"loading:0\r\n"
+		"loading:%d\r\n"
 		"async_loading:0\r\n"
 		"current_cow_peak:%llu\r\n"
 		"current_cow_size:%llu\r\n"
@@ -801,7 +803,7 @@ static void info_persistence(struct text *t)
 		"aof_last_cow_size:%llu\r\n"
 		"module_fork_in_progress:0\r\n"
 		"module_fork_last_cow_size:0\r\n",
-		(unsigned long long)__atomic_load_n(&cow_peak, __ATOMIC_RELAXED),
+		ld.loading, (unsigned long long)__atomic_load_n(&cow_peak, __ATOMIC_RELAXED),
 		(unsigned long long)cow, (unsigned long long)(store_changes() - rs.changes_at_save),
 		rs.bgsave_running, (long long)rs.lastsave, rs.last_bgsave_ok ? "ok" : "err",
 		(long long)rs.last_bgsave_secs,
@@ -824,6 +826,25 @@ static void info_persistence(struct text *t)
 			    "aof_delayed_fsync:0\r\n",
 			    (unsigned long long)as.current_size, (unsigned long long)as.base_size,
 			    as.rewrite_scheduled, (unsigned long long)as.buffer_length);
+	if (ld.loading) {
+		/* As Redis's: the ETA from the pace so far, 1 s until there is
+		 * one; a file without a length has 0 total bytes. */
+		long long elapsed = (long long)time(NULL) - ld.start_s;
+		long long left = ld.total > 0 ? ld.total - ld.loaded : 1;
+
+		text_printf(t,
+			    "loading_start_time:%lld\r\n"
+			    "loading_total_bytes:%llu\r\n"
+			    "loading_rdb_used_mem:0\r\n"
+			    "loading_loaded_bytes:%llu\r\n"
+			    "loading_loaded_perc:%.2f\r\n"
+			    "loading_eta_seconds:%lld\r\n",
+			    (long long)ld.start_s,
+			    (unsigned long long)(ld.total > 0 ? ld.total : 0),
+			    (unsigned long long)ld.loaded,
+			    ld.total > 0 ? (double)ld.loaded / (double)ld.total * 100 : 0.0,
+			    elapsed ? elapsed * left / (ld.loaded + 1) : 1LL);
+	}
 }
 
 static void info_stats(struct text *t)

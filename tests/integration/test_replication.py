@@ -472,7 +472,8 @@ def xkvd_replica_of_redis_7_disk_based_and_a_chain(t):
     m.call('SET', 'chained', 'yes')
     m.call('RPUSH', 'chainlist', 1, 2)
     assert wait_until(lambda: sub.call('GET', 'chained') == b'yes', timeout=10)
-    assert sub.call('LRANGE', 'chainlist', 0, -1) == [b'1', b'2']
+    # The RPUSH comes after the SET: it may not be there yet.
+    assert wait_until(lambda: sub.call('LRANGE', 'chainlist', 0, -1) == [b'1', b'2'], timeout=10)
     same_data(m, sub)
 
 

@@ -595,6 +595,59 @@ TEST_F(store, active_expiry_partition)
 
 /* ---- whole databases -------------------------------------------------------------- */
 
+/* A replica's swapdb load: the keys go aside, the store is empty (a flush
+ * to the hooks), what is loaded meanwhile is dropped when they come back;
+ * freed instead, the loaded keys stay. */
+TEST_F(store, set_aside_then_restore_or_free)
+{
+	struct store_aside *a;
+	char key[32];
+
+	for (int i = 0; i < 500; i++) {
+		keyname(key, sizeof(key), "old", i);
+		set_key(i % 3, key, "o", i % 2 ? now_ms() + 100000 : -1);
+	}
+	ASSERT_EQ(167, db_size(0));
+	store_lock_all();
+	a = do_store_set_aside();
+	store_unlock_all();
+	EXPECT_EQ(DB_CHANGE_FLUSH, changes.last);
+	for (int db = 0; db < 3; db++) {
+		EXPECT_EQ(0, db_size(db));
+		EXPECT_EQ(0, db_expires(db));
+	}
+	keyname(key, sizeof(key), "old", 3);
+	EXPECT_FALSE(key_exists(0, key));
+	/* A half-loaded file. */
+	for (int i = 0; i < 100; i++) {
+		keyname(key, sizeof(key), "new", i);
+		set_key(0, key, "n", now_ms() + 100000);
+	}
+	store_lock_all();
+	do_store_restore_aside(a);
+	store_unlock_all();
+	EXPECT_EQ(167, db_size(0));
+	EXPECT_EQ(167, db_size(1));
+	EXPECT_EQ(166, db_size(2));
+	EXPECT_EQ(250, db_expires(0) + db_expires(1) + db_expires(2));
+	keyname(key, sizeof(key), "new", 5);
+	EXPECT_FALSE(key_exists(0, key));
+	keyname(key, sizeof(key), "old", 3);
+	EXPECT_EQ(1, key_is(0, key, "o"));
+	/* Still a working table: keys come and go. */
+	set_key(0, "after", "a", -1);
+	EXPECT_EQ(1, key_is(0, "after", "a"));
+	/* A whole file: the old keys are dropped for good. */
+	store_lock_all();
+	a = do_store_set_aside();
+	store_unlock_all();
+	set_key(0, "loaded", "l", -1);
+	store_aside_free(a);
+	EXPECT_EQ(1, db_size(0));
+	EXPECT_EQ(0, db_size(1));
+	EXPECT_EQ(1, key_is(0, "loaded", "l"));
+}
+
 TEST_F(store, flush)
 {
 	const int n = 1000;
