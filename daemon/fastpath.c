@@ -179,7 +179,8 @@ static void slot_store(struct xkv_slot *s, const struct entry *e)
 		if (!expire_ns)
 			expire_ns = 1;
 	}
-	fastpath_slot_write(s, e->key, entry_klen(e), e->slot, val, vlen, expire_ns);
+	fastpath_slot_write(s, e->key, entry_klen(e), (uint16_t)key_slot(e->key, entry_klen(e)),
+			    val, vlen, expire_ns);
 }
 
 static void slot_clear(struct xkv_slot *s)
