@@ -169,6 +169,9 @@ static void slot_store(struct xkv_slot *s, const struct entry *e)
 	size_t vlen;
 	const char *val = obj_str(&e->val, tmp, &vlen);
 	uint64_t expire_ns = 0;
+	/* Read by the program in cluster mode only: no CRC16 on every cached
+	 * write otherwise. */
+	uint16_t cslot = cluster_enabled() ? (uint16_t)key_slot(e->key, entry_klen(e)) : 0;
 
 	if (entry_expire(e) >= 0) {
 		int64_t left_ms = entry_expire(e) - now_ms();
@@ -179,8 +182,7 @@ static void slot_store(struct xkv_slot *s, const struct entry *e)
 		if (!expire_ns)
 			expire_ns = 1;
 	}
-	fastpath_slot_write(s, e->key, entry_klen(e), (uint16_t)key_slot(e->key, entry_klen(e)),
-			    val, vlen, expire_ns);
+	fastpath_slot_write(s, e->key, entry_klen(e), cslot, val, vlen, expire_ns);
 }
 
 static void slot_clear(struct xkv_slot *s)
