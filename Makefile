@@ -259,6 +259,12 @@ VSET_OPS_FUZZ_ITERS ?= 1000000
 fuzz-vectors: $(OUTPUT)/asan/tests/unit/test_vset_ops_fuzz
 	$(Q)VSET_OPS_FUZZ_ITERS=$(VSET_OPS_FUZZ_ITERS) $<
 
+# The cluster bus fuzzer (tests/unit/test_cluster_bus.c) under ASan with
+# XKV_FUZZ_ITERS mutations (make test runs 100000).
+XKV_FUZZ_ITERS ?= 1000000
+fuzz-cluster-bus: $(OUTPUT)/asan/tests/unit/test_cluster_bus
+	$(Q)XKV_FUZZ_ITERS=$(XKV_FUZZ_ITERS) $<
+
 # Vector sets (VADD/VSIM) on dataset A (/work/shared/vectors) and on generated 1536-d data:
 # xkvd (when it has VADD), peers by path and hnswlib in process, with tools/xkv-vbench
 # (tools/bench/vectors.py). E.g. PEERS="redis8=/opt/redis/redis-server"
@@ -397,9 +403,10 @@ help:
 	@echo '               SOAK_MINUTES=25 by default, SOAK_ARGS='"'"'--seed N --only fuzz'"'"''
 	@echo '  fuzz-vfilter  the FILTER expression fuzzer, 1M runs under ASan (VFILTER_FUZZ_ITERS=N)'
 	@echo '  fuzz-vectors  random vector-set operations + graph checks, 1M steps under ASan'
+	@echo '  fuzz-cluster-bus  1M mutated cluster bus messages under ASan (XKV_FUZZ_ITERS=N)'
 	@echo '  bpf daemon tools asan test-unit format format-check clean'
 
 .PHONY: all bpf daemon tools asan test test-unit test-build deps run docs format format-check clean help \
-	fuzz-vfilter fuzz-vectors \
+	fuzz-vfilter fuzz-vectors fuzz-cluster-bus \
 	bench bench-compare bench-peers bench-aof bench-fastpath bench-instructions bench-memory bench-threads bench-clients bench-vectors soak fuzz-scripts \
 	test-kernel-6.1 test-tcp-fastpath
