@@ -160,6 +160,50 @@ static int apply_access(const char **err)
 
 /* As Redis: hz is a hint, so values out of range are kept within 1..500
  * (before they are stored: workers divide by it). */
+/* Memory tracking (key-memory-histograms, cluster-slot-stats-enabled's mem)
+ * is decided at start-up, as Redis's updateMemoryTrackingEnabled: CONFIG SET
+ * may turn it off but not on again. -1 while the config is being loaded. */
+static int memory_tracking = -1;
+
+static bool memory_tracking_wanted(long long histograms, long long slot_stats)
+{
+	return histograms || (slot_stats & 4);
+}
+
+static int refuse_memory_tracking(bool wanted, const char **err)
+{
+	if (memory_tracking == 0 && wanted) {
+		*err = "memory tracking cannot be enabled at runtime";
+		return -1;
+	}
+	return 0;
+}
+
+static int check_key_memory_histograms(struct config_value *v, const char **err)
+{
+	return refuse_memory_tracking(
+		memory_tracking_wanted(v->num, config.cluster_slot_stats_enabled), err);
+}
+
+static int check_cluster_slot_stats(struct config_value *v, const char **err)
+{
+	return refuse_memory_tracking(memory_tracking_wanted(config.key_memory_histograms, v->num),
+				      err);
+}
+
+static int apply_memory_tracking(const char **err)
+{
+	(void)err;
+	memory_tracking = memory_tracking_wanted(config.key_memory_histograms,
+						 config.cluster_slot_stats_enabled);
+	return 0;
+}
+
+void config_loaded(void)
+{
+	apply_memory_tracking(NULL);
+}
+
 static int check_hz(struct config_value *v, const char **err)
 {
 	(void)err;

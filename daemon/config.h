@@ -99,6 +99,8 @@ void config_init(void);
  * argv ("--name" "value"...). On error prints Redis's FATAL CONFIG report to
  * stderr and returns -1. */
 int config_load(const char *path, int argc, char **argv);
+/* The end of config_load: what may change at run time only one way is fixed. */
+void config_loaded(void);
 /* CONFIG SET: pairs[0..2n) of name, value, applied all or nothing. local:
  * the client is on loopback or a Unix socket (enable-protected-configs
  * local). Returns 0, or -1 with *err set to the reply's message. */

@@ -293,6 +293,7 @@ int config_load(const char *path, int argc, char **argv)
 			(int)ld.unresolved.len, ld.unresolved.p);
 		goto out;
 	}
+	config_loaded();
 	ret = 0;
 out:
 	xfree(ld.unresolved.p);

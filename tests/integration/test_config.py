@@ -107,3 +107,30 @@ def file_include_save_lines_and_deprecated(t):
                                          'hash-max-listpack-value'))] * 2))
         assert got == {b'maxclients': b'321', b'save': b'60 1 300 10 900 2',
                        b'hash-max-listpack-value': b'1000'}, got
+
+
+@test
+@xkv_only
+def memory_tracking_only_from_start_up(t):
+    """key-memory-histograms and cluster-slot-stats-enabled's mem: fixed at
+    start-up, as Redis 8.8's updateMemoryTrackingEnabled (off may follow on,
+    never on after off); replies checked against redis-server 8.8.0."""
+    refused = (b'-ERR CONFIG SET failed (possibly related to argument '
+               b"'%s') - memory tracking cannot be enabled at runtime\r\n")
+    with t.sut.client() as c:
+        for value in ('yes', 'mem'):
+            assert c.cmd('CONFIG', 'SET', 'cluster-slot-stats-enabled', value) == \
+                refused % b'cluster-slot-stats-enabled'
+        assert c.cmd('CONFIG', 'SET', 'key-memory-histograms', 'yes') == \
+            refused % b'key-memory-histograms'
+        assert c.cmd('CONFIG', 'SET', 'cluster-slot-stats-enabled', 'cpu net') == b'+OK\r\n'
+        assert c.cmd('CONFIG', 'SET', 'cluster-slot-stats-enabled', 'no') == b'+OK\r\n'
+    srv = Server('xkvd', binary=t.env.xkvd, engine=t.env.engine,
+                 directives={'key-memory-histograms': 'yes'}).start()
+    t.spawned.append(srv)
+    with srv.client() as c:
+        assert c.cmd('CONFIG', 'SET', 'cluster-slot-stats-enabled', 'mem') == b'+OK\r\n'
+        assert c.cmd('CONFIG', 'SET', 'key-memory-histograms', 'no') == b'+OK\r\n'
+        assert c.cmd('CONFIG', 'SET', 'cluster-slot-stats-enabled', 'no') == b'+OK\r\n'
+        assert c.cmd('CONFIG', 'SET', 'key-memory-histograms', 'yes') == \
+            refused % b'key-memory-histograms'
