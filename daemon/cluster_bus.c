@@ -1327,7 +1327,7 @@ static void *bus_main(void *arg)
 		links_sweep();
 		if (cluster_ctl.todo_save) {
 			cluster_ctl.todo_save = false;
-			if (cluster_config_save() < 0)
+			if (cluster_config_save(true) < 0)
 				log_warning("Fatal: can't update cluster config file.");
 		}
 		unlock_and_delete_dirty();

@@ -3,8 +3,9 @@
  * cluster_config: nodes.conf in Redis's format — the lines of CLUSTER NODES
  * with the aux fields (",hostname,tls-port=0,shard-id=...") and a closing
  * "vars currentEpoch N lastVoteEpoch M" line. Loaded once at start, rewritten
- * whole (temporary file, fsync, rename, fsync of the directory) on every
- * change, under a flock() held for the process's life, as Redis does.
+ * whole (temporary file, rename) on every change, under a flock() held for
+ * the process's life, as Redis does; the file and its directory are fsynced
+ * when the change must survive a crash (epochs, the bus's decisions).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -131,7 +132,7 @@ static int fsync_dir_of(const char *path)
 	return ret;
 }
 
-int cluster_config_save(void)
+int cluster_config_save(bool durable)
 {
 	struct text t = { 0 };
 	char tmp[4096];
@@ -164,7 +165,7 @@ int cluster_config_save(void)
 		}
 		off += (size_t)w;
 	}
-	if (fsync(fd) < 0) {
+	if (durable && fsync(fd) < 0) {
 		ret = -errno;
 		log_warning("Could not sync tmp cluster config file: %s", strerror(errno));
 		goto out;
@@ -174,7 +175,8 @@ int cluster_config_save(void)
 		log_warning("Could not rename tmp cluster config file: %s", strerror(errno));
 		goto out;
 	}
-	ret = fsync_dir_of(config.cluster_config_file);
+	if (durable)
+		ret = fsync_dir_of(config.cluster_config_file);
 	if (ret < 0)
 		log_warning("Could not sync cluster config file dir: %s", strerror(-ret));
 out:
@@ -453,7 +455,7 @@ int cluster_config_start(void)
 	if (f)
 		fclose(f);
 	cluster_update_myself_announced();
-	if (!ret && cluster_config_save() < 0) {
+	if (!ret && cluster_config_save(true) < 0) {
 		log_warning("Fatal: can't update cluster config file.");
 		ret = -1;
 	}

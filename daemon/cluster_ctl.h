@@ -63,7 +63,7 @@ static inline struct cluster_node_bus *cluster_nb(const struct cluster_node *n)
 int cluster_config_start(void);
 /* Rewrites nodes.conf atomically (temporary file, fsync, rename, fsync of
  * the directory): 0 or -errno (logged). */
-int cluster_config_save(void);
+int cluster_config_save(bool durable);
 /* One line of CLUSTER NODES (for_file adds nodes.conf's aux fields), no
  * newline. */
 void cluster_describe_node(struct text *t, const struct cluster_node *n, bool for_file);

@@ -371,7 +371,7 @@ void cluster_reset(bool hard)
 		log_notice("Node hard reset, now I'm %.40s", me->name);
 	}
 	cluster_update_state();
-	if (cluster_config_save() < 0)
+	if (cluster_config_save(true) < 0)
 		log_warning("Fatal: can't update cluster config file.");
 }
 

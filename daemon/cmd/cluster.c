@@ -105,11 +105,15 @@ static bool enabled_or_reply(struct client *c)
 	return false;
 }
 
-/* Saves and tells the other nodes, after a change (under the lock). */
-static void changed(void)
+/* Saves and tells the other nodes, after a change (under the lock). As
+ * Redis, only a change of epoch is fsynced before the reply: slot
+ * assignments are written (and renamed into place) but not synced, which is
+ * what lets redis-cli --cluster reshard move a slot in a few round trips
+ * rather than a few disk flushes. */
+static void changed(bool durable)
 {
 	cluster_update_state();
-	if (cluster_config_save() < 0)
+	if (cluster_config_save(durable) < 0)
 		log_warning("Fatal: can't update cluster config file.");
 	cluster_broadcast_pong();
 }
@@ -488,7 +492,7 @@ static void slots_change(struct client *c, bool del, bool ranges)
 			cluster_slot_set_migrating((uint16_t)s, NULL);
 		cluster_slot_set_owner((uint16_t)s, del ? NULL : me);
 	}
-	changed();
+	changed(false);
 	reply_ok(c);
 out:
 	cluster_unlock();
@@ -530,7 +534,7 @@ void cmd_cluster_flushslots(struct client *c)
 	for (unsigned s = 0; s < CLUSTER_SLOTS; s++)
 		if (atomic_load(&cluster_slot((uint16_t)s)->owner) == me)
 			cluster_slot_set_owner((uint16_t)s, NULL);
-	changed();
+	changed(false);
 	cluster_unlock();
 	reply_ok(c);
 }
@@ -545,7 +549,7 @@ void cmd_cluster_setslot(struct client *c)
 	struct cluster_node *me, *n = NULL, *owner;
 	const char *action;
 	uint64_t keys = 0;
-	bool lost = false;
+	bool lost = false, epoch_bumped = false;
 	int slot;
 
 	if (!enabled_or_reply(c))
@@ -610,7 +614,8 @@ void cmd_cluster_setslot(struct client *c)
 			if (n == me && atomic_load(&cluster_slot((uint16_t)slot)->importing_from)) {
 				/* A slot moved by hand: a new epoch, so that the
 				 * cluster takes our word for it. */
-				if (cluster_bump_epoch())
+				epoch_bumped = cluster_bump_epoch();
+				if (epoch_bumped)
 					log_notice("configEpoch updated after importing slot %d",
 						   slot);
 				cluster_slot_set_importing((uint16_t)slot, NULL);
@@ -623,7 +628,7 @@ void cmd_cluster_setslot(struct client *c)
 		reply_setslot_syntax(c);
 		goto out;
 	}
-	changed();
+	changed(epoch_bumped);
 	reply_ok(c);
 out:
 	cluster_unlock();
@@ -644,7 +649,7 @@ void cmd_cluster_bumpepoch(struct client *c)
 	bumped = cluster_bump_epoch();
 	epoch = cluster_myself()->config_epoch;
 	if (bumped)
-		changed();
+		changed(true);
 	cluster_unlock();
 	snprintf(buf, sizeof(buf), "%s %llu", bumped ? "BUMPED" : "STILL", epoch);
 	reply_status(c, buf);
@@ -657,7 +662,7 @@ void cmd_cluster_saveconfig(struct client *c)
 	if (!enabled_or_reply(c))
 		return;
 	cluster_lock();
-	ret = cluster_config_save();
+	ret = cluster_config_save(true);
 	cluster_unlock();
 	if (ret < 0)
 		reply_errorf(c, "error saving the cluster node config: %s", strerror(-ret));
@@ -724,7 +729,7 @@ void cmd_cluster_forget(struct client *c)
 	} else {
 		cluster_blacklist_add(n->name);
 		cluster_ctl_node_delete(n);
-		changed();
+		changed(false);
 		reply_ok(c);
 	}
 	cluster_unlock();
@@ -772,7 +777,7 @@ void cmd_cluster_set_config_epoch(struct client *c)
 			   (unsigned long long)epoch);
 		if (cluster_ctl.current_epoch < (uint64_t)epoch)
 			cluster_ctl.current_epoch = (uint64_t)epoch;
-		changed();
+		changed(true);
 		reply_ok(c);
 	}
 	cluster_unlock();

@@ -7,7 +7,10 @@ for a key already gone, TRYAGAIN for a multi-key command split between the
 nodes, MOVED without ASKING on the target and service with it, MIGRATE with
 RESTORE-ASKING, then SETSLOT NODE: MOVED and the keys deleted on the old
 owner; redis-cli --cluster reshard of 200 slots with 2,000 keys, every key
-read back through redis-py's RedisCluster; ioredis Cluster and node-redis
+read back through redis-py's RedisCluster; a reshard under a write load
+(XKV_RESHARD_SLOTS slots and XKV_RESHARD_KEYS keys, 300 and 20,000 by default;
+issue 17 asks 1,000 and 100,000): no acknowledged write lost, no error the
+client did not follow; ioredis Cluster and node-redis
 createCluster (tests/clients/cluster.js)."""
 
 import os
@@ -15,6 +18,7 @@ import shutil
 import socket
 import struct
 import subprocess
+import threading
 
 from redis.cluster import ClusterNode, RedisCluster
 
@@ -152,6 +156,72 @@ def cluster_reshard_with_keys_redis_py(ctx):
         assert rc_client.mget_nonatomic(['key:1', 'key:2']) == [b'1', b'2']
     finally:
         rc_client.close()
+
+
+@test
+@xkv_only
+def cluster_reshard_under_write_load(ctx):
+    """redis-cli --cluster reshard while 4 redis-py RedisCluster clients write
+    (they follow MOVED and ASK); then every preloaded key and every
+    acknowledged write is read back from the cluster."""
+    keys = int(os.environ.get('XKV_RESHARD_KEYS', '20000'))
+    slots = int(os.environ.get('XKV_RESHARD_SLOTS', '300'))
+    a, b, c = three_nodes(ctx)
+    load = RedisCluster(startup_nodes=[ClusterNode('127.0.0.1', a.port)], socket_timeout=10)
+    pipe = load.pipeline(transaction=False)
+    for i in range(keys):
+        pipe.set('pre:%d' % i, i)
+        if i % 1000 == 999:
+            pipe.execute()
+    pipe.execute()
+    stop = threading.Event()
+    acked = [[] for _ in range(4)]
+    errors = []
+
+    def writer(n):
+        client = RedisCluster(startup_nodes=[ClusterNode('127.0.0.1', b.port)],
+                              socket_timeout=10)
+        try:
+            i = 0
+            while not stop.is_set() and i < 50000:
+                k = 'w%d:%d' % (n, i)
+                try:
+                    if client.set(k, i):
+                        acked[n].append(k)
+                except Exception as e:  # anything the client did not follow
+                    errors.append('%s: %r' % (k, e))
+                i += 1
+        finally:
+            client.close()
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    try:
+        src, dst = a.call('CLUSTER', 'MYID').decode(), c.call('CLUSTER', 'MYID').decode()
+        rc, out = cli('--cluster', 'reshard', addr(a), '--cluster-from', src,
+                      '--cluster-to', dst, '--cluster-slots', slots, '--cluster-yes',
+                      timeout=600)
+    finally:
+        stop.set()
+        for t in threads:
+            t.join(timeout=60)
+    assert rc == 0, out[-2000:]
+    assert not errors, errors[:5]
+    assert wait_until(lambda: all_agree([a, b, c], 3), timeout=30)
+    check_green(a)
+    written = sum(len(x) for x in acked)
+    assert written > 0
+    assert sum(s.call('DBSIZE') for s in (a, b, c)) == keys + written
+    try:
+        expect = [('pre:%d' % i, str(i).encode()) for i in range(keys)]
+        expect += [(k, k.split(':')[1].encode()) for x in acked for k in x]
+        for at in range(0, len(expect), 1000):
+            part = expect[at:at + 1000]
+            got = load.mget_nonatomic([k for k, _ in part])
+            assert got == [v for _, v in part], at
+    finally:
+        load.close()
 
 
 @test

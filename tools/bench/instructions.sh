@@ -21,7 +21,7 @@
 #
 # Usage: [PEERS="name=path ..."] tools/bench/instructions.sh [-n REQUESTS] [-k KEYS]
 #            [-d SIZE] [-C "get set"] [-P "1 16"] [-e "io_uring epoll"] [-o OUTPUT]
-#            [-a ANNOTATE_DIR] [-K]
+#            [-a ANNOTATE_DIR] [-K] [-X "XKVD ARGS"]
 #   -n  requests per measurement (100000)  -k  keys (100000)
 #   -d  value size (256)                   -P  pipeline depths ("1 16")
 #   -C  xkv-bench commands, comma-separated ("get"; templates too, such as
@@ -34,12 +34,15 @@
 #   -a  keep the callgrind dumps there, with callgrind_annotate --inclusive=yes
 #       per-function profiles next to them
 #   -K  skip the kernel-side (perf stat) part
+#   -X  more xkvd arguments, e.g. "--cluster-enabled yes": a cluster node
+#       is given every slot and waited for until cluster_state:ok, so the
+#       run measures the slot check of a node that serves every key
 set -eu -o pipefail
 cd "$(dirname "$0")/../.."
 
 requests=100000 keys=100000 size=256 pipelines="1 16" engines="io_uring epoll" output=.output
-annotate= kernel=1 commands=get
-while getopts "n:k:d:C:P:e:o:a:K" opt; do
+annotate= kernel=1 commands=get xkv_extra=
+while getopts "n:k:d:C:P:e:o:a:KX:" opt; do
 	case $opt in
 	n) requests=$OPTARG ;;
 	C) commands=$OPTARG ;;
@@ -50,6 +53,7 @@ while getopts "n:k:d:C:P:e:o:a:K" opt; do
 	o) output=$OPTARG ;;
 	a) annotate=$OPTARG ;;
 	K) kernel=0 ;;
+	X) xkv_extra=$OPTARG ;;
 	*) exit 2 ;;
 	esac
 done
@@ -94,6 +98,15 @@ start() {
 		cat "$tmp/$name.out" >&2
 		exit 1
 	}
+	case "$name $*" in
+	xkv-*--cluster-enabled\ yes*)
+		redis-cli -h 127.0.0.1 -p "$port" cluster addslotsrange 0 16383 >/dev/null
+		for _ in $(seq 600); do
+			redis-cli -h 127.0.0.1 -p "$port" cluster info | grep -q 'cluster_state:ok' && break
+			sleep 0.1
+		done
+		;;
+	esac
 	fresh "$name"
 }
 
@@ -129,6 +142,8 @@ for c in "${cmds[@]}"; do
 done
 
 xkv_args=(--bind 127.0.0.1 --fastpath no --threads 1 --save '' --appendonly no)
+read -ra more <<<"$xkv_extra"
+xkv_args+=("${more[@]}")
 redis_args=(--bind 127.0.0.1 --save '' --appendonly no --daemonize no)
 servers=()
 declare -A peer_bin
