@@ -60,6 +60,20 @@ def all_agree(servers, count):
     return all(v == views[0] for v in views)
 
 
+def slot_owners(srv):
+    """Every slot's owner (a node id) as srv sees it, from CLUSTER NODES."""
+    owners = [None] * 16384
+    for line in srv.call('CLUSTER', 'NODES').decode().splitlines():
+        f = line.split(' ')
+        for r in f[8:]:
+            if r.startswith('['):
+                continue
+            lo, _, hi = r.partition('-')
+            for slot in range(int(lo), int(hi or lo) + 1):
+                owners[slot] = f[0]
+    return owners
+
+
 def check_green(srv):
     rc, out = cli('--cluster', 'check', addr(srv))
     assert rc == 0, out
@@ -166,6 +180,9 @@ def cluster_failure_detection_and_recovery(ctx):
     assert rc == 0, out
     assert wait_until(lambda: all_agree([a, b, c], 3), timeout=20)
     c_id = c.call('CLUSTER', 'MYID').decode()
+    owners = slot_owners(a)
+    key_of_c = next(k for k in ('k%d' % i for i in range(10000))
+                    if owners[c.call('CLUSTER', 'KEYSLOT', k)] == c_id)
     os.kill(c.proc.pid, signal.SIGSTOP)
     try:
         failed = wait_until(lambda: all('fail' in nodes(s)[c_id][1].split(',')
@@ -173,11 +190,20 @@ def cluster_failure_detection_and_recovery(ctx):
         assert failed, [nodes(s)[c_id] for s in (a, b)]
         assert info(a)['cluster_state'] == 'fail'
         assert a.call('CLUSTER', 'COUNT-FAILURE-REPORTS', c_id) in (0, 1)
+        # The partition takes no slot from c: a and b still see c as the
+        # owner of its slots, and refuse writes there (no failover without
+        # replicas), so no slot has two owners that both accept writes.
+        assert all(slot_owners(s) == owners for s in (a, b))
+        for s in (a, b):
+            got = s.call('SET', key_of_c, 'x')
+            assert str(got).startswith(('MOVED', 'CLUSTERDOWN')), got
     finally:
         os.kill(c.proc.pid, signal.SIGCONT)
     # Back: FAIL is cleared (after twice the node timeout) and state is ok.
     assert wait_until(lambda: all_agree([a, b, c], 3), timeout=30), \
         [s.call('CLUSTER', 'NODES') for s in (a, b, c)]
+    assert all(slot_owners(s) == owners for s in (a, b, c))
+    assert c.call('SET', key_of_c, 'y') == b'OK'
 
 
 @test

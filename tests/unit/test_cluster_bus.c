@@ -6,7 +6,8 @@
  * (PING with gossip and extensions, FAIL, PUBLISH, UPDATE, the failover
  * types) and feeds them through validation and processing, from a known
  * sender, so that a malformed message can only be refused, never crash.
- * XKV_FUZZ_ITERS sets the number of mutations (default 100000).
+ * XKV_FUZZ_ITERS sets the number of mutations (default 100000). A sender
+ * that lies about its epochs takes no slot it has no right to.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -35,6 +36,12 @@ static void put32(unsigned char *p, uint32_t v)
 {
 	put16(p, (uint16_t)(v >> 16));
 	put16(p + 2, (uint16_t)v);
+}
+
+static void put64(unsigned char *p, uint64_t v)
+{
+	put32(p, (uint32_t)(v >> 32));
+	put32(p + 4, (uint32_t)v);
 }
 
 static size_t header(unsigned char *m, uint16_t type, size_t len)
@@ -131,6 +138,59 @@ TEST(valid_messages_accepted)
 	ASSERT_EQ(1, cluster_msg_validate(buf, HDR));
 	/* An unknown type has no length rule. */
 	ASSERT_EQ(0, cluster_msg_validate(buf, header(buf, 42, HDR + 10)));
+}
+
+/* A PING from the known sender claiming only `slot`, with these epochs. */
+static size_t claim(unsigned char *m, unsigned slot, uint64_t current, uint64_t config_epoch)
+{
+	size_t len = header(m, 0, HDR);
+
+	m[80] = 0;
+	m[80 + slot / 8] = (unsigned char)(1u << (slot % 8));
+	put64(m + 16, current);
+	put64(m + 24, config_epoch);
+	return len;
+}
+
+/* Redis's rule (clusterUpdateSlotsConfigWith): a claim wins a slot only with
+ * a greater config epoch than the owner's; an equal one is a collision that
+ * the node with the smaller name resolves by taking a new epoch
+ * (clusterHandleConfigEpochCollision). */
+TEST(lying_epochs_take_no_slot)
+{
+	const unsigned slot = 200;
+	struct cluster_node *me = cluster_myself(), *sender;
+	uint64_t mine;
+
+	cluster_lock();
+	sender = cluster_node_lookup(SENDER, 40);
+	ASSERT_NE(NULL, sender);
+	if (cluster_ctl.current_epoch < 5)
+		cluster_ctl.current_epoch = 5;
+	me->config_epoch = cluster_ctl.current_epoch;
+	mine = me->config_epoch;
+	cluster_slot_set_owner(slot, me);
+	cluster_unlock();
+
+	/* An older config epoch, however new its current epoch. */
+	ASSERT_EQ(0, cluster_bus_feed(buf, claim(buf, slot, mine + 100, mine - 1)));
+	ASSERT_EQ(me, atomic_load(&cluster_slot(slot)->owner));
+	ASSERT_EQ(mine + 100, cluster_ctl.current_epoch);
+
+	/* The same config epoch: not taken; the smaller name moves on. */
+	mine = me->config_epoch;
+	ASSERT_EQ(0, cluster_bus_feed(buf, claim(buf, slot, cluster_ctl.current_epoch, mine)));
+	ASSERT_EQ(me, atomic_load(&cluster_slot(slot)->owner));
+	if (memcmp(me->name, SENDER, 40) < 0) {
+		ASSERT_GT(me->config_epoch, mine);
+	} else {
+		ASSERT_EQ(mine, me->config_epoch);
+	}
+
+	/* A greater one takes it, as in Redis: the epoch is the only proof. */
+	mine = me->config_epoch;
+	ASSERT_EQ(0, cluster_bus_feed(buf, claim(buf, slot, mine + 1, mine + 1)));
+	ASSERT_EQ(sender, atomic_load(&cluster_slot(slot)->owner));
 }
 
 TEST(lying_lengths_refused)
