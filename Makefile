@@ -246,6 +246,11 @@ bench-aof: all
 bench-memory: all
 	$(Q)PEERS="$(PEERS)" $(PYTHON) tools/bench/memory.py -o $(OUTPUT) $(BENCH_ARGS)
 
+# Three-node clusters, xkvd against redis-server and PEERS="name=path ...", with
+# redis-benchmark --cluster (issue 17). E.g. BENCH_ARGS='-r 3 --md docs/benchmarks.md'.
+bench-cluster: all
+	$(Q)PEERS="$(PEERS)" $(PYTHON) tools/bench/cluster.py -o $(OUTPUT) $(BENCH_ARGS)
+
 # The FILTER expression fuzzer (tests/unit/test_vset_filter_fuzz.c) under ASan with
 # VFILTER_FUZZ_ITERS runs (make test runs 20000). E.g. VFILTER_FUZZ_SEED=7.
 VFILTER_FUZZ_ITERS ?= 1000000
@@ -395,6 +400,7 @@ help:
 	@echo '  bench-peers     redis-benchmark rows against redis-server and PEERS="name=path ..."'
 	@echo '  bench-aof       bench-peers with the AOF on (everysec per core, always over 50 conns)'
 	@echo '  bench-memory    used_memory and RSS per key for every type, with PEERS="name=path ..."'
+	@echo '  bench-cluster   3-node clusters: xkvd against redis-server and PEERS, redis-benchmark --cluster'
 	@echo '  bench-vectors   vector sets: recall, queries/s, load rate, memory; PEERS="name=path ..." and hnswlib'
 	@echo '  test-kernel-6.1  the fast path on Debian 12'"'"'s 6.1 kernel under qemu (E2E=1 adds e2e)'
 	@echo '  test-tcp-fastpath  the sockmap TCP GET experiment on this kernel (docs/fastpath.md)'
@@ -408,5 +414,5 @@ help:
 
 .PHONY: all bpf daemon tools asan test test-unit test-build deps run docs format format-check clean help \
 	fuzz-vfilter fuzz-vectors fuzz-cluster-bus \
-	bench bench-compare bench-peers bench-aof bench-fastpath bench-instructions bench-memory bench-threads bench-clients bench-vectors soak fuzz-scripts \
+	bench bench-compare bench-peers bench-aof bench-cluster bench-fastpath bench-instructions bench-memory bench-threads bench-clients bench-vectors soak fuzz-scripts \
 	test-kernel-6.1 test-tcp-fastpath

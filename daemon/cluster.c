@@ -16,10 +16,9 @@
 #include "util.h"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static struct cluster_slot slots[CLUSTER_SLOTS];
-static struct cluster_node *_Atomic myself;
+struct cluster_view cluster_view;
+static struct cluster_slot *const slots = cluster_view.slots;
 static struct cluster_node *nodes; /* under lock */
-static _Atomic bool state_ok;
 static cluster_slot_listener *listeners[4];
 static unsigned nlisteners;
 
@@ -54,19 +53,9 @@ int cluster_init(void)
 	me = cluster_node_create(NULL, CLUSTER_NODE_MYSELF | CLUSTER_NODE_MASTER);
 	if (me)
 		random_name(me->shard_id);
-	atomic_store(&myself, me);
+	atomic_store(&cluster_view.myself, me);
 	cluster_unlock();
 	return me ? 0 : -ENOMEM;
-}
-
-struct cluster_node *cluster_myself(void)
-{
-	return atomic_load_explicit(&myself, memory_order_acquire);
-}
-
-const struct cluster_slot *cluster_slot(uint16_t slot)
-{
-	return &slots[slot % CLUSTER_SLOTS];
 }
 
 bool cluster_owns_slot(uint16_t slot)
@@ -75,11 +64,6 @@ bool cluster_owns_slot(uint16_t slot)
 
 	return me &&
 	       atomic_load_explicit(&slots[slot % CLUSTER_SLOTS].owner, memory_order_acquire) == me;
-}
-
-bool cluster_state_ok(void)
-{
-	return atomic_load_explicit(&state_ok, memory_order_acquire);
 }
 
 size_t cluster_node_endpoint(const struct cluster_node *node, char *buf, size_t size)
@@ -204,12 +188,12 @@ void cluster_slot_set_importing(uint16_t slot, struct cluster_node *from)
 
 void cluster_set_state_ok(bool ok)
 {
-	atomic_store_explicit(&state_ok, ok, memory_order_release);
+	atomic_store_explicit(&cluster_view.state_ok, ok, memory_order_release);
 }
 
 void cluster_set_myself(struct cluster_node *n)
 {
-	atomic_store_explicit(&myself, n, memory_order_release);
+	atomic_store_explicit(&cluster_view.myself, n, memory_order_release);
 }
 
 void cluster_add_slot_listener(cluster_slot_listener *fn)

@@ -85,12 +85,35 @@ bool cluster_enabled(void);
 
 /* ---- the data plane's reads (any thread, no lock) --------------------------------------------- */
 
-struct cluster_node *cluster_myself(void);
-const struct cluster_slot *cluster_slot(uint16_t slot);
+/* What the data plane reads on every command of a cluster node; written
+ * only by cluster.c. In the header so that the reads below inline: they are
+ * on the path of every keyed command (docs/benchmarks.md, the slot check's
+ * cost). */
+struct cluster_view {
+	struct cluster_node *_Atomic myself;
+	_Atomic bool state_ok;
+	struct cluster_slot slots[CLUSTER_SLOTS];
+};
+extern struct cluster_view cluster_view;
+
+static inline struct cluster_node *cluster_myself(void)
+{
+	return atomic_load_explicit(&cluster_view.myself, memory_order_acquire);
+}
+
+static inline const struct cluster_slot *cluster_slot(uint16_t slot)
+{
+	return &cluster_view.slots[slot % CLUSTER_SLOTS];
+}
+
 bool cluster_owns_slot(uint16_t slot);
+
 /* cluster_state:ok (every slot served, as cluster-require-full-coverage
  * asks); the control plane decides it. */
-bool cluster_state_ok(void);
+static inline bool cluster_state_ok(void)
+{
+	return atomic_load_explicit(&cluster_view.state_ok, memory_order_acquire);
+}
 /* "ip:port" (or the hostname, as cluster-preferred-endpoint-type says) of
  * node for a MOVED or ASK reply; returns the length written, NUL included
  * when it fits. Takes cluster_lock: never call it holding the lock (from a
