@@ -870,6 +870,9 @@ static __always_inline int serve(struct xdp_md *ctx)
 	access = *(volatile __u32 *)&xkv_access;
 	if (!token_ok(access, peer.token))
 		return -XKV_MISS_BAD_TOKEN;
+	/* The default user's ACL restricts something: the daemon checks it. */
+	if (access & XKV_ACCESS_DAEMON)
+		return -XKV_MISS_ACL;
 	now = bpf_ktime_get_ns();
 	if (now - xkv_heartbeat_ns > XKV_HEARTBEAT_MAX_AGE_NS)
 		return -XKV_MISS_STALE_DAEMON;

@@ -7,6 +7,7 @@
 #include <openssl/evp.h>
 
 #include "access.h"
+#include "acl_users.h"
 #include "config.h"
 #include "fastpath.h"
 #include "log.h"
@@ -45,10 +46,14 @@ void access_update(void)
 
 	pthread_mutex_lock(&update_lock);
 	pass = __atomic_load_n(&config.requirepass, __ATOMIC_ACQUIRE);
-	required = pass[0] != '\0';
+	/* As over TCP: a password is needed when the default user has one (from
+	 * requirepass or ACL SETUSER) or is off. The token is fastpath-token,
+	 * else requirepass's; a password set only by ACL leaves none (0 never
+	 * passes): UDP then says NOAUTH and the client asks over TCP. */
+	required = pass[0] != '\0' || __atomic_load_n(&acl_default_needs_auth, __ATOMIC_ACQUIRE);
 	if (required && config.fastpath_token) {
 		token = (uint64_t)config.fastpath_token;
-	} else if (required && access_derive_token(pass, strlen(pass), &token) < 0) {
+	} else if (required && pass[0] && access_derive_token(pass, strlen(pass), &token) < 0) {
 		/* No token can match: UDP says NOAUTH, TCP still works. */
 		log_warning("cannot derive the UDP token from requirepass: UDP GETs get NOAUTH");
 		token = 0;
@@ -60,7 +65,8 @@ void access_update(void)
 	__atomic_store_n(&rule.required, required, __ATOMIC_RELEASE);
 	/* The daemon's protected mode is worker_protected_refuses(), which
 	 * reads the configuration itself. */
-	fastpath_set_access(required, required ? token : 0, loopback_only);
+	fastpath_set_access(required, required ? token : 0, loopback_only,
+			    acl_default_udp() != ACL_UDP_OPEN);
 	pthread_mutex_unlock(&update_lock);
 }
 

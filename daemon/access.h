@@ -5,11 +5,15 @@
  * requirepass set, a datagram must carry the server's token: fastpath-token
  * when it is set, else one derived from the password (XKV_TOKEN_CONTEXT in
  * shared/xkv_abi.h); 0 never passes. With protected mode and no password,
- * only 127.0.0.1 and ::1 are answered.
+ * only 127.0.0.1 and ::1 are answered. A datagram is the default user's
+ * (the token stands for its password): when that user's ACL is anything
+ * less than every command on every key, the kernel answers nothing and the
+ * daemon checks each request (acl_users.h, acl_default_udp).
  *
  * Threads: access_update() runs on the main thread at start and on the
  * worker running a CONFIG SET of requirepass, fastpath-token or
- * protected-mode, before that CONFIG SET is answered; it publishes the rule
+ * protected-mode, and after any change of the default user (ACL SETUSER,
+ * ACL LOAD), before that command is answered; it publishes the rule
  * with release stores, and readers on any worker load it with acquire.
  */
 #ifndef XKV_ACCESS_H

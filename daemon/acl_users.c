@@ -112,14 +112,33 @@ void acl_users_add(struct acl_user *u)
 	nusers++;
 }
 
+static int default_udp = ACL_UDP_OPEN;
+static void (*default_listener)(void);
+
+int acl_default_udp(void)
+{
+	return __atomic_load_n(&default_udp, __ATOMIC_ACQUIRE);
+}
+
+void acl_on_default_change(void (*fn)(void))
+{
+	default_listener = fn;
+}
+
 static void acl_default_flags_changed(void)
 {
 	bool needs =
 		!(default_user->flags & ACL_USER_NOPASS) || (default_user->flags & ACL_USER_OFF);
+	int udp = (default_user->flags & ACL_USER_OFF)			  ? ACL_UDP_OFF
+		  : __atomic_load_n(&default_user->all, __ATOMIC_RELAXED) ? ACL_UDP_OPEN
+									  : ACL_UDP_CHECKED;
 
 	__atomic_store_n(&acl_default_needs_auth, needs, __ATOMIC_RELAXED);
 	__atomic_store_n(&default_nopass, !!(default_user->flags & ACL_USER_NOPASS),
 			 __ATOMIC_RELAXED);
+	__atomic_store_n(&default_udp, udp, __ATOMIC_RELEASE);
+	if (default_listener)
+		default_listener();
 }
 
 /* The config file's user lines (config_load, before the workers). */
@@ -404,6 +423,26 @@ bool acl_check_slow(struct client *c, const struct command *cmd, int argc, const
 		acl_log_add(c, r, ctx, argv[pos].p, argv[pos].len, name);
 	if (reply)
 		reply_errorf(c, "-NOPERM %s", deny_msg);
+	return false;
+}
+
+bool acl_udp_allowed(const struct command *cmd, int argc, const struct arg *argv, char *msg,
+		     size_t size)
+{
+	int pos = 0, r;
+
+	if (!cmd)
+		return true; /* udp.c refuses what it does not serve */
+	acl_lock_read();
+	r = acl_user_check_command(default_user, cmd, argc, argv, &pos);
+	if (r != ACL_OK)
+		acl_deny_message(r, "default", cmd);
+	acl_unlock();
+	if (r == ACL_OK)
+		return true;
+	/* Counted as a TCP denial is; ACL LOG keeps client entries only. */
+	acl_count(r);
+	snprintf(msg, size, "NOPERM %s", deny_msg);
 	return false;
 }
 

@@ -59,6 +59,21 @@ extern bool acl_default_needs_auth;
  * then). Any thread. */
 bool acl_default_nopass(void);
 
+/* A UDP request is the default user's (its token stands for that user's
+ * password). OPEN: every command on every key, the kernel may answer;
+ * CHECKED: the daemon checks each request (acl_udp_allowed); OFF: the user
+ * is off, every request is NOAUTH as over TCP. Any thread. */
+enum acl_udp { ACL_UDP_OPEN, ACL_UDP_CHECKED, ACL_UDP_OFF };
+int acl_default_udp(void);
+/* Called (on the thread that made it, before its command is answered)
+ * after the default user changes; access.c republishes the UDP rule. */
+void acl_on_default_change(void (*fn)(void));
+/* May the default user run this UDP request (cmd: its row, or NULL for an
+ * unknown name)? true, or false with Redis's NOPERM text (no '-', no CRLF)
+ * in msg, the denial counted in INFO as a TCP one's. */
+bool acl_udp_allowed(const struct command *cmd, int argc, const struct arg *argv, char *msg,
+		     size_t size);
+
 /* A `user name rule ...` line of the config file (args without "user"),
  * applied by acl_users_init. */
 void acl_config_user(char **args, const size_t *lens, int n);

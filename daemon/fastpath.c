@@ -53,7 +53,7 @@ static struct {
 	/* The access rule (access.c), kept for a load that comes later;
 	 * written by fastpath_set_access() only, which access.c serializes. */
 	struct {
-		bool required, loopback_only;
+		bool required, loopback_only, daemon_only;
 		uint64_t token;
 	} access;
 	uint64_t local_refreshed_ns; /* last kv_local refresh (worker 0) */
@@ -554,7 +554,8 @@ static void access_publish(void)
 {
 	struct xkv_xdp__bss *bss = fp.ld.skel->bss;
 	uint32_t flags = (fp.access.required ? XKV_ACCESS_TOKEN : 0) |
-			 (fp.access.loopback_only ? XKV_ACCESS_LOOPBACK_ONLY : 0);
+			 (fp.access.loopback_only ? XKV_ACCESS_LOOPBACK_ONLY : 0) |
+			 (fp.access.daemon_only ? XKV_ACCESS_DAEMON : 0);
 
 	/* The token before the flag that makes it count, cleared after it. */
 	if (fp.access.required)
@@ -599,11 +600,12 @@ static void owned_slots_publish(void)
 	cluster_unlock();
 }
 
-void fastpath_set_access(bool required, uint64_t token, bool loopback_only)
+void fastpath_set_access(bool required, uint64_t token, bool loopback_only, bool daemon_only)
 {
 	fp.access.required = required;
 	fp.access.token = token;
 	fp.access.loopback_only = loopback_only;
+	fp.access.daemon_only = daemon_only;
 	if (fastpath_loaded())
 		access_publish();
 }
@@ -797,6 +799,7 @@ static const char *const stat_names[XKV_STAT_COUNT] = {
 	[XKV_MISS_TOO_MANY_KEYS] = "miss_too_many_keys",
 	[XKV_MISS_NOT_OWNER] = "miss_not_owner",
 	[XKV_MISS_CROSSSLOT] = "miss_crossslot",
+	[XKV_MISS_ACL] = "miss_acl",
 };
 
 void fastpath_info(fastpath_emit_fn *emit, void *ctx)

@@ -35,9 +35,10 @@ bool fastpath_loaded(void);
  * (worker 0's cron). */
 void fastpath_heartbeat(void);
 /* The UDP access rule (access.c): with required, only token is answered (0:
- * nothing); with loopback_only, only 127.0.0.1 and ::1. Takes effect in the
- * kernel before it returns; kept for a later load. */
-void fastpath_set_access(bool required, uint64_t token, bool loopback_only);
+ * nothing); with loopback_only, only 127.0.0.1 and ::1; with daemon_only,
+ * the kernel answers nothing (the daemon checks the default user's ACL).
+ * Takes effect in the kernel before it returns; kept for a later load. */
+void fastpath_set_access(bool required, uint64_t token, bool loopback_only, bool daemon_only);
 
 /* The store's hooks; the caller holds e's shard lock. */
 void fastpath_note_read(int db, struct entry *e);

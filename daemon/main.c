@@ -117,6 +117,8 @@ int main(int argc, char **argv)
 
 	commands_init();
 	acl_users_init();
+	/* The UDP rule follows the default user's ACL (access.h). */
+	acl_on_default_change(access_update);
 	store_init((int)config.databases);
 	/* The store's change hooks, in the order they run (store.h). */
 	multi_init();

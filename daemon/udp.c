@@ -10,8 +10,10 @@
 #include <linux/types.h>
 
 #include "access.h"
+#include "acl_users.h"
 #include "client.h"
 #include "cluster_route.h"
+#include "commands.h"
 #include "config.h"
 #include "exec_ctx.h"
 #include "log.h"
@@ -193,6 +195,32 @@ static bool udp_routed(struct client *pc, struct out *o)
 	return false;
 }
 
+/* GET, MGET and PING with their arities: what UDP serves. */
+static bool served_over_udp(const struct client *pc)
+{
+	const struct arg *name = &pc->argv[0];
+
+	return (str_eq_nocase(name->p, name->len, "GET") && pc->argc == 2) ||
+	       (str_eq_nocase(name->p, name->len, "MGET") && pc->argc >= 2) ||
+	       (str_eq_nocase(name->p, name->len, "PING") && pc->argc <= 2);
+}
+
+/* The default user's ACL, when it restricts anything: false once the
+ * NOPERM that TCP would give is the answer (before a cluster redirect, as
+ * Redis checks ACL first). */
+static bool udp_acl_allows(struct client *pc, struct out *o)
+{
+	char msg[600];
+
+	if (acl_udp_allowed(command_lookup(pc->argv[0].p, pc->argv[0].len), pc->argc, pc->argv, msg,
+			    sizeof(msg)))
+		return true;
+	out_str(o, "-");
+	out_str(o, msg);
+	out_str(o, "\r\n");
+	return false;
+}
+
 /* Runs the one command in cmd[0..len) into o. */
 static void serve_command(char *cmd, size_t len, struct out *o)
 {
@@ -214,6 +242,9 @@ static void serve_command(char *cmd, size_t len, struct out *o)
 		out_str(o, "-ERR Protocol error: incomplete command\r\n");
 	} else if (pc.qpos != pc.qlen) {
 		out_str(o, "-ERR Protocol error: one command per datagram\r\n");
+	} else if (acl_default_udp() == ACL_UDP_CHECKED && served_over_udp(&pc) &&
+		   !udp_acl_allows(&pc, o)) {
+		/* NOPERM is the answer */
 	} else if (__builtin_expect(config.cluster_enabled, 0) && !udp_routed(&pc, o)) {
 		/* the redirect is the answer */
 	} else if (str_eq_nocase(pc.argv[0].p, pc.argv[0].len, "GET") && pc.argc == 2) {
@@ -263,7 +294,8 @@ static size_t answer(const char *req, size_t len, char *reply)
 	h->value_len = 0;
 	if (cmd_len > len - sizeof(*in)) {
 		out_str(&o, "-ERR Protocol error: cmd_len exceeds the datagram\r\n");
-	} else if (!access_udp_token_ok(in->token)) {
+	} else if (!access_udp_token_ok(in->token) || acl_default_udp() == ACL_UDP_OFF) {
+		/* A default user that is off opens nothing, as over TCP. */
 		out_str(&o, "-NOAUTH Authentication required.\r\n");
 	} else {
 		char cmd[cmd_len + 1];

@@ -13,7 +13,7 @@
 #ifndef XKV_ABI_H
 #define XKV_ABI_H
 
-#define XKV_ABI_VERSION 7
+#define XKV_ABI_VERSION 8
 
 /* ---- UDP protocol (docs/udp-protocol.md) ------------------------------------ */
 
@@ -58,6 +58,8 @@ _Static_assert(sizeof(struct xkv_udp_hdr) == 24, "xkv_udp_hdr is 24 bytes");
 enum xkv_access_flag {
 	XKV_ACCESS_TOKEN = 1 << 0,	   /* requirepass: only xkv_token is answered */
 	XKV_ACCESS_LOOPBACK_ONLY = 1 << 1, /* protected mode: 127.0.0.1 and ::1 only */
+	XKV_ACCESS_DAEMON = 1 << 2,	   /* the default user's ACL restricts it: the
+					    * daemon answers every request */
 };
 
 /* ---- Cache layout ------------------------------------------------------------ */
@@ -162,6 +164,7 @@ enum xkv_stat {
 	XKV_MISS_TOO_MANY_KEYS, /* an MGET of more than XKV_MGET_MAX_KEYS keys */
 	XKV_MISS_NOT_OWNER,	/* cluster mode: the key's slot is not this node's (MOVED/ASK) */
 	XKV_MISS_CROSSSLOT,	/* cluster mode: an MGET's keys in more than one slot */
+	XKV_MISS_ACL,		/* XKV_ACCESS_DAEMON: the default user's ACL is checked there */
 	XKV_STAT_COUNT,
 };
 

@@ -559,6 +559,33 @@ TEST_F(xdp, token_zero_never_proves_a_password)
 	}
 }
 
+/* A default user whose ACL restricts anything: the kernel answers nothing,
+ * GET or MGET, with or without a password; the daemon checks the ACL. */
+TEST_F(xdp, restricted_default_user_leaves_everything_to_the_daemon)
+{
+	struct request_spec get = { .cmd = GET(1) "k\r\n", .pad_to = 64, .token = TOKEN };
+	struct request_spec mget = { .cmd = "*2\r\n$4\r\nMGET\r\n$1\r\nk\r\n",
+				     .pad_to = 64,
+				     .token = TOKEN };
+	struct packet in, out;
+
+	self->skel->bss->xkv_access = XKV_ACCESS_DAEMON;
+	expect_pass(_metadata, self, &get, XKV_MISS_ACL);
+	build(&in, &mget);
+	ASSERT_EQ(XDP_PASS, run(self, &in, &out));
+	ASSERT_EQ(2, stat(self, XKV_MISS_ACL));
+	self->skel->bss->xkv_token = TOKEN;
+	self->skel->bss->xkv_access = XKV_ACCESS_TOKEN | XKV_ACCESS_DAEMON;
+	build(&in, &get);
+	ASSERT_EQ(XDP_PASS, run(self, &in, &out));
+	ASSERT_EQ(3, stat(self, XKV_MISS_ACL));
+	/* Open again: the kernel answers. */
+	self->skel->bss->xkv_access = XKV_ACCESS_TOKEN;
+	build(&in, &get);
+	ASSERT_EQ(XDP_TX, run(self, &in, &out));
+	expect_hit(_metadata, &in, &out, false, "hello", 5);
+}
+
 /* Makes the test's interface a veth with 10.0.0.1 and fd00::1, from which
  * 10.0.0.0/24 and fd00::/64 are allowed (as fastpath-allow would). */
 static void make_veth(FIXTURE_DATA(xdp) * self)

@@ -875,6 +875,38 @@ def token_rules(pair, mode):
         srv.stop()
 
 
+def acl_default_user(pair, mode):
+    """A UDP request is the default user's: once its ACL restricts anything
+    (here its keys), the kernel answers nothing (miss_acl) and the daemon
+    answers as TCP does (NOPERM); an ACL that opens everything again lets the
+    kernel answer, both before the ACL SETUSER reply."""
+    srv = start_pair_server(pair, '--fastpath-mode', mode)
+    wire = Wire(pair)
+    try:
+        smac, cmac = link_mac(pair.server, pair.dev_s), link_mac(pair.client, pair.dev_c)
+        with Entered(pair.client):
+            assert tcp(pair.host, 'SET', 'k', 'v') == b'+OK\r\n'
+            assert tcp(pair.host, 'SET', 'public:k', 'p') == b'+OK\r\n'
+            for key in (b'k', b'public:k'):
+                assert udp_get(pair.host, key)[1].startswith(b'$1')  # cached by the daemon
+                assert udp_get(pair.host, key)[0] & F_KERNEL
+            assert tcp(pair.host, 'ACL', 'SETUSER', 'default', 'resetkeys',
+                       '~public:*') == b'+OK\r\n'
+            assert udp_get(pair.host, b'k') == (F_REPLY, b'-NOPERM No permissions to access a key\r\n')
+            flags, reply = udp_get(pair.host, b'public:k')
+            assert (flags & F_KERNEL, reply) == (0, b'$1\r\np\r\n'), (flags, reply)
+            assert int(fastpath_stats(pair.host)['fastpath_miss_acl']) >= 2
+        wire.send(frame(smac, cmac, '10.199.0.2', '10.199.0.1', request(b'public:k')))
+        assert wire.replies(0.5) == (0, 1)
+        with Entered(pair.client):
+            assert tcp(pair.host, 'ACL', 'SETUSER', 'default', 'allkeys') == b'+OK\r\n'
+        wire.send(frame(smac, cmac, '10.199.0.2', '10.199.0.1', request(b'k')))
+        assert wire.replies(0.5) == (1, 0)
+    finally:
+        wire.close()
+        srv.stop()
+
+
 def protected(pair, mode):
     """protected-mode yes, no password: a network in fastpath-allow is served
     by nobody, kernel included; CONFIG SET protected-mode no opens it."""
@@ -964,6 +996,7 @@ def local_addresses_follow_the_interface():
 
 in_both_modes(spoofing)
 in_both_modes(token_rules)
+in_both_modes(acl_default_user)
 in_both_modes(protected)
 
 

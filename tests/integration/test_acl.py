@@ -4,6 +4,8 @@ ACL LOG and INFO's counters, compared byte for byte with Redis 8.8 (the 7.0
 reference describes users differently: its default is allchannels)."""
 
 import os
+import socket
+import struct
 import tempfile
 import threading
 
@@ -294,3 +296,49 @@ def rules_change_while_other_workers_check(t):
         data, closed = c.read_until_close()
         assert closed and data == b'', (data, closed)
         assert admin.cmd('PING') == b'+PONG\r\n'
+
+
+def udp_reply(port, *args):
+    """One command over xkvd's UDP protocol (docs/udp-protocol.md): the reply's
+    RESP bytes."""
+    body = encode(args)
+    req = struct.pack('!HBBIHHIQ', 0x584b, 1, 0, 7, len(body), 0, 0, 0) + body
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.settimeout(2)
+        s.connect(('127.0.0.1', port))
+        s.send(req + bytes(256))
+        reply = s.recv(4096)
+    cmd_len = struct.unpack('!H', reply[8:10])[0]
+    return reply[24:24 + cmd_len]
+
+
+@test
+@xkv_only
+def udp_requests_are_the_default_users(t):
+    """A UDP request is the default user's (its token stands for that user's
+    password): under each ACL of the default user, UDP answers what an
+    unauthenticated TCP client gets, NOPERM and NOAUTH included; INFO counts
+    UDP's denials as TCP's."""
+    sut = t.sut
+    assert sut.call('SET', 'k', 'v') == b'OK' and sut.call('SET', 'public:x', 'y') == b'OK'
+    probes = [('GET', 'k'), ('GET', 'public:x'), ('MGET', 'public:x', 'k'),
+              ('MGET', 'public:x'), ('PING',)]
+
+    def both_agree():
+        with sut.client() as c:  # a fresh client: the default user, unauthenticated
+            for p in probes:
+                tcp = c.cmd(*p)
+                assert udp_reply(sut.port, *p) == tcp, (p, tcp)
+    both_agree()
+    rules = [('resetkeys', '~public:*'), ('-get',), ('+get', '-ping'), ('off',),
+             ('on', 'resetpass', '>pw'), ('nopass', 'allkeys', '+@all')]
+    with sut.client() as admin:
+        assert admin.call('ACL', 'SETUSER', 'admin', 'on', '>adm', '~*', '+@all') == b'OK'
+        assert admin.call('AUTH', 'admin', 'adm') == b'OK'
+        for r in rules:
+            assert admin.call('ACL', 'SETUSER', 'default', *r) == b'OK', r
+            both_agree()
+        denied = info_fields(decode(admin.cmd('INFO', 'stats')))['stats']
+    assert udp_reply(sut.port, 'GET', 'k') == b'$1\r\nv\r\n'
+    assert int(denied['acl_access_denied_key']) >= 2, denied
+    assert int(denied['acl_access_denied_cmd']) >= 2, denied
