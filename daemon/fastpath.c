@@ -31,6 +31,32 @@
 #include "xkv_abi.h"
 #include "xkv_xdp.skel.h"
 
+/*
+ * The slot a key holds is kept here, not in its entry: a key the kernel does
+ * not cache then pays one bit for the cache (ENTRY_AUX_FP in its header)
+ * instead of eight bytes. Per shard of db 0, an open-addressed table of the
+ * cached keys' dict hashes and slots, under that shard's lock (every change
+ * to a key's slot is made under its shard's lock: admission, eviction, which
+ * takes the victim's, invalidation, and the reset of a flush or swap, which
+ * holds them all). A record is checked against the slot's key, as keys of a
+ * shard may share a hash; one with slot FP_UNCACHEABLE marks a key whose
+ * indexing failed, by hash alone.
+ */
+#define FP_NONE (-1)	    /* no slot; an empty record */
+#define FP_UNCACHEABLE (-2) /* indexing failed once: the key stays daemon-served */
+#define FP_PENDING 4096	    /* cells of pending_read's counters */
+
+struct fp_key {
+	uint32_t hash; /* the key's dict hash (entry.node.hash) */
+	int32_t slot;  /* a slot, FP_UNCACHEABLE or FP_NONE */
+};
+
+struct fp_keys {
+	struct fp_key *tab; /* NULL while empty */
+	uint32_t mask;	    /* size - 1, at most half the records taken */
+	uint32_t count;
+};
+
 static struct {
 	pthread_mutex_t lock;
 	bool loaded;
@@ -38,8 +64,11 @@ static struct {
 	struct xkv_slot *slots;
 	uint32_t *free_stack; /* free slot indexes */
 	uint32_t nfree;
-	uint32_t hand;	/* CLOCK position */
-	uint32_t epoch; /* bumped when db 0 is flushed or swapped */
+	uint32_t hand; /* CLOCK position */
+	/* Which keys of db 0 hold slots: per shard, under that shard's lock. */
+	struct fp_keys keys[STORE_SHARDS];
+	uint32_t *owner_hash; /* per slot: its key's dict hash (its record in keys) */
+	uint64_t *pending;    /* reads toward admission (pending_read) */
 	/* CLOCK's reference bits, one per slot (atomic bytes): set by a read of
 	 * the slot's key, in the daemon or (through the slab's hits) in the
 	 * kernel; cleared by the hand. In the daemon's memory, so the slab's line
@@ -58,6 +87,157 @@ static struct {
 	} access;
 	uint64_t local_refreshed_ns; /* last kv_local refresh (worker 0) */
 } fp = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* Does slot idx hold e's key? (Its owner's shard lock held: only that lock's
+ * holder rewrites it, and only fp.lock's gives it to another key.) */
+static bool slot_holds(uint32_t idx, const struct entry *e)
+{
+	const struct xkv_slot *s = &fp.slots[idx];
+
+	return s->key_len == entry_klen(e) && memcmp(s->key, e->key, entry_klen(e)) == 0;
+}
+
+/* The record of e in k: its cached slot's, else an FP_UNCACHEABLE one with
+ * its hash, else -1. */
+static int64_t keys_find(const struct fp_keys *k, const struct entry *e)
+{
+	int64_t uncacheable = -1;
+
+	if (!k->tab)
+		return -1;
+	/* Ends: at most half the records are taken. */
+	for (uint32_t i = e->node.hash & k->mask;; i = (i + 1) & k->mask) {
+		const struct fp_key *r = &k->tab[i];
+
+		if (r->slot == FP_NONE)
+			return uncacheable;
+		if (r->hash != e->node.hash)
+			continue;
+		if (r->slot >= 0 && slot_holds((uint32_t)r->slot, e))
+			return i;
+		if (r->slot == FP_UNCACHEABLE && uncacheable < 0)
+			uncacheable = i;
+	}
+}
+
+static void keys_put(struct fp_keys *k, uint32_t hash, int32_t slot)
+{
+	uint32_t i = hash & k->mask;
+
+	while (k->tab[i].slot != FP_NONE)
+		i = (i + 1) & k->mask;
+	k->tab[i] = (struct fp_key){ .hash = hash, .slot = slot };
+}
+
+static void keys_add(struct fp_keys *k, uint32_t hash, int32_t slot)
+{
+	uint32_t size = k->tab ? k->mask + 1 : 0;
+
+	if ((k->count + 1) * 2 > size) {
+		struct fp_key *old = k->tab;
+		uint32_t nsize = size ? size * 2 : 16;
+
+		k->tab = xmalloc(nsize * sizeof(*k->tab));
+		k->mask = nsize - 1;
+		for (uint32_t i = 0; i < nsize; i++)
+			k->tab[i].slot = FP_NONE;
+		for (uint32_t i = 0; i < size; i++)
+			if (old[i].slot != FP_NONE)
+				keys_put(k, old[i].hash, old[i].slot);
+		xfree(old);
+	}
+	keys_put(k, hash, slot);
+	k->count++;
+}
+
+static void keys_clear(struct fp_keys *k)
+{
+	xfree(k->tab);
+	*k = (struct fp_keys){ 0 };
+}
+
+/* Removes record i, moving back the records after it that probed past it
+ * (linear probing's deletion: no tombstones). */
+static void keys_del(struct fp_keys *k, uint32_t i)
+{
+	k->tab[i].slot = FP_NONE;
+	for (uint32_t j = (i + 1) & k->mask; k->tab[j].slot != FP_NONE; j = (j + 1) & k->mask) {
+		uint32_t home = k->tab[j].hash & k->mask;
+
+		/* Record j may fill the hole if its home is not after it. */
+		if (((j - home) & k->mask) >= ((j - i) & k->mask)) {
+			k->tab[i] = k->tab[j];
+			k->tab[j].slot = FP_NONE;
+			i = j;
+		}
+	}
+	if (--k->count == 0)
+		keys_clear(k);
+}
+
+/* Forgets that slot idx belongs to a key of shard (its lock held). */
+static void keys_remove(unsigned shard, uint32_t idx)
+{
+	struct fp_keys *k = &fp.keys[shard];
+
+	if (!k->tab)
+		return;
+	for (uint32_t i = fp.owner_hash[idx] & k->mask; k->tab[i].slot != FP_NONE;
+	     i = (i + 1) & k->mask)
+		if (k->tab[i].slot == (int32_t)idx) {
+			keys_del(k, i);
+			return;
+		}
+}
+
+/*
+ * The slot e of db 0 holds, FP_UNCACHEABLE, or FP_NONE (e's shard lock held,
+ * the fast path loaded). A bit left from before a flush or swap of db 0, or
+ * from a slot taken back, is cleared here.
+ */
+static int32_t cached_slot(struct entry *e)
+{
+	struct fp_keys *k = &fp.keys[e->shard];
+	int64_t i;
+
+	if (!(e->node.aux & ENTRY_AUX_FP))
+		return FP_NONE;
+	i = keys_find(k, e);
+	if (i < 0) {
+		e->node.aux &= ~ENTRY_AUX_FP;
+		return FP_NONE;
+	}
+	return k->tab[i].slot;
+}
+
+/*
+ * Daemon-served reads of keys not cached yet, toward admission
+ * (fastpath-admit-threshold): FP_PENDING counters tagged with the key's dict
+ * hash, shared by every shard and updated without a lock (relaxed atomics),
+ * so that a key costs nothing in its entry until it is cached. Lossy, as a
+ * cache's admission may be: two keys meeting in one cell restart each other's
+ * count, and two workers counting at once may lose a read.
+ */
+static bool pending_read(const struct entry *e)
+{
+	uint64_t *cell = &fp.pending[e->node.hash % FP_PENDING];
+	uint64_t c = __atomic_load_n(cell, __ATOMIC_RELAXED);
+	uint64_t n = (uint32_t)(c >> 32) == e->node.hash ? (c & 0xff) + 1 : 1;
+
+	if (n > 255)
+		n = 255;
+	__atomic_store_n(cell, (uint64_t)e->node.hash << 32 | n, __ATOMIC_RELAXED);
+	return n >= (uint64_t)config.fastpath_admit_threshold;
+}
+
+/* e's reads are counted afresh (it was cached, evicted or removed). */
+static void pending_forget(const struct entry *e)
+{
+	uint64_t *cell = &fp.pending[e->node.hash % FP_PENDING];
+
+	if ((uint32_t)(__atomic_load_n(cell, __ATOMIC_RELAXED) >> 32) == e->node.hash)
+		__atomic_store_n(cell, 0, __ATOMIC_RELAXED);
+}
 
 bool fastpath_loaded(void)
 {
@@ -215,7 +395,7 @@ static struct entry *slot_owner(uint32_t idx)
 	const struct xkv_slot *s = &fp.slots[idx];
 	struct entry *e = db_peek(0, (const char *)s->key, s->key_len);
 
-	return e && e->fp_slot == (int32_t)idx && e->fp_epoch == fp.epoch ? e : NULL;
+	return e && cached_slot(e) == (int32_t)idx ? e : NULL;
 }
 
 /*
@@ -279,9 +459,13 @@ static uint32_t take_hits(uint32_t idx, struct entry *e)
 
 void fastpath_collect(int db, struct entry *e)
 {
-	if (db != 0 || e->fp_slot < 0 || !fastpath_loaded() || e->fp_epoch != fp.epoch)
+	int32_t slot;
+
+	if (db != 0 || !(e->node.aux & ENTRY_AUX_FP) || !fastpath_loaded())
 		return;
-	take_hits((uint32_t)e->fp_slot, e);
+	slot = cached_slot(e);
+	if (slot >= 0)
+		take_hits((uint32_t)slot, e);
 }
 
 /* Slot idx's hits into its key, with no lock held: its shard is locked
@@ -299,7 +483,7 @@ static void collect_slot(uint32_t idx)
 	shard = key_shard(key, klen);
 	store_shard_lock(0, shard);
 	e = db_peek(0, key, klen);
-	if (e && e->fp_slot == (int32_t)idx && e->fp_epoch == fp.epoch)
+	if (e && cached_slot(e) == (int32_t)idx)
 		take_hits(idx, e);
 	store_shard_unlock(0, shard);
 }
@@ -357,11 +541,12 @@ static int64_t slot_alloc(unsigned mine)
 		/* Read since the hand last passed (a slot nobody owns never is):
 		 * a second chance. */
 		if (!__atomic_exchange_n(&fp.ref[idx], 0, __ATOMIC_RELAXED) || !e) {
+			/* Evicted for being cold: it must earn its way back. */
 			if (e) {
-				/* Evicted for being cold: it must earn its way back. */
-				e->fp_slot = -1;
-				e->fp_reads = 0;
+				e->node.aux &= ~ENTRY_AUX_FP;
+				pending_forget(e);
 			}
+			keys_remove(shard, idx);
 			slot_release(idx);
 			__atomic_fetch_add(&fp.evictions, 1, __ATOMIC_RELAXED);
 		}
@@ -376,24 +561,22 @@ void fastpath_note_read(int db, struct entry *e)
 	uint64_t k;
 	int64_t idx;
 	uint32_t slot;
+	int32_t cur;
 
 	if (db != 0 || !fastpath_loaded())
 		return;
-	if (e->fp_slot >= 0 && e->fp_epoch == fp.epoch) {
+	cur = cached_slot(e);
+	if (cur >= 0) {
 		/* A daemon-served read of a cached key (over TCP, or a UDP request
 		 * the kernel passed) counts for CLOCK like a kernel hit does; the
 		 * lookup has touched its LRU/LFU already. */
-		uint8_t *ref = &fp.ref[e->fp_slot];
+		uint8_t *ref = &fp.ref[cur];
 
 		if (!__atomic_load_n(ref, __ATOMIC_RELAXED))
 			__atomic_store_n(ref, 1, __ATOMIC_RELAXED);
 		return;
 	}
-	if (e->fp_slot == FP_SLOT_UNCACHEABLE || !cacheable(e))
-		return;
-	if (e->fp_reads < 255)
-		e->fp_reads++;
-	if (e->fp_reads < config.fastpath_admit_threshold)
+	if (cur == FP_UNCACHEABLE || !cacheable(e) || !pending_read(e))
 		return;
 	pthread_mutex_lock(&fp.lock);
 	idx = slot_alloc(e->shard);
@@ -407,6 +590,8 @@ void fastpath_note_read(int db, struct entry *e)
 	__atomic_store_n(&fp.ref[slot], 0, __ATOMIC_RELAXED);
 	slot_store(&fp.slots[slot], e);
 	k = fastpath_index_key(e->key, entry_klen(e), fp.ld.hash_seed);
+	pending_forget(e);
+	e->node.aux |= ENTRY_AUX_FP;
 	/* BPF_NOEXIST: an entry there belongs to a cached key with the same hash,
 	 * which keeps it. */
 	if (bpf_map_update_elem(fp.ld.index_fd, &k, &slot, BPF_NOEXIST) < 0) {
@@ -416,39 +601,34 @@ void fastpath_note_read(int db, struct entry *e)
 					    : strerror(errno));
 		slot_clear(&fp.slots[slot]);
 		fp.free_stack[fp.nfree++] = slot;
-		e->fp_slot = FP_SLOT_UNCACHEABLE;
+		keys_add(&fp.keys[e->shard], e->node.hash, FP_UNCACHEABLE);
 		pthread_mutex_unlock(&fp.lock);
 		__atomic_fetch_add(&fp.admission_failures, 1, __ATOMIC_RELAXED);
 		return;
 	}
-	e->fp_slot = (int32_t)slot;
-	e->fp_epoch = fp.epoch;
+	fp.owner_hash[slot] = e->node.hash;
+	keys_add(&fp.keys[e->shard], e->node.hash, (int32_t)slot);
 	pthread_mutex_unlock(&fp.lock);
 	__atomic_fetch_add(&fp.admissions, 1, __ATOMIC_RELAXED);
 }
 
-/* Does e own a live slot? Clears a stale reference (from before a flush or
- * swap of db 0, or from another database). */
-static bool owns_slot(int db, struct entry *e)
+/* The slot e holds, or a negative FP_* (clearing a stale bit). */
+static int32_t owned_slot(int db, struct entry *e)
 {
-	if (e->fp_slot < 0)
-		return false;
-	if (db != 0 || e->fp_epoch != fp.epoch || !fastpath_loaded() ||
-	    fp.slots[e->fp_slot].key_len != entry_klen(e) ||
-	    memcmp(fp.slots[e->fp_slot].key, e->key, entry_klen(e)) != 0) {
-		e->fp_slot = -1;
-		return false;
-	}
-	return true;
+	if (db != 0 || !(e->node.aux & ENTRY_AUX_FP) || !fastpath_loaded())
+		return FP_NONE;
+	return cached_slot(e);
 }
 
 void fastpath_key_changed(int db, struct entry *e)
 {
-	if (!owns_slot(db, e))
+	int32_t slot = owned_slot(db, e);
+
+	if (slot < 0)
 		return;
 	if (cacheable(e)) {
 		/* The key is unchanged: a store into the slab, no syscall. */
-		slot_store(&fp.slots[e->fp_slot], e);
+		slot_store(&fp.slots[slot], e);
 		__atomic_fetch_add(&fp.updates, 1, __ATOMIC_RELAXED);
 		return;
 	}
@@ -457,13 +637,27 @@ void fastpath_key_changed(int db, struct entry *e)
 
 void fastpath_key_removed(int db, struct entry *e)
 {
-	e->fp_reads = 0;
-	if (!owns_slot(db, e))
+	struct fp_keys *k = &fp.keys[e->shard];
+	int64_t i;
+	int32_t slot;
+
+	if (db != 0 || !fastpath_loaded())
+		return;
+	pending_forget(e);
+	if (!(e->node.aux & ENTRY_AUX_FP))
+		return;
+	e->node.aux &= ~ENTRY_AUX_FP;
+	i = keys_find(k, e);
+	if (i < 0)
+		return;
+	slot = k->tab[i].slot;
+	/* An uncacheable mark goes with its key too. */
+	keys_del(k, (uint32_t)i);
+	if (slot < 0)
 		return;
 	pthread_mutex_lock(&fp.lock);
-	slot_release((uint32_t)e->fp_slot);
+	slot_release((uint32_t)slot);
 	pthread_mutex_unlock(&fp.lock);
-	e->fp_slot = -1;
 	__atomic_fetch_add(&fp.invalidations, 1, __ATOMIC_RELAXED);
 }
 
@@ -478,11 +672,10 @@ void fastpath_db_reset(int db)
 			__atomic_fetch_add(&fp.invalidations, 1, __ATOMIC_RELAXED);
 		}
 	}
-	/* Entries that still name a slot (now in another db after SWAPDB) see
-	 * the new epoch and forget it. Kept in the entries' 24 bits: one that
-	 * sat out 2^24 resets in another db may take a stale slot for its own,
-	 * which owns_slot() catches before anything is written to it. */
-	fp.epoch = (fp.epoch + 1) & FP_EPOCH_MASK;
+	/* Entries whose bit says cached (now in another db after SWAPDB, or
+	 * gone) find no record and clear it when next looked up. */
+	for (unsigned i = 0; i < STORE_SHARDS; i++)
+		keys_clear(&fp.keys[i]);
 	pthread_mutex_unlock(&fp.lock);
 }
 
@@ -733,6 +926,8 @@ void fastpath_start(void)
 	fp.slots = fp.ld.slab;
 	fp.free_stack = xmalloc(sizeof(*fp.free_stack) * fp.ld.nslots);
 	fp.ref = xcalloc(fp.ld.nslots, sizeof(*fp.ref));
+	fp.owner_hash = xcalloc(fp.ld.nslots, sizeof(*fp.owner_hash));
+	fp.pending = xcalloc(FP_PENDING, sizeof(*fp.pending));
 	fp.hand = fp.collect_hand = 0;
 	/* Hand out low slots first. */
 	for (uint32_t i = fp.ld.nslots; i-- > 0;)
@@ -742,8 +937,12 @@ void fastpath_start(void)
 		loader_destroy(&fp.ld);
 		xfree(fp.free_stack);
 		xfree(fp.ref);
+		xfree(fp.owner_hash);
+		xfree(fp.pending);
 		fp.free_stack = NULL;
 		fp.ref = NULL;
+		fp.owner_hash = NULL;
+		fp.pending = NULL;
 		fp.nfree = 0;
 		return;
 	}
@@ -766,8 +965,15 @@ void fastpath_stop(void)
 	loader_destroy(&fp.ld);
 	xfree(fp.free_stack);
 	xfree(fp.ref);
+	xfree(fp.owner_hash);
+	xfree(fp.pending);
+	/* At exit, the workers stopped: no shard lock is needed. */
+	for (unsigned i = 0; i < STORE_SHARDS; i++)
+		keys_clear(&fp.keys[i]);
 	fp.free_stack = NULL;
 	fp.ref = NULL;
+	fp.owner_hash = NULL;
+	fp.pending = NULL;
 	fp.slots = NULL;
 	fp.nfree = 0;
 	mem_mapped_add(-(int64_t)fp.slab_counted);
