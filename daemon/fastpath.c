@@ -22,6 +22,7 @@
 #include "cluster.h"
 #include "config.h"
 #include "fastpath.h"
+#include "fastpath_keys.h"
 #include "fastpath_local.h"
 #include "loader.h"
 #include "log.h"
@@ -34,28 +35,12 @@
 /*
  * The slot a key holds is kept here, not in its entry: a key the kernel does
  * not cache then pays one bit for the cache (ENTRY_AUX_FP in its header)
- * instead of eight bytes. Per shard of db 0, an open-addressed table of the
- * cached keys' dict hashes and slots, under that shard's lock (every change
- * to a key's slot is made under its shard's lock: admission, eviction, which
- * takes the victim's, invalidation, and the reset of a flush or swap, which
- * holds them all). A record is checked against the slot's key, as keys of a
- * shard may share a hash; one with slot FP_UNCACHEABLE marks a key whose
- * indexing failed, by hash alone.
+ * instead of eight bytes. Per shard of db 0, a table of the cached keys
+ * (fastpath_keys.h) under that shard's lock: every change to a key's slot is
+ * made under its shard's lock (admission; eviction, which takes the victim's;
+ * invalidation; and the reset of a flush or swap, which holds them all).
  */
-#define FP_NONE (-1)	    /* no slot; an empty record */
-#define FP_UNCACHEABLE (-2) /* indexing failed once: the key stays daemon-served */
-#define FP_PENDING 4096	    /* cells of pending_read's counters */
-
-struct fp_key {
-	uint32_t hash; /* the key's dict hash (entry.node.hash) */
-	int32_t slot;  /* a slot, FP_UNCACHEABLE or FP_NONE */
-};
-
-struct fp_keys {
-	struct fp_key *tab; /* NULL while empty */
-	uint32_t mask;	    /* size - 1, at most half the records taken */
-	uint32_t count;
-};
+#define FP_PENDING 4096 /* cells of pending_read's counters */
 
 static struct {
 	pthread_mutex_t lock;
@@ -97,97 +82,15 @@ static bool slot_holds(uint32_t idx, const struct entry *e)
 	return s->key_len == entry_klen(e) && memcmp(s->key, e->key, entry_klen(e)) == 0;
 }
 
-/* The record of e in k: its cached slot's, else an FP_UNCACHEABLE one with
- * its hash, else -1. */
+static bool holds_cb(uint32_t slot, const void *e)
+{
+	return slot_holds(slot, e);
+}
+
+/* The record of e in k (fp_keys_find). */
 static int64_t keys_find(const struct fp_keys *k, const struct entry *e)
 {
-	int64_t uncacheable = -1;
-
-	if (!k->tab)
-		return -1;
-	/* Ends: at most half the records are taken. */
-	for (uint32_t i = e->node.hash & k->mask;; i = (i + 1) & k->mask) {
-		const struct fp_key *r = &k->tab[i];
-
-		if (r->slot == FP_NONE)
-			return uncacheable;
-		if (r->hash != e->node.hash)
-			continue;
-		if (r->slot >= 0 && slot_holds((uint32_t)r->slot, e))
-			return i;
-		if (r->slot == FP_UNCACHEABLE && uncacheable < 0)
-			uncacheable = i;
-	}
-}
-
-static void keys_put(struct fp_keys *k, uint32_t hash, int32_t slot)
-{
-	uint32_t i = hash & k->mask;
-
-	while (k->tab[i].slot != FP_NONE)
-		i = (i + 1) & k->mask;
-	k->tab[i] = (struct fp_key){ .hash = hash, .slot = slot };
-}
-
-static void keys_add(struct fp_keys *k, uint32_t hash, int32_t slot)
-{
-	uint32_t size = k->tab ? k->mask + 1 : 0;
-
-	if ((k->count + 1) * 2 > size) {
-		struct fp_key *old = k->tab;
-		uint32_t nsize = size ? size * 2 : 16;
-
-		k->tab = xmalloc(nsize * sizeof(*k->tab));
-		k->mask = nsize - 1;
-		for (uint32_t i = 0; i < nsize; i++)
-			k->tab[i].slot = FP_NONE;
-		for (uint32_t i = 0; i < size; i++)
-			if (old[i].slot != FP_NONE)
-				keys_put(k, old[i].hash, old[i].slot);
-		xfree(old);
-	}
-	keys_put(k, hash, slot);
-	k->count++;
-}
-
-static void keys_clear(struct fp_keys *k)
-{
-	xfree(k->tab);
-	*k = (struct fp_keys){ 0 };
-}
-
-/* Removes record i, moving back the records after it that probed past it
- * (linear probing's deletion: no tombstones). */
-static void keys_del(struct fp_keys *k, uint32_t i)
-{
-	k->tab[i].slot = FP_NONE;
-	for (uint32_t j = (i + 1) & k->mask; k->tab[j].slot != FP_NONE; j = (j + 1) & k->mask) {
-		uint32_t home = k->tab[j].hash & k->mask;
-
-		/* Record j may fill the hole if its home is not after it. */
-		if (((j - home) & k->mask) >= ((j - i) & k->mask)) {
-			k->tab[i] = k->tab[j];
-			k->tab[j].slot = FP_NONE;
-			i = j;
-		}
-	}
-	if (--k->count == 0)
-		keys_clear(k);
-}
-
-/* Forgets that slot idx belongs to a key of shard (its lock held). */
-static void keys_remove(unsigned shard, uint32_t idx)
-{
-	struct fp_keys *k = &fp.keys[shard];
-
-	if (!k->tab)
-		return;
-	for (uint32_t i = fp.owner_hash[idx] & k->mask; k->tab[i].slot != FP_NONE;
-	     i = (i + 1) & k->mask)
-		if (k->tab[i].slot == (int32_t)idx) {
-			keys_del(k, i);
-			return;
-		}
+	return fp_keys_find(k, e->node.hash, holds_cb, e);
 }
 
 /*
@@ -546,7 +449,7 @@ static int64_t slot_alloc(unsigned mine)
 				e->node.aux &= ~ENTRY_AUX_FP;
 				pending_forget(e);
 			}
-			keys_remove(shard, idx);
+			fp_keys_remove(&fp.keys[shard], fp.owner_hash[idx], (int32_t)idx);
 			slot_release(idx);
 			__atomic_fetch_add(&fp.evictions, 1, __ATOMIC_RELAXED);
 		}
@@ -601,13 +504,13 @@ void fastpath_note_read(int db, struct entry *e)
 					    : strerror(errno));
 		slot_clear(&fp.slots[slot]);
 		fp.free_stack[fp.nfree++] = slot;
-		keys_add(&fp.keys[e->shard], e->node.hash, FP_UNCACHEABLE);
+		fp_keys_add(&fp.keys[e->shard], e->node.hash, FP_UNCACHEABLE);
 		pthread_mutex_unlock(&fp.lock);
 		__atomic_fetch_add(&fp.admission_failures, 1, __ATOMIC_RELAXED);
 		return;
 	}
 	fp.owner_hash[slot] = e->node.hash;
-	keys_add(&fp.keys[e->shard], e->node.hash, (int32_t)slot);
+	fp_keys_add(&fp.keys[e->shard], e->node.hash, (int32_t)slot);
 	pthread_mutex_unlock(&fp.lock);
 	__atomic_fetch_add(&fp.admissions, 1, __ATOMIC_RELAXED);
 }
@@ -652,7 +555,7 @@ void fastpath_key_removed(int db, struct entry *e)
 		return;
 	slot = k->tab[i].slot;
 	/* An uncacheable mark goes with its key too. */
-	keys_del(k, (uint32_t)i);
+	fp_keys_del(k, (uint32_t)i);
 	if (slot < 0)
 		return;
 	pthread_mutex_lock(&fp.lock);
@@ -675,7 +578,7 @@ void fastpath_db_reset(int db)
 	/* Entries whose bit says cached (now in another db after SWAPDB, or
 	 * gone) find no record and clear it when next looked up. */
 	for (unsigned i = 0; i < STORE_SHARDS; i++)
-		keys_clear(&fp.keys[i]);
+		fp_keys_clear(&fp.keys[i]);
 	pthread_mutex_unlock(&fp.lock);
 }
 
@@ -969,7 +872,7 @@ void fastpath_stop(void)
 	xfree(fp.pending);
 	/* At exit, the workers stopped: no shard lock is needed. */
 	for (unsigned i = 0; i < STORE_SHARDS; i++)
-		keys_clear(&fp.keys[i]);
+		fp_keys_clear(&fp.keys[i]);
 	fp.free_stack = NULL;
 	fp.ref = NULL;
 	fp.owner_hash = NULL;
