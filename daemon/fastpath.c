@@ -22,6 +22,7 @@
 #include "cluster.h"
 #include "config.h"
 #include "fastpath.h"
+#include "fastpath_keys.h"
 #include "fastpath_local.h"
 #include "loader.h"
 #include "log.h"
@@ -31,6 +32,16 @@
 #include "xkv_abi.h"
 #include "xkv_xdp.skel.h"
 
+/*
+ * The slot a key holds is kept here, not in its entry: a key the kernel does
+ * not cache then pays one bit for the cache (ENTRY_AUX_FP in its header)
+ * instead of eight bytes. Per shard of db 0, a table of the cached keys
+ * (fastpath_keys.h) under that shard's lock: every change to a key's slot is
+ * made under its shard's lock (admission; eviction, which takes the victim's;
+ * invalidation; and the reset of a flush or swap, which holds them all).
+ */
+#define FP_PENDING 4096 /* cells of pending_read's counters */
+
 static struct {
 	pthread_mutex_t lock;
 	bool loaded;
@@ -38,8 +49,11 @@ static struct {
 	struct xkv_slot *slots;
 	uint32_t *free_stack; /* free slot indexes */
 	uint32_t nfree;
-	uint32_t hand;	/* CLOCK position */
-	uint32_t epoch; /* bumped when db 0 is flushed or swapped */
+	uint32_t hand; /* CLOCK position */
+	/* Which keys of db 0 hold slots: per shard, under that shard's lock. */
+	struct fp_keys keys[STORE_SHARDS];
+	uint32_t *owner_hash; /* per slot: its key's dict hash (its record in keys) */
+	uint64_t *pending;    /* reads toward admission (pending_read) */
 	/* CLOCK's reference bits, one per slot (atomic bytes): set by a read of
 	 * the slot's key, in the daemon or (through the slab's hits) in the
 	 * kernel; cleared by the hand. In the daemon's memory, so the slab's line
@@ -58,6 +72,75 @@ static struct {
 	} access;
 	uint64_t local_refreshed_ns; /* last kv_local refresh (worker 0) */
 } fp = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* Does slot idx hold e's key? (Its owner's shard lock held: only that lock's
+ * holder rewrites it, and only fp.lock's gives it to another key.) */
+static bool slot_holds(uint32_t idx, const struct entry *e)
+{
+	const struct xkv_slot *s = &fp.slots[idx];
+
+	return s->key_len == entry_klen(e) && memcmp(s->key, e->key, entry_klen(e)) == 0;
+}
+
+static bool holds_cb(uint32_t slot, const void *e)
+{
+	return slot_holds(slot, e);
+}
+
+/* The record of e in k (fp_keys_find). */
+static int64_t keys_find(const struct fp_keys *k, const struct entry *e)
+{
+	return fp_keys_find(k, e->node.hash, holds_cb, e);
+}
+
+/*
+ * The slot e of db 0 holds, FP_UNCACHEABLE, or FP_NONE (e's shard lock held,
+ * the fast path loaded). A bit left from before a flush or swap of db 0, or
+ * from a slot taken back, is cleared here.
+ */
+static int32_t cached_slot(struct entry *e)
+{
+	struct fp_keys *k = &fp.keys[e->shard];
+	int64_t i;
+
+	if (!(e->node.aux & ENTRY_AUX_FP))
+		return FP_NONE;
+	i = keys_find(k, e);
+	if (i < 0) {
+		e->node.aux &= ~ENTRY_AUX_FP;
+		return FP_NONE;
+	}
+	return k->tab[i].slot;
+}
+
+/*
+ * Daemon-served reads of keys not cached yet, toward admission
+ * (fastpath-admit-threshold): FP_PENDING counters tagged with the key's dict
+ * hash, shared by every shard and updated without a lock (relaxed atomics),
+ * so that a key costs nothing in its entry until it is cached. Lossy, as a
+ * cache's admission may be: two keys meeting in one cell restart each other's
+ * count, and two workers counting at once may lose a read.
+ */
+static bool pending_read(const struct entry *e)
+{
+	uint64_t *cell = &fp.pending[e->node.hash % FP_PENDING];
+	uint64_t c = __atomic_load_n(cell, __ATOMIC_RELAXED);
+	uint64_t n = (uint32_t)(c >> 32) == e->node.hash ? (c & 0xff) + 1 : 1;
+
+	if (n > 255)
+		n = 255;
+	__atomic_store_n(cell, (uint64_t)e->node.hash << 32 | n, __ATOMIC_RELAXED);
+	return n >= (uint64_t)config.fastpath_admit_threshold;
+}
+
+/* e's reads are counted afresh (it was cached, evicted or removed). */
+static void pending_forget(const struct entry *e)
+{
+	uint64_t *cell = &fp.pending[e->node.hash % FP_PENDING];
+
+	if ((uint32_t)(__atomic_load_n(cell, __ATOMIC_RELAXED) >> 32) == e->node.hash)
+		__atomic_store_n(cell, 0, __ATOMIC_RELAXED);
+}
 
 bool fastpath_loaded(void)
 {
@@ -215,7 +298,7 @@ static struct entry *slot_owner(uint32_t idx)
 	const struct xkv_slot *s = &fp.slots[idx];
 	struct entry *e = db_peek(0, (const char *)s->key, s->key_len);
 
-	return e && e->fp_slot == (int32_t)idx && e->fp_epoch == fp.epoch ? e : NULL;
+	return e && cached_slot(e) == (int32_t)idx ? e : NULL;
 }
 
 /*
@@ -279,9 +362,13 @@ static uint32_t take_hits(uint32_t idx, struct entry *e)
 
 void fastpath_collect(int db, struct entry *e)
 {
-	if (db != 0 || e->fp_slot < 0 || !fastpath_loaded() || e->fp_epoch != fp.epoch)
+	int32_t slot;
+
+	if (db != 0 || !(e->node.aux & ENTRY_AUX_FP) || !fastpath_loaded())
 		return;
-	take_hits((uint32_t)e->fp_slot, e);
+	slot = cached_slot(e);
+	if (slot >= 0)
+		take_hits((uint32_t)slot, e);
 }
 
 /* Slot idx's hits into its key, with no lock held: its shard is locked
@@ -299,7 +386,7 @@ static void collect_slot(uint32_t idx)
 	shard = key_shard(key, klen);
 	store_shard_lock(0, shard);
 	e = db_peek(0, key, klen);
-	if (e && e->fp_slot == (int32_t)idx && e->fp_epoch == fp.epoch)
+	if (e && cached_slot(e) == (int32_t)idx)
 		take_hits(idx, e);
 	store_shard_unlock(0, shard);
 }
@@ -357,11 +444,12 @@ static int64_t slot_alloc(unsigned mine)
 		/* Read since the hand last passed (a slot nobody owns never is):
 		 * a second chance. */
 		if (!__atomic_exchange_n(&fp.ref[idx], 0, __ATOMIC_RELAXED) || !e) {
+			/* Evicted for being cold: it must earn its way back. */
 			if (e) {
-				/* Evicted for being cold: it must earn its way back. */
-				e->fp_slot = -1;
-				e->fp_reads = 0;
+				e->node.aux &= ~ENTRY_AUX_FP;
+				pending_forget(e);
 			}
+			fp_keys_remove(&fp.keys[shard], fp.owner_hash[idx], (int32_t)idx);
 			slot_release(idx);
 			__atomic_fetch_add(&fp.evictions, 1, __ATOMIC_RELAXED);
 		}
@@ -376,24 +464,22 @@ void fastpath_note_read(int db, struct entry *e)
 	uint64_t k;
 	int64_t idx;
 	uint32_t slot;
+	int32_t cur;
 
 	if (db != 0 || !fastpath_loaded())
 		return;
-	if (e->fp_slot >= 0 && e->fp_epoch == fp.epoch) {
+	cur = cached_slot(e);
+	if (cur >= 0) {
 		/* A daemon-served read of a cached key (over TCP, or a UDP request
 		 * the kernel passed) counts for CLOCK like a kernel hit does; the
 		 * lookup has touched its LRU/LFU already. */
-		uint8_t *ref = &fp.ref[e->fp_slot];
+		uint8_t *ref = &fp.ref[cur];
 
 		if (!__atomic_load_n(ref, __ATOMIC_RELAXED))
 			__atomic_store_n(ref, 1, __ATOMIC_RELAXED);
 		return;
 	}
-	if (e->fp_slot == FP_SLOT_UNCACHEABLE || !cacheable(e))
-		return;
-	if (e->fp_reads < 255)
-		e->fp_reads++;
-	if (e->fp_reads < config.fastpath_admit_threshold)
+	if (cur == FP_UNCACHEABLE || !cacheable(e) || !pending_read(e))
 		return;
 	pthread_mutex_lock(&fp.lock);
 	idx = slot_alloc(e->shard);
@@ -407,6 +493,8 @@ void fastpath_note_read(int db, struct entry *e)
 	__atomic_store_n(&fp.ref[slot], 0, __ATOMIC_RELAXED);
 	slot_store(&fp.slots[slot], e);
 	k = fastpath_index_key(e->key, entry_klen(e), fp.ld.hash_seed);
+	pending_forget(e);
+	e->node.aux |= ENTRY_AUX_FP;
 	/* BPF_NOEXIST: an entry there belongs to a cached key with the same hash,
 	 * which keeps it. */
 	if (bpf_map_update_elem(fp.ld.index_fd, &k, &slot, BPF_NOEXIST) < 0) {
@@ -416,39 +504,34 @@ void fastpath_note_read(int db, struct entry *e)
 					    : strerror(errno));
 		slot_clear(&fp.slots[slot]);
 		fp.free_stack[fp.nfree++] = slot;
-		e->fp_slot = FP_SLOT_UNCACHEABLE;
+		fp_keys_add(&fp.keys[e->shard], e->node.hash, FP_UNCACHEABLE);
 		pthread_mutex_unlock(&fp.lock);
 		__atomic_fetch_add(&fp.admission_failures, 1, __ATOMIC_RELAXED);
 		return;
 	}
-	e->fp_slot = (int32_t)slot;
-	e->fp_epoch = fp.epoch;
+	fp.owner_hash[slot] = e->node.hash;
+	fp_keys_add(&fp.keys[e->shard], e->node.hash, (int32_t)slot);
 	pthread_mutex_unlock(&fp.lock);
 	__atomic_fetch_add(&fp.admissions, 1, __ATOMIC_RELAXED);
 }
 
-/* Does e own a live slot? Clears a stale reference (from before a flush or
- * swap of db 0, or from another database). */
-static bool owns_slot(int db, struct entry *e)
+/* The slot e holds, or a negative FP_* (clearing a stale bit). */
+static int32_t owned_slot(int db, struct entry *e)
 {
-	if (e->fp_slot < 0)
-		return false;
-	if (db != 0 || e->fp_epoch != fp.epoch || !fastpath_loaded() ||
-	    fp.slots[e->fp_slot].key_len != entry_klen(e) ||
-	    memcmp(fp.slots[e->fp_slot].key, e->key, entry_klen(e)) != 0) {
-		e->fp_slot = -1;
-		return false;
-	}
-	return true;
+	if (db != 0 || !(e->node.aux & ENTRY_AUX_FP) || !fastpath_loaded())
+		return FP_NONE;
+	return cached_slot(e);
 }
 
 void fastpath_key_changed(int db, struct entry *e)
 {
-	if (!owns_slot(db, e))
+	int32_t slot = owned_slot(db, e);
+
+	if (slot < 0)
 		return;
 	if (cacheable(e)) {
 		/* The key is unchanged: a store into the slab, no syscall. */
-		slot_store(&fp.slots[e->fp_slot], e);
+		slot_store(&fp.slots[slot], e);
 		__atomic_fetch_add(&fp.updates, 1, __ATOMIC_RELAXED);
 		return;
 	}
@@ -457,13 +540,27 @@ void fastpath_key_changed(int db, struct entry *e)
 
 void fastpath_key_removed(int db, struct entry *e)
 {
-	e->fp_reads = 0;
-	if (!owns_slot(db, e))
+	struct fp_keys *k = &fp.keys[e->shard];
+	int64_t i;
+	int32_t slot;
+
+	if (db != 0 || !fastpath_loaded())
+		return;
+	pending_forget(e);
+	if (!(e->node.aux & ENTRY_AUX_FP))
+		return;
+	e->node.aux &= ~ENTRY_AUX_FP;
+	i = keys_find(k, e);
+	if (i < 0)
+		return;
+	slot = k->tab[i].slot;
+	/* An uncacheable mark goes with its key too. */
+	fp_keys_del(k, (uint32_t)i);
+	if (slot < 0)
 		return;
 	pthread_mutex_lock(&fp.lock);
-	slot_release((uint32_t)e->fp_slot);
+	slot_release((uint32_t)slot);
 	pthread_mutex_unlock(&fp.lock);
-	e->fp_slot = -1;
 	__atomic_fetch_add(&fp.invalidations, 1, __ATOMIC_RELAXED);
 }
 
@@ -478,11 +575,10 @@ void fastpath_db_reset(int db)
 			__atomic_fetch_add(&fp.invalidations, 1, __ATOMIC_RELAXED);
 		}
 	}
-	/* Entries that still name a slot (now in another db after SWAPDB) see
-	 * the new epoch and forget it. Kept in the entries' 24 bits: one that
-	 * sat out 2^24 resets in another db may take a stale slot for its own,
-	 * which owns_slot() catches before anything is written to it. */
-	fp.epoch = (fp.epoch + 1) & FP_EPOCH_MASK;
+	/* Entries whose bit says cached (now in another db after SWAPDB, or
+	 * gone) find no record and clear it when next looked up. */
+	for (unsigned i = 0; i < STORE_SHARDS; i++)
+		fp_keys_clear(&fp.keys[i]);
 	pthread_mutex_unlock(&fp.lock);
 }
 
@@ -735,6 +831,8 @@ void fastpath_start(void)
 	fp.slots = fp.ld.slab;
 	fp.free_stack = xmalloc(sizeof(*fp.free_stack) * fp.ld.nslots);
 	fp.ref = xcalloc(fp.ld.nslots, sizeof(*fp.ref));
+	fp.owner_hash = xcalloc(fp.ld.nslots, sizeof(*fp.owner_hash));
+	fp.pending = xcalloc(FP_PENDING, sizeof(*fp.pending));
 	fp.hand = fp.collect_hand = 0;
 	/* Hand out low slots first. */
 	for (uint32_t i = fp.ld.nslots; i-- > 0;)
@@ -744,8 +842,12 @@ void fastpath_start(void)
 		loader_destroy(&fp.ld);
 		xfree(fp.free_stack);
 		xfree(fp.ref);
+		xfree(fp.owner_hash);
+		xfree(fp.pending);
 		fp.free_stack = NULL;
 		fp.ref = NULL;
+		fp.owner_hash = NULL;
+		fp.pending = NULL;
 		fp.nfree = 0;
 		return;
 	}
@@ -768,8 +870,15 @@ void fastpath_stop(void)
 	loader_destroy(&fp.ld);
 	xfree(fp.free_stack);
 	xfree(fp.ref);
+	xfree(fp.owner_hash);
+	xfree(fp.pending);
+	/* At exit, the workers stopped: no shard lock is needed. */
+	for (unsigned i = 0; i < STORE_SHARDS; i++)
+		fp_keys_clear(&fp.keys[i]);
 	fp.free_stack = NULL;
 	fp.ref = NULL;
+	fp.owner_hash = NULL;
+	fp.pending = NULL;
 	fp.slots = NULL;
 	fp.nfree = 0;
 	mem_mapped_add(-(int64_t)fp.slab_counted);

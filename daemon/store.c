@@ -591,11 +591,9 @@ static struct entry *entry_new(const char *key, size_t len, unsigned slot, bool 
 	struct entry *e = (struct entry *)((char *)xmalloc(entry_prefix + size) + entry_prefix);
 
 	e->node.hash = (uint32_t)key_hash(key, len);
-	e->node.aux = (uint32_t)len;
+	xkv_assert(len <= ENTRY_KLEN_MAX);
+	e->node.aux = (uint32_t)len; /* not cached: no ENTRY_AUX_FP */
 	e->shard = slot % STORE_SHARDS;
-	e->fp_reads = 0;
-	e->fp_slot = -1;
-	e->fp_epoch = 0;
 	e->atime = store_clock();
 	e->lfu = LFU_INIT_VAL;
 	e->ks_type = KEYSIZES_NONE;

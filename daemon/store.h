@@ -35,10 +35,12 @@
  *
  *	header | key bytes, NUL | deadline (8 bytes, if ENTRY_F_TTL) | value bytes, NUL (if inline)
  *
- * The header is 47 bytes (the key's length in the dict node's spare word,
+ * The header is 39 bytes (the key's length in the dict node's spare word,
  * a two-word struct obj, the small fields packed into bits), so a key of 7
- * bytes with a value of 8 fits jemalloc's 64-byte class, and one of 8 with
- * a value of 256 and a deadline its 320-byte class. A string value of up
+ * bytes with a value of 16 fits jemalloc's 64-byte class, and one of 8 with
+ * a value of 256 and a deadline its 320-byte class. The kernel cache's
+ * bookkeeping is not here: the entry has one bit for it (ENTRY_AUX_FP), and
+ * fastpath.c keeps which slot a cached key holds. A string value of up
  * to ENTRY_INLINE_MAX bytes written whole (SET, db_add) lives inside the
  * entry (val.inl); one that
  * grows past its room (APPEND, SETRANGE) moves to a buffer of its own. The
@@ -49,18 +51,11 @@
  * find keys by name.
  */
 struct entry {
-	struct dict_node node; /* node.aux: the key's length */
+	/* node.aux: the key's length, and ENTRY_AUX_FP */
+	struct dict_node node;
 	struct obj val;
-	/* The kernel cache's bookkeeping (fastpath.c), under the shard lock:
-	 * the slot holding this key's value, -1, or FP_SLOT_UNCACHEABLE. */
-	int32_t fp_slot;
-	/* fp_slot is valid only in the epoch it was set in (the low 24 bits of
-	 * fastpath.c's, which also checks that the slot holds this key before
-	 * writing it: a wrapped epoch cannot make it write another's). */
-	uint32_t fp_epoch : 24;
-	uint32_t fp_reads : 8; /* daemon-served reads, toward admission */
-	uint32_t atime;	       /* last access, in store_clock() ticks (LRU, OBJECT IDLETIME) */
-	/* The rest in 24 bits, so that the key starts at byte 47. */
+	uint32_t atime; /* last access, in store_clock() ticks (LRU, OBJECT IDLETIME) */
+	/* The rest in 24 bits, so that the key starts at byte 39. */
 	uint32_t lfu : 8; /* logarithmic access counter, under LFU policies (evict.c) */
 	/* Where INFO keysizes counts the key: type and bin, or KEYSIZES_NONE. */
 	uint32_t ks_type : 3;
@@ -70,17 +65,23 @@ struct entry {
 	char key[];
 };
 
+/* The top bit of node.aux: the kernel cache may hold the key (fastpath.c
+ * looks up its slot; clear: it holds no slot). The key's length is the rest,
+ * so keys are shorter than 2 GiB (entry_new() asserts it). */
+#define ENTRY_AUX_FP 0x80000000u
+#define ENTRY_KLEN_MAX (ENTRY_AUX_FP - 1)
+
 #define ENTRY_F_TTL 1 /* the deadline's 8 bytes follow the key (-1: none) */
 /* Bytes of the header, where the key starts. */
 #define ENTRY_HDR __builtin_offsetof(struct entry, key)
-_Static_assert(ENTRY_HDR == 47, "the entry's header is 47 bytes (store.h's layout comment)");
+_Static_assert(ENTRY_HDR == 39, "the entry's header is 39 bytes (store.h's layout comment)");
 _Static_assert(STORE_SHARDS <= 64, "entry.shard holds 6 bits");
 /* The longest string value kept inside its entry. */
 #define ENTRY_INLINE_MAX 4096
 
 static inline uint32_t entry_klen(const struct entry *e)
 {
-	return e->node.aux;
+	return e->node.aux & ENTRY_KLEN_MAX;
 }
 
 /* Absolute Unix ms, or -1. */
@@ -90,13 +91,9 @@ static inline int64_t entry_expire(const struct entry *e)
 
 	if (!(e->flags & ENTRY_F_TTL))
 		return -1;
-	__builtin_memcpy(&t, e->key + e->node.aux + 1, sizeof(t)); /* unaligned */
+	__builtin_memcpy(&t, e->key + entry_klen(e) + 1, sizeof(t)); /* unaligned */
 	return t;
 }
-
-/* fp_slot of a key whose indexing failed once: it stays daemon-served. */
-#define FP_SLOT_UNCACHEABLE (-2)
-#define FP_EPOCH_MASK 0xffffffu
 
 /*
  * INFO keysizes (Redis 8): per database and type (strings by length, the

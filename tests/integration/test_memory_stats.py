@@ -165,7 +165,7 @@ def size_class(n):
 
 
 # store.h: the entry's header, before the key (and its NUL).
-ENTRY_HDR = 47
+ENTRY_HDR = 39
 
 
 @test
