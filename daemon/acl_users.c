@@ -299,6 +299,11 @@ static struct acl_user *acl_user_ref(struct acl_user *u)
 	return u;
 }
 
+struct acl_user *acl_user_hold(struct acl_user *u)
+{
+	return u ? acl_user_ref(u) : NULL;
+}
+
 void acl_user_put(struct acl_user *u)
 {
 	if (u && __atomic_sub_fetch(&u->refs, 1, __ATOMIC_ACQ_REL) == 0)

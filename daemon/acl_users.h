@@ -86,6 +86,8 @@ void acl_set_default_password(const char *pass);
 struct acl_user *acl_default_user_get(bool *authenticated);
 /* Drops a client's reference (client_free). NULL is a no-op. */
 void acl_user_put(struct acl_user *u);
+/* Another reference to u (NULL: NULL), dropped with acl_user_put. */
+struct acl_user *acl_user_hold(struct acl_user *u);
 /* c becomes user u (a reference the caller gives), unauthenticated or not;
  * its old user is released. On c's own worker. */
 void acl_client_set_user(struct client *c, struct acl_user *u, bool authenticated);

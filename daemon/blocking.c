@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "acl_users.h"
 #include "bgjob.h"
 #include "blocking.h"
 #include "client.h"
@@ -40,8 +41,9 @@ struct blocked_state {
 	struct worker *worker;
 	int db, resp;
 	int argc;
-	struct arg *argv; /* copies */
-	int64_t deadline; /* mono ms, 0: none */
+	struct arg *argv;      /* copies */
+	struct acl_user *user; /* held: its rules are checked again when served */
+	int64_t deadline;      /* mono ms, 0: none */
 	bool null_bulk;
 	bool on_nokey;		     /* a key's removal wakes it too (XREADGROUP) */
 	int type;		     /* the type a key must hold to wake it, -1: any */
@@ -87,6 +89,7 @@ void blocking_block_on(struct client *c, const int *keys, int n, int64_t timeout
 	st->worker = c->worker;
 	st->db = c->db;
 	st->resp = c->resp;
+	st->user = acl_user_hold(c->user);
 	st->argc = c->argc;
 	st->argv = xmalloc(sizeof(*st->argv) * (size_t)c->argc);
 	for (int i = 0; i < c->argc; i++) {
@@ -280,6 +283,7 @@ static void free_state(struct blocked_state *st)
 	for (int i = 0; i < st->argc; i++)
 		xfree(st->argv[i].p);
 	xfree(st->argv);
+	acl_user_put(st->user);
 	xfree(st->waiters);
 	xfree(st->reply);
 	xfree(st);
@@ -350,7 +354,12 @@ static bool run_for(struct blocked_state *st, struct command *cmd)
 	proxy.db = st->db;
 	proxy.resp = st->resp;
 	proxy.authenticated = true;
-	command_call_as(&proxy, cmd, st->argc, st->argv, EXEC_RETRY);
+	proxy.user = st->user;
+	/* As Redis reprocesses it: rules changed while it waited apply (an
+	 * ACL SETUSER that took the command or the key away answers NOPERM). */
+	if (!acl_client_restricted(&proxy) ||
+	    acl_check_slow(&proxy, cmd, st->argc, st->argv, ACL_CTX_TOPLEVEL, true))
+		command_call_as(&proxy, cmd, st->argc, st->argv, EXEC_RETRY);
 	if (!proxy.reply_bytes)
 		return false;
 	st->reply = p = xmalloc(proxy.reply_bytes);

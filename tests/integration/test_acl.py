@@ -10,7 +10,7 @@ import tempfile
 import threading
 
 from harness import (ConnectionClosed, Server, Skip, decode, encode, info_fields, pairs, test,
-                     xkv_only)
+                     wait_until, xkv_only)
 
 REDIS_88 = os.environ.get('XKV_REDIS_88', '/work/peers/redis-8.8.0/src/redis-server')
 
@@ -342,3 +342,35 @@ def udp_requests_are_the_default_users(t):
     assert udp_reply(sut.port, 'GET', 'k') == b'$1\r\nv\r\n'
     assert int(denied['acl_access_denied_key']) >= 2, denied
     assert int(denied['acl_access_denied_cmd']) >= 2, denied
+
+
+@test
+def blocked_commands_are_checked_again_when_served(t):
+    """A blocked BLPOP whose user loses the command, or the key, while it
+    waits answers NOPERM when a push would serve it, and the element stays
+    (Redis reprocesses the command, checks included); ACL LOG has both."""
+    ref, sut = pair88(t)
+
+    def run(srv):
+        out = []
+        with srv.client() as adm:
+            adm.call('ACL', 'SETUSER', 'u', 'on', '>p', '~*', '+@all')
+            adm.call('ACL', 'LOG', 'RESET')
+            for change in (('-blpop',), ('resetkeys', '~other*')):
+                adm.call('ACL', 'SETUSER', 'u', 'allkeys', '+@all')
+                with srv.client(timeout=10) as a:
+                    assert a.call('AUTH', 'u', 'p') == b'OK'
+                    a.send('BLPOP', 'l', 0)
+                    assert wait_until(lambda: info_fields(decode(adm.cmd('INFO', 'clients')))
+                                      ['clients']['blocked_clients'] == '1')
+                    adm.call('ACL', 'SETUSER', 'u', *change)
+                    adm.call('LPUSH', 'l', 'x')
+                    out.append(a.read_reply())
+                out.append(adm.call('LLEN', 'l'))
+                adm.call('DEL', 'l')
+            log = [{k: v for k, v in pairs(e).items() if k in (b'reason', b'context', b'object')}
+                   for e in decode(adm.cmd('ACL', 'LOG'))]
+        return out, log
+    (replies, log) = same(ref, sut, run, 'blocked BLPOP after its rules changed')
+    assert replies[0].startswith(b'-NOPERM') and replies[2].startswith(b'-NOPERM'), replies
+    assert len(log) == 2, log
