@@ -18,6 +18,7 @@ import shutil
 import socket
 import struct
 import subprocess
+import sys
 import threading
 
 from redis.cluster import ClusterNode, RedisCluster
@@ -241,6 +242,50 @@ def cluster_node_clients(ctx):
     assert p.returncode == 0 and 'ok 2000 keys' in out, out[-3000:]
     assert sum(s.call('DBSIZE') for s in (a, b, c)) == 2000 + 6
     assert all(s.call('DBSIZE') > 300 for s in (a, b, c))
+
+
+@test
+@xkv_only
+def cluster_python_fastpath_client(ctx):
+    """xkv.RedisCluster (clients/python): GETs and MGETs over UDP to each key's
+    node; after a slot moves, the stale node's MOVED over UDP sends the call
+    to TCP, where RedisCluster follows it and refreshes its table, and the
+    next GET goes over UDP to the new owner."""
+    sys.path.insert(0, os.path.join(REPO, 'clients', 'python'))
+    import xkv
+    a, b, c = servers = three_nodes(ctx)
+    plain = RedisCluster(startup_nodes=[ClusterNode('127.0.0.1', a.port)])
+    fast = xkv.RedisCluster(startup_nodes=[ClusterNode('127.0.0.1', a.port)])
+    try:
+        names = ['u:%d' % i for i in range(300)]
+        for n in names:
+            assert plain.set(n, n.upper())
+        assert [fast.get(n) for n in names] == [n.upper().encode() for n in names]
+        assert fast.get('u:missing') is None
+        assert fast.mget_nonatomic(names[:50] + ['u:missing']) == \
+            [n.upper().encode() for n in names[:50]] + [None]
+        st = fast.stats.as_dict()
+        assert st['udp'] >= 301 and st['fallbacks'] == 0 and st['tcp_only'] == 0, st
+        # Move the slot of a key from its owner to another node, by hand.
+        k = names[0]
+        slot = a.call('CLUSTER', 'KEYSLOT', k)
+        src = owner_of(servers, slot)
+        dst = next(s for s in servers if s is not src)
+        src_id, dst_id = (s.call('CLUSTER', 'MYID').decode() for s in (src, dst))
+        assert dst.call('CLUSTER', 'SETSLOT', slot, 'IMPORTING', src_id) == b'OK'
+        assert src.call('CLUSTER', 'SETSLOT', slot, 'MIGRATING', dst_id) == b'OK'
+        keys = src.call('CLUSTER', 'GETKEYSINSLOT', slot, 100)
+        assert src.call('MIGRATE', '127.0.0.1', dst.port, '', 0, 5000, 'KEYS', *keys) == b'OK'
+        for s in servers:
+            assert s.call('CLUSTER', 'SETSLOT', slot, 'NODE', dst_id) == b'OK'
+        assert fast.get(k) == k.upper().encode()            # MOVED over UDP, then TCP
+        st = fast.stats.as_dict()
+        assert st['reasons'] == {'redirect': 1}, st
+        assert fast.get(k) == k.upper().encode()            # UDP to the new owner
+        assert fast.stats.as_dict()['udp'] == st['udp'] + 1
+    finally:
+        fast.close()
+        plain.close()
 
 
 def udp_call(port, *args):

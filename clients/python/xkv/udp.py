@@ -51,8 +51,8 @@ def token_from_number(token):
 
 class UdpFallback(Exception):
     """UDP did not settle the request; args[0] is the reason
-    ('timeout', 'refused', 'truncated', 'noauth', 'error', 'protocol',
-    'too_large', 'unreachable')."""
+    ('timeout', 'refused', 'truncated', 'noauth', 'redirect', 'error',
+    'protocol', 'too_large', 'unreachable')."""
 
     @property
     def reason(self):
@@ -67,6 +67,16 @@ def encode_command(args):
         out.append(a)
         out.append(b'\r\n')
     return b''.join(out)
+
+
+def _error(resp):
+    """The fallback for an error reply: NOAUTH, a cluster redirect (MOVED or
+    ASK: the key's slot is served elsewhere), or any other error."""
+    if resp.startswith(b'-NOAUTH'):
+        return UdpFallback('noauth')
+    if resp.startswith((b'-MOVED ', b'-ASK ')):
+        return UdpFallback('redirect')
+    return UdpFallback('error')
 
 
 def _bulk(buf, i):
@@ -88,7 +98,7 @@ def _bulk(buf, i):
 def parse_bulk(resp):
     """A GET reply: the value, or None for nil. Error replies raise."""
     if resp[:1] == b'-':
-        raise UdpFallback('noauth' if resp.startswith(b'-NOAUTH') else 'error')
+        raise _error(resp)
     try:
         value, end = _bulk(resp, 0)
     except ValueError:
@@ -101,7 +111,7 @@ def parse_bulk(resp):
 def parse_bulk_array(resp, count):
     """An MGET reply of count bulk strings (nil for a miss). Errors raise."""
     if resp[:1] == b'-':
-        raise UdpFallback('noauth' if resp.startswith(b'-NOAUTH') else 'error')
+        raise _error(resp)
     try:
         nl = resp.find(b'\r\n')
         if resp[:1] != b'*' or nl < 0 or int(resp[1:nl]) != count:
