@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Types of xkv-client: ioredis's Redis, with the options and stats of the UDP fast path.
-import IORedis, { RedisOptions } from 'ioredis';
+import IORedis, { ClusterNode, ClusterOptions, RedisOptions } from 'ioredis';
 
 declare namespace XkvRedis {
   interface XkvOptions extends RedisOptions {
@@ -29,8 +29,26 @@ declare namespace XkvRedis {
     fallbacks: number;
     /** Went straight to TCP. */
     tcpOnly: number;
-    /** Fallbacks by reason: truncated, timeout, refused, noauth, error, protocol, too_large. */
+    /** Fallbacks by reason: truncated, timeout, refused, noauth, redirect, error, protocol, too_large. */
     reasons: Record<string, number>;
+  }
+
+  interface XkvClusterOptions extends ClusterOptions {
+    /** The nodes' fastpath-token; by default derived from `redisOptions.password`. */
+    fastpathToken?: number | bigint;
+    /** false: a plain ioredis Cluster. */
+    udp?: boolean;
+    udpPadding?: number;
+    udpTimeout?: number;
+    udpRetries?: number;
+    /** ms UDP to one node is left alone after a timeout, a refusal or NOAUTH (5000). */
+    udpBackoff?: number;
+  }
+
+  /** An ioredis Cluster whose GET and MGET go over UDP to each key's node. */
+  class Cluster extends IORedis.Cluster {
+    constructor(startupNodes: ClusterNode[], options?: XkvClusterOptions);
+    stats: FastpathStats;
   }
 
   function tokenFromPassword(password: string | Buffer): Buffer;
@@ -45,6 +63,7 @@ declare class XkvRedis extends IORedis {
   stats: XkvRedis.FastpathStats;
   static readonly Redis: typeof XkvRedis;
   static readonly default: typeof XkvRedis;
+  static readonly Cluster: typeof XkvRedis.Cluster;
 }
 
 export = XkvRedis;

@@ -27,6 +27,8 @@ const {
   tokenFromPassword,
 } = require('./lib/udp');
 
+const { Cluster } = require('./lib/cluster');
+
 const GET = Buffer.from('GET');
 const MGET = Buffer.from('MGET');
 
@@ -205,6 +207,7 @@ class Redis extends IORedis {
 module.exports = Redis;
 for (const [name, value] of Object.entries({
   Redis,
+  Cluster,
   default: Redis,
   FastpathStats,
   tokenFromPassword,

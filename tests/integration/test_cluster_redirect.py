@@ -288,6 +288,20 @@ def cluster_python_fastpath_client(ctx):
         plain.close()
 
 
+@test
+@xkv_only
+def cluster_node_fastpath_client(ctx):
+    """xkv-client's Cluster (clients/node): tests/clients/cluster_fastpath.js."""
+    node = shutil.which('node')
+    assert node, 'node is not installed (make deps)'
+    a, b, c = three_nodes(ctx)
+    p = subprocess.run([node, os.path.join(REPO, 'tests', 'clients', 'cluster_fastpath.js'),
+                        '--ports', '%d,%d,%d' % (a.port, b.port, c.port), '--keys', '300'],
+                       capture_output=True, timeout=300)
+    out = (p.stdout + p.stderr).decode('utf-8', 'replace')
+    assert p.returncode == 0 and out.startswith('ok '), out[-3000:]
+
+
 def udp_call(port, *args):
     """One command over xkvd's UDP protocol (docs/udp-protocol.md): the reply."""
     body = b'*%d\r\n' % len(args) + b''.join(

@@ -62,8 +62,8 @@ function tokenFromNumber(token) {
   return buf;
 }
 
-// reason: 'timeout', 'refused', 'truncated', 'noauth', 'error', 'protocol',
-// 'too_large' or 'unreachable'.
+// reason: 'timeout', 'refused', 'truncated', 'noauth', 'redirect', 'error',
+// 'protocol', 'too_large' or 'unreachable'.
 class UdpFallback extends Error {
   constructor(reason) {
     super('xkv: UDP fallback (' + reason + ')');
@@ -95,9 +95,14 @@ function bulkAt(buf, i) {
   return [buf.subarray(start, end), end + 2];
 }
 
+// An error reply: NOAUTH, a cluster redirect (MOVED or ASK: the key's slot is
+// served elsewhere), or any other error.
 function checkError(resp) {
   if (resp[0] === 0x2d /* - */) {
-    throw new UdpFallback(resp.toString('latin1', 0, 7) === '-NOAUTH' ? 'noauth' : 'error');
+    const head = resp.toString('latin1', 0, 7);
+    if (head === '-NOAUTH') throw new UdpFallback('noauth');
+    if (head === '-MOVED ' || head.startsWith('-ASK ')) throw new UdpFallback('redirect');
+    throw new UdpFallback('error');
   }
 }
 
