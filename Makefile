@@ -123,6 +123,11 @@ $(OUTPUT)/xkv-vbench: $(VBENCH_SRCS) $(wildcard tools/xkv-vbench/*.h)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -Itools/xkv-vbench -o $@ $(VBENCH_SRCS) -lpthread -lm
 tools: $(OUTPUT)/xkv-vbench
+# The HNSW insert in process (tools/bench/vset_insert.c): the engine's cost per insert and
+# its parallelism, without the network. Not part of all.
+$(OUTPUT)/vset-insert: tools/bench/vset_insert.c $(OUTPUT)/libxkvd.a
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< $(OUTPUT)/libxkvd.a $(LIBS)
 
 # tools/xkvctl: the fast-path CLI and its client library libxkv (libc, and
 # libcrypto for the SHA-256 that derives the UDP token from a password).
