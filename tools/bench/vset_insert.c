@@ -105,10 +105,11 @@ int main(int argc, char **argv)
 		pthread_join(tid[t], NULL);
 	w = now(CLOCK_MONOTONIC) - w0;
 	c = now(CLOCK_PROCESS_CPUTIME_ID) - c0;
-	printf("%d thread%s: %zu inserts (after %d) of %u-d in %.2f s: %.0f/s, CPU %.3f ms per insert, "
+	printf("%d thread%s: %zu inserts (after %d) of %u-d in %.2f s: %.0f/s, CPU %.3f ms per "
+	       "insert, "
 	       "%.2f cores busy\n",
-	       threads, threads > 1 ? "s" : "", n, PRELOAD, dim, w, (double)n / w, c * 1e3 / (double)n,
-	       c / w);
+	       threads, threads > 1 ? "s" : "", n, PRELOAD, dim, w, (double)n / w,
+	       c * 1e3 / (double)n, c / w);
 	vhnsw_free(h, NULL);
 	free(buf);
 	return 0;
