@@ -123,6 +123,11 @@ $(OUTPUT)/xkv-vbench: $(VBENCH_SRCS) $(wildcard tools/xkv-vbench/*.h)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -Itools/xkv-vbench -o $@ $(VBENCH_SRCS) -lpthread -lm
 tools: $(OUTPUT)/xkv-vbench
+# The HNSW insert in process (tools/bench/vset_insert.c): the engine's cost per insert and
+# its parallelism, without the network. Not part of all.
+$(OUTPUT)/vset-insert: tools/bench/vset_insert.c $(OUTPUT)/libxkvd.a
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< $(OUTPUT)/libxkvd.a $(LIBS)
 
 # tools/xkvctl: the fast-path CLI and its client library libxkv (libc, and
 # libcrypto for the SHA-256 that derives the UDP token from a password).
@@ -270,6 +275,16 @@ XKV_FUZZ_ITERS ?= 1000000
 fuzz-cluster-bus: $(OUTPUT)/asan/tests/unit/test_cluster_bus
 	$(Q)XKV_FUZZ_ITERS=$(XKV_FUZZ_ITERS) $<
 
+# The same random vector-set steps sent to xkvd and to a live Redis 8.8 given by path
+# (never built here), deterministic replies compared (tools/vset-diff-fuzz.py).
+# E.g. make fuzz-vset-diff REDIS=/opt/redis/redis-server VSET_DIFF_SEED=7.
+VSET_DIFF_STEPS ?= 20000
+VSET_DIFF_SEED ?= 1
+fuzz-vset-diff: $(OUTPUT)/xkvd
+	$(Q)test -n "$(REDIS)" || { echo 'usage: make fuzz-vset-diff REDIS=/path/to/redis-server'; exit 2; }
+	$(Q)$(PYTHON) tools/vset-diff-fuzz.py --redis "$(REDIS)" --xkvd $(OUTPUT)/xkvd \
+		--steps $(VSET_DIFF_STEPS) --seed $(VSET_DIFF_SEED)
+
 # Vector sets (VADD/VSIM) on dataset A (/work/shared/vectors) and on generated 1536-d data:
 # xkvd (when it has VADD), peers by path and hnswlib in process, with tools/xkv-vbench
 # (tools/bench/vectors.py). E.g. PEERS="redis8=/opt/redis/redis-server"
@@ -410,9 +425,10 @@ help:
 	@echo '  fuzz-vfilter  the FILTER expression fuzzer, 1M runs under ASan (VFILTER_FUZZ_ITERS=N)'
 	@echo '  fuzz-vectors  random vector-set operations + graph checks, 1M steps under ASan'
 	@echo '  fuzz-cluster-bus  1M mutated cluster bus messages under ASan (XKV_FUZZ_ITERS=N)'
+	@echo '  fuzz-vset-diff  vector-set replies against a live Redis 8.8: REDIS=/path/redis-server'
 	@echo '  bpf daemon tools asan test-unit format format-check clean'
 
 .PHONY: all bpf daemon tools asan test test-unit test-build deps run docs format format-check clean help \
-	fuzz-vfilter fuzz-vectors fuzz-cluster-bus \
+	fuzz-vfilter fuzz-vectors fuzz-cluster-bus fuzz-vset-diff \
 	bench bench-compare bench-peers bench-aof bench-cluster bench-fastpath bench-instructions bench-memory bench-threads bench-clients bench-vectors soak fuzz-scripts \
 	test-kernel-6.1 test-tcp-fastpath

@@ -12,12 +12,14 @@
  *
  * Locking. Each index has one rwlock, index->lock. Searches take it shared,
  * so any number run at once (both workers, no global lock). An insert runs in
- * two phases: vhnsw_prepare() searches the neighbours under the shared lock;
- * vhnsw_commit() takes the lock exclusive for the linking only, and redoes
- * the search under it if a node was deleted in between (index->gen moved).
+ * two phases, both under the shared lock: vhnsw_prepare() searches the
+ * neighbours and selects them; vhnsw_commit() links the node while searches
+ * and other inserts' first phases go on (readers load link counts and links
+ * atomically, see vset_hnsw.c), and redoes the search first if a node was
+ * deleted in between (index->gen moved) or the entry point changed.
  * Deletions and attribute changes take it exclusive. The caller serialises
- * writers to one set by its own means (the key's shard lock); the index only
- * needs the rwlock to be correct against concurrent readers.
+ * writers to one set (commits, deletions) by its own means (the key's shard
+ * lock).
  *
  * Ownership: node->value belongs to the caller (t_vset.c), who frees it after
  * vhnsw_delete() returns or from the callback of vhnsw_free().

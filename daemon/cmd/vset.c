@@ -502,8 +502,10 @@ static void vsim_run(struct client *c, struct vset *v, const float *vec, struct 
 	if (dropped)
 		shard_drop(c);
 	vhnsw_read_lock(v->h);
-	if (ef > v->h->count)
-		ef = (uint32_t)v->h->count;
+	/* Inserts may be linking meanwhile (they hold the shared lock too). */
+	n = (uint32_t)__atomic_load_n(&v->h->count, __ATOMIC_RELAXED);
+	if (ef > n)
+		ef = n;
 	res = xmalloc((ef ? ef : 1) * sizeof(*res));
 	if (a->filter)
 		n = vhnsw_search_filter(

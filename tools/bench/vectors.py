@@ -136,24 +136,31 @@ def summary(ds, results):
             modes.setdefault(q['mode'], []).append(q)
         for mode, rows in modes.items():
             engines.append((res['label'], mode, rows, res))
-    lines += ['| engine | load vectors/s | load s | used_memory MiB | RSS MiB |',
-              '|---|--:|--:|--:|--:|']
+    def ms(v):
+        return '%.3f' % v if v is not None and v >= 0 else '—'
+
+    lines += ['| engine | load vectors/s | load s | CPU ms per VADD | used_memory MiB | RSS MiB |',
+              '|---|--:|--:|--:|--:|--:|']
     for res in results:
         ld = res.get('load', {})
         if 'used_memory' in ld:
-            lines.append('| %s | %.0f | %.1f | %.1f | %.1f |' % (
-                res['label'], ld['rate'], ld['seconds'], ld['used_memory'] / 1048576,
-                ld['rss'] / 1048576))
+            lines.append('| %s | %.0f | %.1f | %s | %.1f | %.1f |' % (
+                res['label'], ld['rate'], ld['seconds'], ms(ld.get('cpu_ms')),
+                ld['used_memory'] / 1048576, ld['rss'] / 1048576))
         else:
-            lines.append('| %s | %.0f (2 threads; %.0f with 1) | %.1f | — | +%.1f (growth) |' % (
-                res['label'], ld['rate'], ld['rate1'], ld['seconds'], ld['rss_growth'] / 1048576))
+            lines.append('| %s | %.0f (2 threads; %.0f with 1) | %.1f | %s (%s with 1) | — | '
+                         '+%.1f (growth) |' % (
+                             res['label'], ld['rate'], ld['rate1'], ld['seconds'],
+                             ms(ld.get('cpu_ms')), ms(ld.get('cpu_ms1')),
+                             ld['rss_growth'] / 1048576))
     lines.append('')
-    lines += ['| engine | mode | ef | recall@10 | qps@1 | qps@2 | p50 ms |',
-              '|---|---|--:|--:|--:|--:|--:|']
+    lines += ['| engine | mode | ef | recall@10 | qps@1 | qps@2 | p50 ms | CPU ms/query @1 | @2 |',
+              '|---|---|--:|--:|--:|--:|--:|--:|--:|']
     for label, mode, rows, _ in engines:
         for r in rows:
-            lines.append('| %s | %s | %d | %.4f | %.0f | %.0f | %.3f |' % (
-                label, mode, r['ef'], r['recall'], r['qps1'], r['qps2'], r['p50_ms']))
+            lines.append('| %s | %s | %d | %.4f | %.0f | %.0f | %.3f | %s | %s |' % (
+                label, mode, r['ef'], r['recall'], r['qps1'], r['qps2'], r['p50_ms'],
+                ms(r.get('cpu1_ms')), ms(r.get('cpu2_ms'))))
     lines.append('')
     lines += ['| recall@10 target | engine | mode | ef | recall@10 | qps@1 | qps@2 |',
               '|---|---|---|--:|--:|--:|--:|']
@@ -190,6 +197,8 @@ def summary(ds, results):
                 continue
             ml, ol = mine['load'], other['load']
             row = '| xkvd / %s | load rate %.2f×' % (other['label'], ml['rate'] / ol['rate'])
+            if ml.get('cpu_ms', -1) > 0 and ol.get('cpu_ms', -1) > 0:
+                row += ', CPU per insert %.2f×' % (ml['cpu_ms'] / ol['cpu_ms'])
             if 'used_memory' in ol:
                 row += ', used_memory %.2f×' % (ml['used_memory'] / ol['used_memory'])
             lines.append(row + ' | | |')
@@ -259,7 +268,8 @@ def main():
                     subprocess.run([vbench, 'run', '--data', data, '-p', str(srv.port),
                                     '--label', name, '--ef', args.ef, '--seconds', args.seconds,
                                     '--warmup', args.warmup, '-c', args.conns,
-                                    '--nothread', 'both', '--json', js], check=True)
+                                    '--nothread', 'both', '--json', js,
+                                    '--server-pid', str(srv.proc.pid)], check=True)
                     results.append(json.load(open(js)))
                 finally:
                     srv.stop()
@@ -283,7 +293,9 @@ def main():
                 'M 16` over %s connections (8 in flight each) and answers `VSIM vbench FP32 '
                 '<blob> COUNT 10 EF <ef>` (mode nothread adds `NOTHREAD`) from '
                 'tools/xkv-vbench, a C client with one request in flight per connection; '
-                'hnswlib runs in process (docs/vectors.md, "Benchmarks").\n' % (
+                'hnswlib runs in process (docs/vectors.md, "Benchmarks"). CPU columns: the '
+                'server process\'s user + system time (/proc/PID/stat) per request over the '
+                'phase (warm-up included), hnswlib\'s own process time per add.\n' % (
                     os.environ.get('PEERS', ''), args.datasets, args.seed, args.ef,
                     args.seconds, time.strftime('%Y-%m-%d %H:%M'), os.cpu_count(), load,
                     ', '.join('%s %s' % kv for kv in versions.items()), args.conns))

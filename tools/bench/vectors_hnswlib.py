@@ -16,6 +16,7 @@ Needs Debian's python3-hnswlib (and python3-numpy)."""
 
 import argparse
 import json
+import resource
 import threading
 import time
 
@@ -33,14 +34,20 @@ def rss():
         return int(f.read().split()[1]) * 4096
 
 
+def cpu():
+    """CPU seconds of this process so far (every thread)."""
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
 def build(base, m, efc, threads):
     idx = hnswlib.Index(space='ip', dim=base.shape[1])
     idx.init_index(max_elements=len(base), M=m, ef_construction=efc)
     idx.set_num_threads(threads)
-    before = rss()
+    before, c = rss(), cpu()
     t = time.monotonic()
     idx.add_items(base, np.arange(len(base)), num_threads=threads)
-    return idx, time.monotonic() - t, rss() - before
+    return idx, time.monotonic() - t, rss() - before, (cpu() - c) * 1e3 / len(base)
 
 
 def qps(idx, query, clients, warmup, seconds):
@@ -88,14 +95,16 @@ def main():
     gt = read_vecs(args.data + '/groundtruth.ivecs', '<i4')[:, :10]
     out = {'label': 'hnswlib %s' % getattr(hnswlib, '__version__', '0.6.2'), 'data': args.data,
            'M': args.M, 'efc': args.efc}
-    idx1, t1, mem = build(base, args.M, args.efc, 1)
+    idx1, t1, mem, cpu1 = build(base, args.M, args.efc, 1)
     del idx1
-    idx, t2, _ = build(base, args.M, args.efc, 2)
+    idx, t2, _, cpu2 = build(base, args.M, args.efc, 2)
     out['load'] = {'vectors': len(base), 'seconds1': t1, 'rate1': len(base) / t1,
-                   'seconds': t2, 'rate': len(base) / t2, 'rss_growth': mem}
-    print('hnswlib: built %d x %d-d in %.2f s (1 thread, %.0f/s), %.2f s (2 threads, %.0f/s), '
-          'RSS +%.1f MiB' % (len(base), base.shape[1], t1, len(base) / t1, t2, len(base) / t2,
-                             mem / 1048576), flush=True)
+                   'seconds': t2, 'rate': len(base) / t2, 'rss_growth': mem,
+                   'cpu_ms1': cpu1, 'cpu_ms': cpu2}
+    print('hnswlib: built %d x %d-d in %.2f s (1 thread, %.0f/s, CPU %.3f ms per add), %.2f s '
+          '(2 threads, %.0f/s, CPU %.3f ms per add), RSS +%.1f MiB' % (
+              len(base), base.shape[1], t1, len(base) / t1, cpu1, t2, len(base) / t2, cpu2,
+              mem / 1048576), flush=True)
     clients = [int(c) for c in args.clients.split(',')]
     out['queries'] = []
     print('%-9s %5s %9s%s %7s %9s' % ('mode', 'ef', 'recall@10',

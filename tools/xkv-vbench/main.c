@@ -28,6 +28,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "vconn.h"
 #include "vecs.h"
@@ -63,7 +64,45 @@ struct opts {
 	int nothread; /* 0: without, 1: with, 2: both */
 	bool no_load, keep;
 	size_t limit;
+	int server_pid; /* > 0: report the server's CPU per request */
 };
+
+/*
+ * The CPU seconds (user + system, every thread) the server process has used,
+ * from /proc/PID/stat; -1 without --server-pid or when it cannot be read.
+ * Timing on a shared machine says little, CPU per request says more.
+ */
+static double server_cpu(const struct opts *o)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long ut, st;
+	FILE *f;
+	size_t n;
+
+	if (o->server_pid <= 0)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%d/stat", o->server_pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	/* The command name may hold spaces: fields count from its ')'. */
+	p = strrchr(buf, ')');
+	if (!p ||
+	    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+		return -1;
+	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* Milliseconds of server CPU per request between two server_cpu() samples. */
+static double cpu_ms(double before, double after, uint64_t requests)
+{
+	if (before < 0 || after < 0 || !requests)
+		return -1;
+	return (after - before) * 1e3 / (double)requests;
+}
 
 static void parse_ints(const char *s, int *out, int *n, int max)
 {
@@ -138,7 +177,7 @@ static int split_words(char *s, const char **w, size_t *lens, int max)
 }
 
 struct load_result {
-	double seconds, rate;
+	double seconds, rate, cpu_ms;
 	uint64_t errors;
 	long long used_memory, rss;
 };
@@ -205,6 +244,7 @@ static void run_load(const struct opts *o, const struct vecs *base, struct load_
 	size_t wlens[40];
 	int nw, conns = o->load_conns;
 	uint64_t start, end = 0;
+	double cpu0;
 
 	snprintf(optbuf, sizeof(optbuf), "%s", o->vadd);
 	nw = split_words(optbuf, words, wlens, 32);
@@ -233,6 +273,7 @@ static void run_load(const struct opts *o, const struct vecs *base, struct load_
 	pthread_barrier_init(&ready, NULL, (unsigned)conns + 1);
 	for (int t = 0; t < conns; t++)
 		pthread_create(&tid[t], NULL, load_worker, &jobs[t]);
+	cpu0 = server_cpu(o);
 	pthread_barrier_wait(&ready);
 	start = now_ns();
 	lr->errors = 0;
@@ -249,6 +290,7 @@ static void run_load(const struct opts *o, const struct vecs *base, struct load_
 		free(jobs[t].offs);
 	}
 	pthread_barrier_destroy(&ready);
+	lr->cpu_ms = cpu_ms(cpu0, server_cpu(o), n);
 	lr->seconds = (double)(end - start) / 1e9;
 	lr->rate = (double)n / lr->seconds;
 	read_memory(o, lr);
@@ -322,8 +364,8 @@ struct query_job {
 	pthread_barrier_t *ready;
 	size_t first;
 	uint64_t t0, measure_from, measure_to; /* set by the main thread before the barrier */
-	uint64_t done;
-	double *lat; /* latencies in the window, when non-NULL */
+	uint64_t done, all;		       /* answered in the window; answered in all */
+	double *lat;			       /* latencies in the window, when non-NULL */
 	size_t nlat, caplat;
 	int ret;
 };
@@ -355,6 +397,7 @@ static void *query_worker(void *arg)
 			j->ret = -EPROTO;
 			break;
 		}
+		j->all++;
 		if (s >= j->measure_from && e <= j->measure_to) {
 			j->done++;
 			if (j->lat) {
@@ -379,13 +422,15 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* queries/s with n connections; *p50 (ms) when n == 1. */
-static double qps(const struct opts *o, const struct reqset *rs, int n, double *p50)
+/* queries/s with n connections; *p50 (ms) when n == 1; *cpu the server's
+ * CPU ms per query over the run, warm-up included (-1 if not known). */
+static double qps(const struct opts *o, const struct reqset *rs, int n, double *p50, double *cpu)
 {
 	struct query_job jobs[MAX_CONNS] = { 0 };
 	pthread_t tid[MAX_CONNS];
 	pthread_barrier_t ready;
-	uint64_t t0, total = 0;
+	uint64_t t0, total = 0, all = 0;
+	double cpu0 = server_cpu(o);
 
 	pthread_barrier_init(&ready, NULL, (unsigned)n + 1);
 	t0 = now_ns() + 100000000ULL; /* connections open within 0.1 s */
@@ -408,8 +453,10 @@ static double qps(const struct opts *o, const struct reqset *rs, int n, double *
 		if (jobs[t].ret)
 			die("query connection failed%s", "", jobs[t].ret);
 		total += jobs[t].done;
+		all += jobs[t].all;
 	}
 	pthread_barrier_destroy(&ready);
+	*cpu = cpu_ms(cpu0, server_cpu(o), all);
 	if (n == 1) {
 		qsort(jobs[0].lat, jobs[0].nlat, sizeof(double), cmp_double);
 		*p50 = jobs[0].nlat ? jobs[0].lat[jobs[0].nlat / 2] : 0;
@@ -454,18 +501,21 @@ static int cmd_run(const struct opts *o)
 		simple_command(o, 2, (const char *const[]){ "DEL", o->key });
 		run_load(o, &base, &lr);
 		printf("%s: loaded %zu x %u-d in %.2f s over %d connections: %.0f vectors/s, "
-		       "%llu errors, used_memory %.1f MiB, RSS %.1f MiB\n",
+		       "%llu errors, used_memory %.1f MiB, RSS %.1f MiB",
 		       o->label, o->limit && o->limit < base.n ? o->limit : base.n, base.dim,
 		       lr.seconds, o->load_conns, lr.rate, (unsigned long long)lr.errors,
 		       (double)lr.used_memory / 1048576, (double)lr.rss / 1048576);
+		if (lr.cpu_ms >= 0)
+			printf(", server CPU %.3f ms per VADD", lr.cpu_ms);
+		printf("\n");
 		if (js)
 			fprintf(js,
 				", \"load\": {\"vectors\": %zu, \"seconds\": %.3f, \"rate\": %.1f, "
 				"\"conns\": %d, \"errors\": %llu, \"used_memory\": %lld, \"rss\": "
-				"%lld}",
+				"%lld, \"cpu_ms\": %.4f}",
 				o->limit && o->limit < base.n ? o->limit : base.n, lr.seconds,
 				lr.rate, o->load_conns, (unsigned long long)lr.errors,
-				lr.used_memory, lr.rss);
+				lr.used_memory, lr.rss, lr.cpu_ms);
 		vecs_free(&base);
 	}
 	if (js)
@@ -473,7 +523,11 @@ static int cmd_run(const struct opts *o)
 	printf("%-9s %5s %9s", "mode", "ef", "recall@10");
 	for (int c = 0; c < o->nclients; c++)
 		printf("  qps@%-5d", o->clients[c]);
-	printf(" %7s\n", "p50 ms");
+	printf(" %7s", "p50 ms");
+	if (o->server_pid > 0)
+		for (int c = 0; c < o->nclients; c++)
+			printf("  cpu@%d ms", o->clients[c]);
+	printf("\n");
 	for (int m = 0; m < 2; m++) {
 		bool nothread = m == 1;
 
@@ -481,23 +535,28 @@ static int cmd_run(const struct opts *o)
 			continue;
 		for (int e = 0; e < o->nefs; e++) {
 			struct reqset rs;
-			double rec, p50 = 0, q[8];
+			double rec, p50 = 0, q[8], cpu[8];
 
 			build_queries(o, &query, o->efs[e], nothread, &rs);
 			rec = recall(o, &rs, &gt);
 			for (int c = 0; c < o->nclients; c++)
-				q[c] = qps(o, &rs, o->clients[c], &p50);
+				q[c] = qps(o, &rs, o->clients[c], &p50, &cpu[c]);
 			printf("%-9s %5d %9.4f", nothread ? "NOTHREAD" : "default", o->efs[e], rec);
 			for (int c = 0; c < o->nclients; c++)
 				printf("  %9.0f", q[c]);
-			printf(" %7.3f\n", p50);
+			printf(" %7.3f", p50);
+			if (o->server_pid > 0)
+				for (int c = 0; c < o->nclients; c++)
+					printf("  %9.4f", cpu[c]);
+			printf("\n");
 			fflush(stdout);
 			if (js) {
 				fprintf(js, "%s{\"mode\": \"%s\", \"ef\": %d, \"recall\": %.4f",
 					first ? "" : ", ", nothread ? "nothread" : "default",
 					o->efs[e], rec);
 				for (int c = 0; c < o->nclients; c++)
-					fprintf(js, ", \"qps%d\": %.1f", o->clients[c], q[c]);
+					fprintf(js, ", \"qps%d\": %.1f, \"cpu%d_ms\": %.4f",
+						o->clients[c], q[c], o->clients[c], cpu[c]);
 				fprintf(js, ", \"p50_ms\": %.4f}", p50);
 				first = false;
 			}
@@ -631,7 +690,8 @@ static void usage(void)
 		"                      [--ef 10,20,40,80,150,300] [--clients 1,2] [--warmup S]\n"
 		"                      [--seconds S] [--nothread no|yes|both] [--no-load] "
 		"[--keep]\n"
-		"                      [--limit N] [--json FILE] [--label NAME]\n"
+		"                      [--limit N] [--json FILE] [--label NAME] [--server-pid "
+		"PID]\n"
 		"       xkv-vbench gen --out DIR [--dim 1536] [--base 100000] [--query 1000]\n"
 		"                      [--clusters 100] [--rank 32] [--seed 1] [--threads 2]\n");
 }
@@ -668,6 +728,7 @@ int main(int argc, char **argv)
 						  { "limit", required_argument, NULL, 'l' },
 						  { "json", required_argument, NULL, 'j' },
 						  { "label", required_argument, NULL, 'b' },
+						  { "server-pid", required_argument, NULL, 'S' },
 						  { NULL, 0, NULL, 0 } };
 	int ch;
 
@@ -735,6 +796,9 @@ int main(int argc, char **argv)
 			break;
 		case 'b':
 			o.label = optarg;
+			break;
+		case 'S':
+			o.server_pid = atoi(optarg);
 			break;
 		default:
 			usage();
