@@ -38,9 +38,13 @@ enum blocked_phase {
 struct blocked_state {
 	uint64_t client_id;
 	struct worker *worker;
+	const struct command *cmd;
 	int db, resp;
 	int argc;
 	struct arg *argv; /* copies */
+	/* Microseconds its runs took (its first, and each run again): what
+	 * its answer is counted with, as Redis's c->duration. */
+	uint64_t duration_us;
 	int64_t deadline; /* mono ms, 0: none */
 	bool null_bulk;
 	bool on_nokey;		     /* a key's removal wakes it too (XREADGROUP) */
@@ -85,6 +89,7 @@ void blocking_block_on(struct client *c, const int *keys, int n, int64_t timeout
 
 	st->client_id = c->id;
 	st->worker = c->worker;
+	st->cmd = exec_ctx_top->cmd;
 	st->db = c->db;
 	st->resp = c->resp;
 	st->argc = c->argc;
@@ -119,6 +124,18 @@ void blocking_block_on(struct client *c, const int *keys, int n, int64_t timeout
 	pthread_mutex_unlock(&lock);
 	c->blocked = st;
 	c->worker->nblocked++;
+}
+
+void blocking_add_time(struct client *c, uint64_t us)
+{
+	__atomic_fetch_add(&c->blocked->duration_us, us, __ATOMIC_RELAXED);
+}
+
+/* c's command is answered now (by its worker): counted, as Redis counts a
+ * blocked command when it is unblocked. failed: with an error. */
+static void count_answered(struct client *c, const struct blocked_state *st, bool failed)
+{
+	command_count_done(c, st->cmd, st->argc, st->argv, st->duration_us, failed);
 }
 
 static bool waiter_is(const struct waiter *w, int db, const char *key, size_t len)
@@ -344,13 +361,18 @@ static void served(struct blocked_state *st)
 static bool run_for(struct blocked_state *st, struct command *cmd)
 {
 	struct client proxy = { .id = st->client_id, .fd = -1 };
+	int64_t start, end;
 	char *p;
 
 	proxy.worker = st->worker; /* for its error count, which is atomic */
 	proxy.db = st->db;
 	proxy.resp = st->resp;
 	proxy.authenticated = true;
+	start = mono_us();
 	command_call_as(&proxy, cmd, st->argc, st->argv, EXEC_RETRY);
+	end = mono_us();
+	__atomic_fetch_add(&st->duration_us, end > start ? (uint64_t)(end - start) : 0,
+			   __ATOMIC_RELAXED);
 	if (!proxy.reply_bytes)
 		return false;
 	st->reply = p = xmalloc(proxy.reply_bytes);
@@ -452,7 +474,6 @@ void blocking_serve_ready(void)
 /* After c was answered: carry on with what it sent meanwhile. */
 static void resume(struct client *c)
 {
-	c->commands++; /* answered: now it counts in tot-cmds */
 	client_command_done(c);
 	if (!client_process_input(c) && !(c->flags & CLIENT_CLOSE_ASAP))
 		c->flags |= CLIENT_CLOSE_AFTER_REPLY;
@@ -484,6 +505,9 @@ void blocking_deliver(struct worker *w, void *payload)
 		free_state(st);
 		return;
 	}
+	/* Counted before it leaves the blocked count (INFO blocked_clients):
+	 * whoever sees it unblocked sees its SLOWLOG entry too. */
+	count_answered(c, st, st->reply_len && st->reply[0] == '-');
 	c->blocked = NULL;
 	w->nblocked--;
 	reply_raw(c, st->reply, st->reply_len);
@@ -491,7 +515,9 @@ void blocking_deliver(struct worker *w, void *payload)
 	resume(c);
 }
 
-bool blocking_cancel(struct client *c)
+/* Takes c's wait out of the FIFO, if no thread is serving it; c->blocked
+ * stays until blocking_release. */
+static bool blocking_claim(struct client *c)
 {
 	struct blocked_state *st = c->blocked;
 	bool waiting;
@@ -503,11 +529,21 @@ bool blocking_cancel(struct client *c)
 	if (waiting)
 		unlink_waiters(st);
 	pthread_mutex_unlock(&lock);
-	if (!waiting)
-		return false;
-	free_state(st);
+	return waiting;
+}
+
+static void blocking_release(struct client *c)
+{
+	free_state(c->blocked);
 	c->blocked = NULL;
 	c->worker->nblocked--;
+}
+
+bool blocking_cancel(struct client *c)
+{
+	if (!blocking_claim(c))
+		return false;
+	blocking_release(c);
 	return true;
 }
 
@@ -645,8 +681,10 @@ static bool redirected(struct client *c, struct blocked_state *st)
 	if (here)
 		return false;
 	/* Being served: the answer is on its way instead. */
-	if (!blocking_cancel(c))
+	if (!blocking_claim(c))
 		return false;
+	count_answered(c, st, true);
+	blocking_release(c);
 	reply_error(c, err);
 	resume(c);
 	return true;
@@ -675,8 +713,10 @@ void blocking_timeouts(struct worker *w)
 			continue;
 		null_bulk = st->null_bulk;
 		/* Being served: the answer is on its way instead. */
-		if (!blocking_cancel(c))
+		if (!blocking_claim(c))
 			continue;
+		count_answered(c, st, false);
+		blocking_release(c);
 		if (null_bulk)
 			reply_null(c);
 		else
