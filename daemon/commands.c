@@ -730,6 +730,25 @@ void command_dispatch(struct client *c)
 	key_slot_forget();
 }
 
+void command_dirty(uint64_t n)
+{
+	struct exec_ctx *x = exec_ctx_top;
+
+	if (!x) {
+		store_count_changes(n);
+		return;
+	}
+	if (x->given < 0)
+		x->given = 0;
+	x->given += (int64_t)n;
+}
+
+/* A call's changes, at its end: what it gave, or one per key changed. */
+static void count_changes(const struct exec_ctx *x)
+{
+	store_count_changes(x->given >= 0 ? (uint64_t)x->given : x->keys_changed);
+}
+
 void command_count_done(struct client *c, const struct command *cmd, int argc,
 			const struct arg *argv, uint64_t duration_us, bool failed)
 {
@@ -868,6 +887,7 @@ void command_call(struct client *c, struct command *cmd)
 		      start);
 	cmd->fn(c);
 	command_script_locks = NULL;
+	count_changes(&x);
 	tracking_call_done(c, cmd);
 	/* Its effect enters the stream under its locks, before the pops it
 	 * feeds. */
@@ -923,6 +943,7 @@ void command_call_as(struct client *c, struct command *cmd, int argc, struct arg
 	c->argc = argc;
 	exec_ctx_push(&x, c, cmd, c->db, flags | touch_flags(c, cmd), start);
 	cmd->fn(c);
+	count_changes(&x);
 	tracking_call_done(c, cmd);
 	/* A queued command's effect joins EXEC's; a served waiter's is a unit
 	 * of its own, emitted under the locks its server holds. */

@@ -172,6 +172,10 @@ void command_call(struct client *c, struct command *cmd);
  * c->argv is restored. */
 void command_call_as(struct client *c, struct command *cmd, int argc, struct arg *argv,
 		     unsigned flags);
+/* The running command's count of changes is n more (Redis's server.dirty +=
+ * n: LPUSH of 3 elements counts 3, a move 1, a no-op 0): once given, it
+ * replaces the default of one per key changed. */
+void command_dirty(uint64_t n);
 /* Counts an answered call of cmd with argv that ran for duration_us, in
  * c's worker's commandstats, total_commands_processed and c's tot-cmds, and
  * in SLOWLOG and LATENCY; failed: it replied an error. On c's worker. A
