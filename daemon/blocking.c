@@ -457,6 +457,11 @@ static void serve(const struct lockset *held)
 	}
 }
 
+bool blocking_serve_pending(void)
+{
+	return nready && !(exec_ctx_flags() & EXEC_IN_EXEC);
+}
+
 void blocking_serve_held(const struct lockset *held)
 {
 	/* A transaction's waiters are served once EXEC is done, as in Redis

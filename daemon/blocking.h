@@ -53,6 +53,8 @@ void blocking_key_counts(uint64_t *keys, uint64_t *nokey);
  * (its shard lock is held). */
 struct db_change;
 void blocking_on_change(const struct db_change *ch);
+/* Has this thread's command fed waiters that blocking_serve_* will serve? */
+bool blocking_serve_pending(void);
 /* At the end of a command, with its locks (held) still taken: serves the
  * waiters whose keys all lie in held. */
 void blocking_serve_held(const struct lockset *held);

@@ -855,6 +855,7 @@ void command_call(struct client *c, struct command *cmd)
 	int64_t start;
 	uint64_t errors;
 	size_t reply_mark;
+	bool early;
 
 	lockset_init(&ls);
 	if (__builtin_expect(cmd->flags & CMD_LOCK_SCRIPT, 0) && !store_locks_held) {
@@ -900,11 +901,13 @@ void command_call(struct client *c, struct command *cmd)
 			c->aof_woff = aof_appended();
 		}
 	}
-	/* Counted before the clients it fed are served, as Redis serves them
-	 * after call(): its time is its own, its SLOWLOG entry precedes theirs
-	 * and their errors are not its. Under its locks, so a command that
-	 * blocked has its time noted before any change can serve it. */
-	account(c, cmd, start, errors);
+	/* A command that fed waiters (or blocked) is counted before they are
+	 * served, as Redis serves them after call(): its time is its own, its
+	 * SLOWLOG entry precedes theirs and their errors are not its. Any other
+	 * once its locks are released, so that they are held no longer. */
+	early = c->blocked || blocking_serve_pending();
+	if (early)
+		account(c, cmd, start, errors);
 	/* Clients blocked on keys it fed are served before anything else runs. */
 	blocking_serve_held(&ls);
 	exec_ctx_pop(&x);
@@ -918,6 +921,8 @@ void command_call(struct client *c, struct command *cmd)
 	tracking_command_end(c, cmd);
 	/* Then what it published to itself (a RESP3 subscriber), as Redis. */
 	pubsub_command_end(c);
+	if (!early)
+		account(c, cmd, start, errors);
 	if (hotkeys_active())
 		hotkeys_charge(c, cmd, start, reply_mark);
 }
