@@ -39,11 +39,15 @@ enum blocked_phase {
 struct blocked_state {
 	uint64_t client_id;
 	struct worker *worker;
+	const struct command *cmd;
 	int db, resp;
 	int argc;
 	struct arg *argv;      /* copies */
 	struct acl_user *user; /* held: its rules are checked again when served */
-	int64_t deadline;      /* mono ms, 0: none */
+	/* Microseconds its runs took (its first, and each run again): what
+	 * its answer is counted with, as Redis's c->duration. */
+	uint64_t duration_us;
+	int64_t deadline; /* mono ms, 0: none */
 	bool null_bulk;
 	bool on_nokey;		     /* a key's removal wakes it too (XREADGROUP) */
 	int type;		     /* the type a key must hold to wake it, -1: any */
@@ -87,6 +91,7 @@ void blocking_block_on(struct client *c, const int *keys, int n, int64_t timeout
 
 	st->client_id = c->id;
 	st->worker = c->worker;
+	st->cmd = exec_ctx_top->cmd;
 	st->db = c->db;
 	st->resp = c->resp;
 	st->user = acl_user_hold(c->user);
@@ -122,6 +127,18 @@ void blocking_block_on(struct client *c, const int *keys, int n, int64_t timeout
 	pthread_mutex_unlock(&lock);
 	c->blocked = st;
 	c->worker->nblocked++;
+}
+
+void blocking_add_time(struct client *c, uint64_t us)
+{
+	__atomic_fetch_add(&c->blocked->duration_us, us, __ATOMIC_RELAXED);
+}
+
+/* c's command is answered now (by its worker): counted, as Redis counts a
+ * blocked command when it is unblocked. failed: with an error. */
+static void count_answered(struct client *c, const struct blocked_state *st, bool failed)
+{
+	command_count_done(c, st->cmd, st->argc, st->argv, st->duration_us, failed);
 }
 
 static bool waiter_is(const struct waiter *w, int db, const char *key, size_t len)
@@ -348,6 +365,7 @@ static void served(struct blocked_state *st)
 static bool run_for(struct blocked_state *st, struct command *cmd)
 {
 	struct client proxy = { .id = st->client_id, .fd = -1 };
+	int64_t start, end;
 	char *p;
 
 	proxy.worker = st->worker; /* for its error count, which is atomic */
@@ -355,11 +373,15 @@ static bool run_for(struct blocked_state *st, struct command *cmd)
 	proxy.resp = st->resp;
 	proxy.authenticated = true;
 	proxy.user = st->user;
+	start = mono_us();
 	/* As Redis reprocesses it: rules changed while it waited apply (an
 	 * ACL SETUSER that took the command or the key away answers NOPERM). */
 	if (!acl_client_restricted(&proxy) ||
 	    acl_check_slow(&proxy, cmd, st->argc, st->argv, ACL_CTX_TOPLEVEL, true))
 		command_call_as(&proxy, cmd, st->argc, st->argv, EXEC_RETRY);
+	end = mono_us();
+	__atomic_fetch_add(&st->duration_us, end > start ? (uint64_t)(end - start) : 0,
+			   __ATOMIC_RELAXED);
 	if (!proxy.reply_bytes)
 		return false;
 	st->reply = p = xmalloc(proxy.reply_bytes);
@@ -444,6 +466,11 @@ static void serve(const struct lockset *held)
 	}
 }
 
+bool blocking_serve_pending(void)
+{
+	return nready && !(exec_ctx_flags() & EXEC_IN_EXEC);
+}
+
 void blocking_serve_held(const struct lockset *held)
 {
 	/* A transaction's waiters are served once EXEC is done, as in Redis
@@ -461,7 +488,6 @@ void blocking_serve_ready(void)
 /* After c was answered: carry on with what it sent meanwhile. */
 static void resume(struct client *c)
 {
-	c->commands++; /* answered: now it counts in tot-cmds */
 	client_command_done(c);
 	if (!client_process_input(c) && !(c->flags & CLIENT_CLOSE_ASAP))
 		c->flags |= CLIENT_CLOSE_AFTER_REPLY;
@@ -493,6 +519,9 @@ void blocking_deliver(struct worker *w, void *payload)
 		free_state(st);
 		return;
 	}
+	/* Counted before it leaves the blocked count (INFO blocked_clients):
+	 * whoever sees it unblocked sees its SLOWLOG entry too. */
+	count_answered(c, st, st->reply_len && st->reply[0] == '-');
 	c->blocked = NULL;
 	w->nblocked--;
 	reply_raw(c, st->reply, st->reply_len);
@@ -500,7 +529,9 @@ void blocking_deliver(struct worker *w, void *payload)
 	resume(c);
 }
 
-bool blocking_cancel(struct client *c)
+/* Takes c's wait out of the FIFO, if no thread is serving it; c->blocked
+ * stays until blocking_release. */
+static bool blocking_claim(struct client *c)
 {
 	struct blocked_state *st = c->blocked;
 	bool waiting;
@@ -512,11 +543,21 @@ bool blocking_cancel(struct client *c)
 	if (waiting)
 		unlink_waiters(st);
 	pthread_mutex_unlock(&lock);
-	if (!waiting)
-		return false;
-	free_state(st);
+	return waiting;
+}
+
+static void blocking_release(struct client *c)
+{
+	free_state(c->blocked);
 	c->blocked = NULL;
 	c->worker->nblocked--;
+}
+
+bool blocking_cancel(struct client *c)
+{
+	if (!blocking_claim(c))
+		return false;
+	blocking_release(c);
 	return true;
 }
 
@@ -654,8 +695,10 @@ static bool redirected(struct client *c, struct blocked_state *st)
 	if (here)
 		return false;
 	/* Being served: the answer is on its way instead. */
-	if (!blocking_cancel(c))
+	if (!blocking_claim(c))
 		return false;
+	count_answered(c, st, true);
+	blocking_release(c);
 	reply_error(c, err);
 	resume(c);
 	return true;
@@ -684,8 +727,10 @@ void blocking_timeouts(struct worker *w)
 			continue;
 		null_bulk = st->null_bulk;
 		/* Being served: the answer is on its way instead. */
-		if (!blocking_cancel(c))
+		if (!blocking_claim(c))
 			continue;
+		count_answered(c, st, false);
+		blocking_release(c);
 		if (null_bulk)
 			reply_null(c);
 		else

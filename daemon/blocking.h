@@ -39,6 +39,9 @@ void blocking_block(struct client *c, const int *keys, int n, int64_t timeout_ms
  * (XREADGROUP, which fails when its group went). */
 void blocking_block_on(struct client *c, const int *keys, int n, int64_t timeout_ms, bool null_bulk,
 		       int type, bool on_nokey);
+/* Adds us to the time c's blocked command has run (its first run's, from
+ * command_call): its answer is counted with it. */
+void blocking_add_time(struct client *c, uint64_t us);
 /* Right after blocking c: run its command again at at_ms (mono), then every
  * every_ms while it waits (XREADGROUP CLAIM: pending entries come of age
  * without any key changing). Checked by its worker's cron. */
@@ -50,6 +53,8 @@ void blocking_key_counts(uint64_t *keys, uint64_t *nokey);
  * (its shard lock is held). */
 struct db_change;
 void blocking_on_change(const struct db_change *ch);
+/* Has this thread's command fed waiters that blocking_serve_* will serve? */
+bool blocking_serve_pending(void);
 /* At the end of a command, with its locks (held) still taken: serves the
  * waiters whose keys all lie in held. */
 void blocking_serve_held(const struct lockset *held);

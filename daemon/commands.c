@@ -730,37 +730,69 @@ void command_dispatch(struct client *c)
 	key_slot_forget();
 }
 
-/* Counts a call that started at start_us (mono) when the worker had seen
- * errors errors: this worker's counters, MONITOR, SLOWLOG, LATENCY. */
-static void account(struct client *c, struct command *cmd, int64_t start, uint64_t errors)
+void command_dirty(uint64_t n)
+{
+	struct exec_ctx *x = exec_ctx_top;
+
+	if (!x) {
+		store_count_changes(n);
+		return;
+	}
+	if (x->given < 0)
+		x->given = 0;
+	x->given += (int64_t)n;
+}
+
+/* A call's changes, at its end: what it gave, or one per key changed. */
+static void count_changes(const struct exec_ctx *x)
+{
+	store_count_changes(x->given >= 0 ? (uint64_t)x->given : x->keys_changed);
+}
+
+void command_count_done(struct client *c, const struct command *cmd, int argc,
+			const struct arg *argv, uint64_t duration_us, bool failed)
 {
 	struct worker *w = c->worker;
 	struct command_stats *stats = own_stats(c, cmd);
-	int64_t end = mono_us();
-	uint64_t elapsed = end > start ? (uint64_t)(end - start) : 0;
-	uint64_t now_errors = __atomic_load_n(&w->stats.errors, __ATOMIC_RELAXED);
 
 	/* Counted in this worker's own lines: no other worker writes them. */
 	stat_add(&stats->calls, 1);
-	stat_add(&stats->usec, elapsed);
+	stat_add(&stats->usec, duration_us);
+	if (failed)
+		stat_add(&stats->failed, 1);
+	slowlog_push_if_needed(c, cmd, argc, argv, duration_us);
+	latency_command_done(w, cmd, duration_us);
+	c->commands++;
+	stat_add(&w->stats.commands, 1);
+}
+
+/* Counts a call that started at start_us (mono) when the worker had seen
+ * errors errors: MONITOR at once; the counters, SLOWLOG and LATENCY once it
+ * is answered, which for a command that blocked is later (blocking.c). */
+static void account(struct client *c, struct command *cmd, int64_t start, uint64_t errors)
+{
+	struct worker *w = c->worker;
+	int64_t end = mono_us();
+	uint64_t elapsed = end > start ? (uint64_t)(end - start) : 0;
+	uint64_t now_errors = __atomic_load_n(&w->stats.errors, __ATOMIC_RELAXED);
+	bool failed;
+
 	/* The worker runs one command at a time: its new errors are this one's,
 	 * but for those its nested calls (a script's) already accounted. */
 	if (w->errors_mark > errors)
 		errors = w->errors_mark;
-	if (now_errors != errors || w->call_failed)
-		stat_add(&stats->failed, 1);
+	failed = now_errors != errors || w->call_failed;
 	w->errors_mark = now_errors;
 	w->call_failed = false;
 	if (monitor_active())
 		monitor_feed(c, cmd);
-	slowlog_push_if_needed(c, cmd, elapsed);
-	latency_command_done(w, cmd, elapsed);
 	__atomic_store_n(&c->last_ms, end / 1000, __ATOMIC_RELAXED);
-	/* CLIENT INFO's tot-cmds counts a blocked command when it is
-	 * answered (blocking.c), as Redis does. */
-	if (!c->blocked)
-		c->commands++;
-	stat_add(&w->stats.commands, 1);
+	/* Blocked: its time so far waits with it; its wait is not counted. */
+	if (c->blocked) {
+		blocking_add_time(c, elapsed);
+		return;
+	}
+	command_count_done(c, cmd, c->argc, c->argv, elapsed, failed);
 }
 
 /* HOTKEYS: the call's time and its bytes, in (as RESP sent them) and out
@@ -823,6 +855,7 @@ void command_call(struct client *c, struct command *cmd)
 	int64_t start;
 	uint64_t errors;
 	size_t reply_mark;
+	bool early;
 
 	lockset_init(&ls);
 	if (__builtin_expect(cmd->flags & CMD_LOCK_SCRIPT, 0) && !store_locks_held) {
@@ -855,6 +888,7 @@ void command_call(struct client *c, struct command *cmd)
 		      start);
 	cmd->fn(c);
 	command_script_locks = NULL;
+	count_changes(&x);
 	tracking_call_done(c, cmd);
 	/* Its effect enters the stream under its locks, before the pops it
 	 * feeds. */
@@ -867,6 +901,13 @@ void command_call(struct client *c, struct command *cmd)
 			c->aof_woff = aof_appended();
 		}
 	}
+	/* A command that fed waiters (or blocked) is counted before they are
+	 * served, as Redis serves them after call(): its time is its own, its
+	 * SLOWLOG entry precedes theirs and their errors are not its. Any other
+	 * once its locks are released, so that they are held no longer. */
+	early = c->blocked || blocking_serve_pending();
+	if (early)
+		account(c, cmd, start, errors);
 	/* Clients blocked on keys it fed are served before anything else runs. */
 	blocking_serve_held(&ls);
 	exec_ctx_pop(&x);
@@ -880,7 +921,8 @@ void command_call(struct client *c, struct command *cmd)
 	tracking_command_end(c, cmd);
 	/* Then what it published to itself (a RESP3 subscriber), as Redis. */
 	pubsub_command_end(c);
-	account(c, cmd, start, errors);
+	if (!early)
+		account(c, cmd, start, errors);
 	if (hotkeys_active())
 		hotkeys_charge(c, cmd, start, reply_mark);
 }
@@ -906,6 +948,7 @@ void command_call_as(struct client *c, struct command *cmd, int argc, struct arg
 	c->argc = argc;
 	exec_ctx_push(&x, c, cmd, c->db, flags | touch_flags(c, cmd), start);
 	cmd->fn(c);
+	count_changes(&x);
 	tracking_call_done(c, cmd);
 	/* A queued command's effect joins EXEC's; a served waiter's is a unit
 	 * of its own, emitted under the locks its server holds. */
@@ -920,13 +963,6 @@ void command_call_as(struct client *c, struct command *cmd, int argc, struct arg
 	 * (their script is charged, as in Redis). */
 	if (hotkeys_active() && (flags & (EXEC_IN_EXEC | EXEC_SCRIPT | EXEC_RETRY)) == EXEC_IN_EXEC)
 		hotkeys_charge(c, cmd, start, reply_mark);
-	else if (__atomic_load_n(&c->worker->stats.errors, __ATOMIC_RELAXED) != errors)
-		/* A waiter answered with an error (XREADGROUP's NOGROUP) is a
-		 * failed call, as in Redis, though its call was counted when
-		 * it blocked. From another thread than the waiter's worker:
-		 * an atomic add (the worker's own relaxed store may still
-		 * lose one, as CONFIG RESETSTAT may). */
-		__atomic_fetch_add(&c->worker->cmd_stats[cmd->index].failed, 1, __ATOMIC_RELAXED);
 	c->argv = outer_argv;
 	c->argc = outer_argc;
 }

@@ -167,10 +167,22 @@ void command_call(struct client *c, struct command *cmd);
 /* Runs cmd with argv for c (its replies go to c) inside the running call,
  * under the locks that call holds, with its clock: EXEC's queued commands
  * (EXEC_IN_EXEC, counted as commands of their own), a blocked client's
- * command run again for it on a stand-in client (EXEC_RETRY, not counted:
- * it was when it blocked), and later scripts' calls. c->argv is restored. */
+ * command run again for it on a stand-in client (EXEC_RETRY, not counted
+ * here: blocking.c counts it once answered), and later scripts' calls.
+ * c->argv is restored. */
 void command_call_as(struct client *c, struct command *cmd, int argc, struct arg *argv,
 		     unsigned flags);
+/* The running command's count of changes is n more (Redis's server.dirty +=
+ * n: LPUSH of 3 elements counts 3, a move 1, a no-op 0): once given, it
+ * replaces the default of one per key changed. */
+void command_dirty(uint64_t n);
+/* Counts an answered call of cmd with argv that ran for duration_us, in
+ * c's worker's commandstats, total_commands_processed and c's tot-cmds, and
+ * in SLOWLOG and LATENCY; failed: it replied an error. On c's worker. A
+ * blocked command is counted when it is answered, with the time its runs
+ * took and not its wait, as Redis counts it when it is unblocked. */
+void command_count_done(struct client *c, const struct command *cmd, int argc,
+			const struct arg *argv, uint64_t duration_us, bool failed);
 /* Adds to ls every shard cmd may touch when run with argv in database db,
  * as its lock scope says (see above); c is the client for CMD_LOCK_QUEUE.
  * Returns the database the command leaves the client in (SELECT's). */

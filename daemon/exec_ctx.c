@@ -17,6 +17,9 @@ void exec_ctx_push(struct exec_ctx *x, struct client *c, const struct command *c
 	x->db = db;
 	x->unit = (flags & EXEC_IN_EXEC) && outer ? outer->unit : x;
 	x->dirty = x->rewritten = false;
+	x->given = -1;
+	x->keys_changed = 0;
+	x->last_changed = NULL;
 	x->ops = NULL;
 	if (outer) {
 		x->flags = flags | (outer->flags & ~EXEC_NO_TOUCH);

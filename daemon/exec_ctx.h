@@ -44,9 +44,16 @@ struct exec_ctx {
 	/* Propagation (propagate.h). The unit is the call whose commands this
 	 * one's effects join: itself, or EXEC for its queued commands. */
 	struct exec_ctx *unit;
-	bool dirty;	      /* it changed the keyspace */
-	bool rewritten;	      /* its handler gave its effect (propagate_rewrite) */
-	struct prop_ops *ops; /* a unit's commands still to emit; owned by it */
+	bool dirty; /* it changed the keyspace */
+	/* Its count of changes, Redis's server.dirty += n (INFO
+	 * rdb_changes_since_last_save, save points): what the command gave
+	 * (command_dirty), or if it gave none (given < 0) one per key it
+	 * changed (keys_changed, counted by the store). */
+	int64_t given;
+	uint64_t keys_changed;
+	const void *last_changed; /* the entry counted last, or NULL */
+	bool rewritten;		  /* its handler gave its effect (propagate_rewrite) */
+	struct prop_ops *ops;	  /* a unit's commands still to emit; owned by it */
 };
 
 /* The innermost running call on this thread, or NULL outside commands. */

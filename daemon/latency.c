@@ -4,12 +4,12 @@
  *
  * Locking: latency_lock protects the monitor's events (their sample rings
  * and maxima). It is a leaf: nothing else is taken while it is held, and
- * replies are built from a copy made under it. The histograms take no lock:
- * each worker keeps its own per command (worker.h), published with release
- * the first time the command runs there and freed only once the workers have
- * stopped. Their buckets are counters that only that worker writes;
- * readings merge the workers' histograms (a sum may be a few calls behind),
- * and CONFIG RESETSTAT records a base instead of zeroing them.
+ * replies are built from a copy made under it. The histograms are counted
+ * without a lock: each worker keeps its own per command (worker.h), published
+ * with release the first time the command runs there, their buckets counters
+ * that only that worker writes; readings merge the workers' histograms (a
+ * sum may be a few calls behind) under hist_lock, a leaf lock that the owner
+ * also takes to free one (see "histograms" below).
  */
 #include <pthread.h>
 #include <stdarg.h>
@@ -318,79 +318,243 @@ out:
 
 /* ---- histograms --------------------------------------------------------------- */
 
-/* Log-linear buckets over nanoseconds: values below 64 one each, then 64
- * sub-buckets per power of two (under 2% error, near Redis's two significant
- * digits), up to 2^30 ns; longer calls count in the last bucket. */
-#define HIST_SUB_BITS 6
-#define HIST_SUB (1u << HIST_SUB_BITS)
-#define HIST_MAX_LOG2 30
-#define HIST_BUCKETS (HIST_SUB + (HIST_MAX_LOG2 - HIST_SUB_BITS) * HIST_SUB)
+/*
+ * A command's latencies in microseconds (what command_call measures), kept
+ * with Redis's resolution at a fraction of its hdr_histogram's 24 KiB: the
+ * buckets are cut at the values where Redis's LATENCY HISTOGRAM changes
+ * bucket (the top of its power-of-two bucket 2^k ns, below), so that reply
+ * is exact, and each such range is split into 128 sub-buckets (Redis's two
+ * significant digits: under 0.8% apart). Up to 132 us every value has a
+ * bucket of its own, in the histogram itself (1.2 KiB); a longer range's
+ * sub-buckets (1 KiB) are allocated when a call first lands in it. Calls
+ * longer than Redis's 1 s limit count as 1 s, as there.
+ */
+#define HIST_K_FIRST 10 /* LATENCY HISTOGRAM's first key: 1024 ns */
+#define HIST_K_EXACT 17 /* values up to top_us(17) = 132 us: exact */
+#define HIST_K_LAST 30	/* the range holding 1 s */
+#define HIST_EXACT 133
+#define HIST_RANGES (HIST_K_LAST - HIST_K_EXACT)
+#define HIST_SUB 128
+#define HIST_MAX_US 1000000
+
+/* The largest microsecond value that Redis's LATENCY HISTOGRAM shows under
+ * its bucket 2^k ns: the top of hdr's sub-bucket at 2^k, in whole us. */
+static uint64_t top_us(unsigned k)
+{
+	return ((1ULL << k) + (1ULL << (k - 7)) - 1) / 1000;
+}
 
 struct histogram {
-	uint64_t buckets[HIST_BUCKETS];
+	uint64_t gen; /* the reset it counts since (hist_gen then) */
+	uint64_t exact[HIST_EXACT];
+	/* Range r holds (top_us(HIST_K_EXACT + r), top_us(HIST_K_EXACT + r + 1)]. */
+	uint64_t *range[HIST_RANGES];
 };
 
-/* CONFIG RESETSTAT's base for each command's histogram (see worker.h), by
- * command index; NULL until the first reset after the command ran. Created
- * by whichever reset comes first (compare-and-swap), never freed. */
-static struct histogram **bases;
-static pthread_once_t bases_once = PTHREAD_ONCE_INIT;
-
-static void bases_alloc(void)
-{
-	bases = xcalloc(command_rows(), sizeof(*bases));
-}
+/*
+ * Each worker keeps its own per command (worker.h), its one writer. The
+ * locking: hist_lock is taken by every reader, and by the owner whenever it
+ * frees (a reset range, a stale histogram in its cron), never to count, so a
+ * reader under it never sees memory go. CONFIG RESETSTAT bumps hist_gen: a
+ * histogram of an older generation reads as empty, is emptied by its owner
+ * at its command's next call, or freed by its owner's cron if none comes, as
+ * Redis frees its histograms at a reset.
+ */
+static pthread_mutex_t hist_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t hist_gen = 1;
 
 void latency_worker_init(struct worker *w)
 {
 	w->cmd_hists = xcalloc(command_rows(), sizeof(*w->cmd_hists));
+	w->cmd_hists_gen = __atomic_load_n(&hist_gen, __ATOMIC_ACQUIRE);
+}
+
+static void histogram_free(struct histogram *h)
+{
+	for (unsigned r = 0; h && r < HIST_RANGES; r++)
+		xfree(h->range[r]);
+	xfree(h);
 }
 
 void latency_worker_free(struct worker *w)
 {
 	for (size_t i = 0; w->cmd_hists && i < command_rows(); i++)
-		xfree(w->cmd_hists[i]);
+		histogram_free(w->cmd_hists[i]);
 	xfree(w->cmd_hists);
 	w->cmd_hists = NULL;
 }
 
-static unsigned bucket_of(uint64_t ns)
+/* The range of us past the exact buckets, and its sub-bucket in *sub. */
+static unsigned range_of(uint64_t us, unsigned *sub)
 {
-	unsigned k;
+	unsigned r = 0;
+	uint64_t low, width;
 
-	if (ns >= 1ULL << HIST_MAX_LOG2)
-		return HIST_BUCKETS - 1;
-	if (ns < HIST_SUB)
-		return (unsigned)ns;
-	k = 63 - (unsigned)__builtin_clzll(ns);
-	return HIST_SUB + (k - HIST_SUB_BITS) * HIST_SUB +
-	       (unsigned)((ns >> (k - HIST_SUB_BITS)) & (HIST_SUB - 1));
+	while (us > top_us(HIST_K_EXACT + r + 1))
+		r++;
+	low = top_us(HIST_K_EXACT + r);
+	width = top_us(HIST_K_EXACT + r + 1) - low;
+	*sub = (unsigned)((us - low - 1) * HIST_SUB / width);
+	return r;
 }
 
-/* The largest value bucket b holds, in nanoseconds. */
-static uint64_t bucket_top(unsigned b)
+/* The largest value of range r's sub-bucket sub. */
+static uint64_t range_top(unsigned r, unsigned sub)
 {
-	unsigned k, sub;
+	uint64_t low = top_us(HIST_K_EXACT + r), width = top_us(HIST_K_EXACT + r + 1) - low;
 
-	if (b < HIST_SUB)
-		return b;
-	k = HIST_SUB_BITS + (b - HIST_SUB) / HIST_SUB;
-	sub = (b - HIST_SUB) % HIST_SUB;
-	return ((uint64_t)(HIST_SUB + sub) << (k - HIST_SUB_BITS)) + (1ULL << (k - HIST_SUB_BITS)) -
-	       1;
+	return low + 1 + ((sub + 1) * width - 1) / HIST_SUB;
+}
+
+uint64_t latency_bucket_top_us(uint64_t us)
+{
+	unsigned r, sub;
+
+	if (us > HIST_MAX_US)
+		us = HIST_MAX_US;
+	if (us < HIST_EXACT)
+		return us;
+	r = range_of(us, &sub);
+	return range_top(r, sub);
+}
+
+uint64_t latency_bucket_low_us(uint64_t us)
+{
+	unsigned r, sub;
+
+	if (us > HIST_MAX_US)
+		us = HIST_MAX_US;
+	if (us < HIST_EXACT)
+		return us;
+	r = range_of(us, &sub);
+	return sub ? range_top(r, sub - 1) + 1 : top_us(HIST_K_EXACT + r) + 1;
+}
+
+double latency_reported_usec(uint64_t us)
+{
+	/* Redis's hdr_histogram (2 significant digits, values in ns) reports
+	 * the highest value of its own bucket: 2^(m-7) ns wide in [2^m, 2^m+1). */
+	uint64_t ns = us * 1000, width = 1;
+
+	if (ns >= 256)
+		width = 1ULL << (63 - __builtin_clzll(ns) - 7);
+	return (double)((ns & ~(width - 1)) + width - 1) / 1000.0;
+}
+
+/* On w, the owner: empties h for generation gen (a reset came). */
+static void histogram_renew(struct histogram *h, uint64_t gen)
+{
+	pthread_mutex_lock(&hist_lock);
+	for (unsigned r = 0; r < HIST_RANGES; r++) {
+		xfree(h->range[r]);
+		h->range[r] = NULL;
+	}
+	memset(h->exact, 0, sizeof(h->exact));
+	__atomic_store_n(&h->gen, gen, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&hist_lock);
 }
 
 /* On w, the histograms' one writer. */
-static void histogram_add(struct worker *w, const struct command *cmd, uint64_t duration_us)
+static void histogram_add(struct worker *w, const struct command *cmd, uint64_t us)
 {
 	struct histogram **slot = &w->cmd_hists[cmd->index];
 	struct histogram *h = __atomic_load_n(slot, __ATOMIC_RELAXED);
+	uint64_t gen = __atomic_load_n(&hist_gen, __ATOMIC_ACQUIRE);
+	uint64_t **range;
+	unsigned r, sub;
 
 	if (!h) {
 		h = xcalloc(1, sizeof(*h));
+		h->gen = gen;
 		__atomic_store_n(slot, h, __ATOMIC_RELEASE);
+	} else if (__builtin_expect(h->gen != gen, 0)) {
+		histogram_renew(h, gen);
 	}
-	stat_add(&h->buckets[bucket_of(duration_us * 1000)], 1);
+	if (us > HIST_MAX_US)
+		us = HIST_MAX_US;
+	if (us < HIST_EXACT) {
+		stat_add(&h->exact[us], 1);
+		return;
+	}
+	r = range_of(us, &sub);
+	range = &h->range[r];
+	if (!*range)
+		__atomic_store_n(range, xcalloc(HIST_SUB, sizeof(uint64_t)), __ATOMIC_RELEASE);
+	stat_add(&(*range)[sub], 1);
+}
+
+/* On w: frees the histograms no call has renewed since the last reset. */
+static void histogram_sweep(struct worker *w)
+{
+	uint64_t gen = __atomic_load_n(&hist_gen, __ATOMIC_ACQUIRE);
+
+	if (w->cmd_hists_gen == gen)
+		return;
+	w->cmd_hists_gen = gen;
+	pthread_mutex_lock(&hist_lock);
+	for (size_t i = 0; i < command_rows(); i++) {
+		struct histogram *h = w->cmd_hists[i];
+
+		if (h && h->gen != gen) {
+			__atomic_store_n(&w->cmd_hists[i], NULL, __ATOMIC_RELEASE);
+			histogram_free(h);
+		}
+	}
+	pthread_mutex_unlock(&hist_lock);
+}
+
+void latency_worker_cron(struct worker *w)
+{
+	histogram_sweep(w);
+}
+
+/* A command's buckets merged over the workers (hist_lock held). */
+struct merged {
+	uint64_t total;
+	uint64_t exact[HIST_EXACT];
+	uint64_t range[HIST_RANGES][HIST_SUB];
+};
+
+/* Merges cmd's histograms of this generation into m; returns its total
+ * (0 if it has not run since start or the last reset). */
+static uint64_t do_histogram_read(const struct command *cmd, struct merged *m)
+{
+	uint64_t gen = __atomic_load_n(&hist_gen, __ATOMIC_ACQUIRE);
+
+	memset(m, 0, sizeof(*m));
+	for (unsigned i = 0; i < server.nworkers; i++) {
+		const struct worker *w = &server.workers[i];
+		const struct histogram *h =
+			w->cmd_hists ? __atomic_load_n(&w->cmd_hists[cmd->index], __ATOMIC_ACQUIRE)
+				     : NULL;
+
+		if (!h || __atomic_load_n(&h->gen, __ATOMIC_ACQUIRE) != gen)
+			continue;
+		for (unsigned b = 0; b < HIST_EXACT; b++)
+			m->exact[b] += __atomic_load_n(&h->exact[b], __ATOMIC_RELAXED);
+		for (unsigned r = 0; r < HIST_RANGES; r++) {
+			const uint64_t *sub = __atomic_load_n(&h->range[r], __ATOMIC_ACQUIRE);
+
+			for (unsigned j = 0; sub && j < HIST_SUB; j++)
+				m->range[r][j] += __atomic_load_n(&sub[j], __ATOMIC_RELAXED);
+		}
+	}
+	for (unsigned b = 0; b < HIST_EXACT; b++)
+		m->total += m->exact[b];
+	for (unsigned r = 0; r < HIST_RANGES; r++)
+		for (unsigned j = 0; j < HIST_SUB; j++)
+			m->total += m->range[r][j];
+	return m->total;
+}
+
+static uint64_t histogram_read(const struct command *cmd, struct merged *m)
+{
+	uint64_t total;
+
+	pthread_mutex_lock(&hist_lock);
+	total = do_histogram_read(cmd, m);
+	pthread_mutex_unlock(&hist_lock);
+	return total;
 }
 
 void latency_command_done(struct worker *w, const struct command *cmd, uint64_t duration_us)
@@ -413,48 +577,24 @@ void latency_event_done(const char *event, uint64_t duration_us)
 		add_sample(event, duration_us / 1000);
 }
 
-/* arg: the command; w's histogram of it, if it ran there. */
-static const uint64_t *histogram_at(const struct worker *w, const void *arg)
-{
-	const struct histogram *h = __atomic_load_n(
-		&w->cmd_hists[((const struct command *)arg)->index], __ATOMIC_ACQUIRE);
-
-	return h ? h->buckets : NULL;
-}
-
-/* cmd's buckets since start or the last reset, merged over the workers into
- * out; returns their total (0 if it never ran since). */
-static uint64_t histogram_read(const struct command *cmd, uint64_t *out)
-{
-	struct histogram *base;
-	uint64_t total = 0;
-
-	pthread_once(&bases_once, bases_alloc);
-	base = __atomic_load_n(&bases[cmd->index], __ATOMIC_ACQUIRE);
-	server_counters_sum(histogram_at, cmd, base ? base->buckets : NULL, out, HIST_BUCKETS);
-	for (unsigned b = 0; b < HIST_BUCKETS; b++)
-		total += out[b];
-	return total;
-}
-
-/* Power-of-two buckets from 1024 ns, keyed as Redis does by the largest
+/* Redis's power-of-two buckets from 1024 ns, keyed by the largest
  * microsecond value each holds; counts are cumulative, a bucket shown only
  * when its count grows. */
-static void reply_histogram(struct client *c, const struct command *cmd, const uint64_t *b,
-			    uint64_t total)
+static void reply_histogram(struct client *c, const struct command *cmd, const struct merged *m)
 {
-	unsigned long long keys[HIST_MAX_LOG2 + 1], counts[HIST_MAX_LOG2 + 1];
-	uint64_t cum = 0, prev = 0;
-	unsigned bucket = 0;
+	unsigned long long keys[HIST_K_LAST + 1], counts[HIST_K_LAST + 1];
+	uint64_t cum = 0, prev = 0, v = 0;
 	int n = 0;
 
-	for (unsigned k = 10; k <= HIST_MAX_LOG2; k++) {
-		for (; bucket < HIST_BUCKETS &&
-		       (k == HIST_MAX_LOG2 || bucket_top(bucket) < 1ULL << k);
-		     bucket++)
-			cum += b[bucket];
+	for (unsigned k = HIST_K_FIRST; k <= HIST_K_LAST; k++) {
+		if (k <= HIST_K_EXACT)
+			for (; v < HIST_EXACT && v <= top_us(k); v++)
+				cum += m->exact[v];
+		else
+			for (unsigned j = 0; j < HIST_SUB; j++)
+				cum += m->range[k - HIST_K_EXACT - 1][j];
 		if (cum > prev) {
-			keys[n] = ((1ULL << k) + (1ULL << (k - 7)) - 1) / 1000;
+			keys[n] = top_us(k);
 			counts[n++] = cum;
 		}
 		prev = cum;
@@ -462,7 +602,7 @@ static void reply_histogram(struct client *c, const struct command *cmd, const u
 	reply_bulk_cstr(c, cmd->name);
 	reply_map(c, 2);
 	reply_bulk_cstr(c, "calls");
-	reply_int(c, (long long)total);
+	reply_int(c, (long long)m->total);
 	reply_bulk_cstr(c, "histogram_usec");
 	reply_map(c, n);
 	for (int i = 0; i < n; i++) {
@@ -472,16 +612,14 @@ static void reply_histogram(struct client *c, const struct command *cmd, const u
 }
 
 /* Adds cmd (and a container's subcommands) to list if they ran. */
-static int collect(const struct command *cmd, const struct command **list, int n, int max)
+static int collect(const struct command *cmd, const struct command **list, int n, int max,
+		   struct merged *m)
 {
-	uint64_t *b = xmalloc(sizeof(uint64_t) * HIST_BUCKETS);
-
-	if (n < max && histogram_read(cmd, b))
+	if (n < max && histogram_read(cmd, m))
 		list[n++] = cmd;
 	for (unsigned i = 0; i < cmd->nsubs; i++)
-		if (n < max && histogram_read(cmd->subs[i], b))
+		if (n < max && histogram_read(cmd->subs[i], m))
 			list[n++] = cmd->subs[i];
-	xfree(b);
 	return n;
 }
 
@@ -498,11 +636,11 @@ void latency_reply_histogram(struct client *c, const struct arg *names, int nnam
 {
 	int max = count_commands(), n = 0;
 	const struct command **list = xcalloc((size_t)max, sizeof(*list));
-	uint64_t *b = xmalloc(sizeof(uint64_t) * HIST_BUCKETS);
+	struct merged *m = xmalloc(sizeof(*m));
 
 	if (nnames == 0) {
 		for (struct command **all = command_all(); *all; all++)
-			n = collect(*all, list, n, max);
+			n = collect(*all, list, n, max, m);
 	}
 	for (int i = 0; i < nnames; i++) {
 		const char *bar = memchr(names[i].p, '|', names[i].len);
@@ -522,7 +660,7 @@ void latency_reply_histogram(struct client *c, const struct arg *names, int nnam
 				continue;
 			for (int j = 0; j < n; j++)
 				dup |= list[j] == sub;
-			if (!dup && n < max && histogram_read(sub, b))
+			if (!dup && n < max && histogram_read(sub, m))
 				list[n++] = sub;
 			continue;
 		}
@@ -531,43 +669,50 @@ void latency_reply_histogram(struct client *c, const struct arg *names, int nnam
 		for (int j = 0; j < n; j++)
 			dup |= list[j] == cmd;
 		if (!dup)
-			n = collect(cmd, list, n, max);
+			n = collect(cmd, list, n, max, m);
 	}
 	reply_map(c, n);
 	for (int i = 0; i < n; i++) {
-		uint64_t total = histogram_read(list[i], b);
-
-		reply_histogram(c, list[i], b, total);
+		histogram_read(list[i], m);
+		reply_histogram(c, list[i], m);
 	}
-	xfree(b);
+	xfree(m);
 	xfree(list);
 }
 
-/* The value at percentile p in microseconds (the top of its bucket). */
-static double percentile(const uint64_t *b, uint64_t total, double p)
+/* The value at percentile p in microseconds, as Redis's
+ * hdr_value_at_percentile: the rank rounded, then the top of the bucket
+ * holding it (its bottom for p = 0), as Redis prints it. */
+static double percentile(const struct merged *m, double p)
 {
-	uint64_t want = (uint64_t)((double)total * p / 100.0 + 0.999999), cum = 0;
+	uint64_t want = (uint64_t)((p < 100 ? p : 100) / 100 * (double)m->total + 0.5), cum = 0;
+	uint64_t us = HIST_MAX_US;
 
 	if (want == 0)
 		want = 1;
-	for (unsigned i = 0; i < HIST_BUCKETS; i++) {
-		cum += b[i];
-		if (cum >= want)
-			return (double)bucket_top(i) / 1000.0;
+	for (unsigned b = 0; b < HIST_EXACT && cum < want; b++) {
+		cum += m->exact[b];
+		us = b;
 	}
-	return (double)bucket_top(HIST_BUCKETS - 1) / 1000.0;
+	for (unsigned r = 0; r < HIST_RANGES && cum < want; r++)
+		for (unsigned j = 0; j < HIST_SUB && cum < want; j++) {
+			cum += m->range[r][j];
+			us = range_top(r, j);
+		}
+	if (p == 0)
+		return (double)latency_bucket_low_us(us);
+	return latency_reported_usec(us);
 }
 
-static void info_one(const struct command *cmd, uint64_t *b, latency_visit_fn *fn, void *ctx)
+static void info_one(const struct command *cmd, struct merged *m, latency_visit_fn *fn, void *ctx)
 {
-	uint64_t total = histogram_read(cmd, b);
 	/* latency-tracking-info-percentiles, stored as Redis prints each one. */
 	const char *list =
 		__atomic_load_n(&config.latency_tracking_info_percentiles, __ATOMIC_ACQUIRE);
 	char name[160], value[1024];
 	size_t n = 0;
 
-	if (!total)
+	if (!histogram_read(cmd, m))
 		return;
 	snprintf(name, sizeof(name), "latency_percentiles_usec_%s", cmd->name);
 	value[0] = '\0';
@@ -575,7 +720,7 @@ static void info_one(const struct command *cmd, uint64_t *b, latency_visit_fn *f
 		size_t len = strcspn(p, " ");
 
 		n += (size_t)snprintf(value + n, sizeof(value) - n, "%sp%.*s=%.3f", n ? "," : "",
-				      (int)len, p, percentile(b, total, strtod(p, NULL)));
+				      (int)len, p, percentile(m, strtod(p, NULL)));
 		p += len;
 		p += *p == ' ';
 	}
@@ -584,45 +729,21 @@ static void info_one(const struct command *cmd, uint64_t *b, latency_visit_fn *f
 
 void latency_info_percentiles(latency_visit_fn *fn, void *ctx)
 {
-	uint64_t *b = xmalloc(sizeof(uint64_t) * HIST_BUCKETS);
+	struct merged *m = xmalloc(sizeof(*m));
 
 	for (struct command **all = command_all(); *all; all++) {
-		info_one(*all, b, fn, ctx);
+		info_one(*all, m, fn, ctx);
 		for (unsigned i = 0; i < (*all)->nsubs; i++)
-			info_one((*all)->subs[i], b, fn, ctx);
+			info_one((*all)->subs[i], m, fn, ctx);
 	}
-	xfree(b);
-}
-
-/* Makes cmd's current buckets its base, creating the base if it ran. */
-static void histogram_rebase(const struct command *cmd, uint64_t *scratch)
-{
-	struct histogram **slot = &bases[cmd->index];
-	struct histogram *base = __atomic_load_n(slot, __ATOMIC_ACQUIRE), *fresh;
-
-	if (!base) {
-		if (!histogram_read(cmd, scratch))
-			return;
-		/* Another reset may create it at the same time: one wins. */
-		fresh = xcalloc(1, sizeof(*fresh));
-		if (__atomic_compare_exchange_n(slot, &base, fresh, false, __ATOMIC_ACQ_REL,
-						__ATOMIC_ACQUIRE))
-			base = fresh;
-		else
-			xfree(fresh);
-	}
-	server_counters_rebase(histogram_at, cmd, base->buckets, scratch, HIST_BUCKETS);
+	xfree(m);
 }
 
 void latency_reset_histograms(void)
 {
-	uint64_t *scratch = xmalloc(sizeof(uint64_t) * HIST_BUCKETS);
-
-	pthread_once(&bases_once, bases_alloc);
-	for (struct command **all = command_all(); *all; all++) {
-		histogram_rebase(*all, scratch);
-		for (unsigned i = 0; i < (*all)->nsubs; i++)
-			histogram_rebase((*all)->subs[i], scratch);
-	}
-	xfree(scratch);
+	/* Every histogram reads as empty from now on; their owners empty or
+	 * free them (histogram_add, histogram_sweep). */
+	pthread_mutex_lock(&hist_lock);
+	__atomic_add_fetch(&hist_gen, 1, __ATOMIC_ACQ_REL);
+	pthread_mutex_unlock(&hist_lock);
 }

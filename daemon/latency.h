@@ -24,6 +24,18 @@ void latency_event_done(const char *event, uint64_t duration_us);
 /* w's histograms: set up before w starts; freed after it has stopped. */
 void latency_worker_init(struct worker *w);
 void latency_worker_free(struct worker *w);
+/* From w's cron: frees its histograms that no call renewed since CONFIG
+ * RESETSTAT, as Redis frees them at a reset. */
+void latency_worker_cron(struct worker *w);
+
+/* The histograms' buckets (see latency.c): the largest and the smallest
+ * value of the bucket a call of us microseconds is counted in (a call over
+ * Redis's 1 s limit counts as 1 s), and the value INFO latencystats shows
+ * for a percentile landing in the bucket whose top is us (Redis's
+ * hdr_histogram's top of its own bucket, in us). */
+uint64_t latency_bucket_top_us(uint64_t us);
+uint64_t latency_bucket_low_us(uint64_t us);
+double latency_reported_usec(uint64_t us);
 
 /* LATENCY subcommands' replies. */
 void latency_reply_latest(struct client *c);
@@ -38,7 +50,8 @@ void latency_reply_histogram(struct client *c, const struct arg *names, int n);
 /* INFO latencystats: fn(ctx, "latency_percentiles_usec_<cmd>", "p50=..."). */
 typedef void latency_visit_fn(void *ctx, const char *name, const char *value);
 void latency_info_percentiles(latency_visit_fn *fn, void *ctx);
-/* CONFIG RESETSTAT: every command's histogram starts again from empty. */
+/* CONFIG RESETSTAT: every command's histogram starts again from empty (and
+ * goes, once its worker's cron has run, if the command is not called). */
 void latency_reset_histograms(void);
 
 #endif

@@ -2,8 +2,8 @@
 /*
  * slowlog: a list of slow commands, newest at the head.
  *
- * Locking: slowlog_lock protects the list, its length, the next id and every
- * entry's reference count. It is a leaf: nothing else is taken while it is
+ * Locking: slowlog_lock protects the list, its length, the next id, every
+ * entry's reference count and the metrics. It is a leaf: nothing else is taken while it is
  * held (a client's name is copied under the registry lock before it). An
  * entry is immutable once linked; SLOWLOG GET takes a reference to the
  * entries it shows and writes the reply without the lock, so a RESET or a
@@ -34,6 +34,9 @@ struct slowlog_entry {
 static pthread_mutex_t slowlog_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct slowlog_entry *head, *tail;
 static unsigned long long length, next_id;
+/* The metrics: all commands', and each command's by its index (allocated
+ * with the first entry: most servers never log one). */
+static struct slowlog_stats total, *per_cmd;
 
 static void entry_free(struct slowlog_entry *e)
 {
@@ -81,7 +84,8 @@ static void set_argf(struct arg *a, const char *fmt, unsigned long long n)
 }
 
 /* Passwords never reach the log: AUTH's arguments and HELLO's after AUTH. */
-static bool redacted(const struct command *cmd, const struct client *c, int i)
+static bool redacted(const struct command *cmd, const struct client *c, int argc,
+		     const struct arg *argv, int i)
 {
 	/* What the command itself hid (ACL SETUSER, MIGRATE ... AUTH ...). */
 	if (monitor_arg_redacted(c, i))
@@ -89,14 +93,14 @@ static bool redacted(const struct command *cmd, const struct client *c, int i)
 	if (!strcmp(cmd->name, "auth"))
 		return i > 0;
 	if (!strcmp(cmd->name, "hello"))
-		for (int j = 2; j < i && j < c->argc; j++)
-			if (str_eq_nocase(c->argv[j].p, c->argv[j].len, "AUTH") && i - j <= 2)
+		for (int j = 2; j < i && j < argc; j++)
+			if (str_eq_nocase(argv[j].p, argv[j].len, "AUTH") && i - j <= 2)
 				return true;
 	return false;
 }
 
-static struct slowlog_entry *entry_new(struct client *c, const struct command *cmd,
-				       uint64_t duration_us)
+static struct slowlog_entry *entry_new(struct client *c, const struct command *cmd, int c_argc,
+				       const struct arg *c_argv, uint64_t duration_us)
 {
 	struct slowlog_entry *e = xcalloc(1, sizeof(*e));
 	/* As Redis: slowlog-entry-max-argc arguments (the last one counting
@@ -104,7 +108,7 @@ static struct slowlog_entry *entry_new(struct client *c, const struct command *c
 	long long max_argc = __atomic_load_n(&config.slowlog_entry_max_argc, __ATOMIC_RELAXED);
 	size_t max_len =
 		(size_t)__atomic_load_n(&config.slowlog_entry_max_string_len, __ATOMIC_RELAXED);
-	int argc = c->argc > max_argc ? (int)max_argc : c->argc;
+	int argc = c_argc > max_argc ? (int)max_argc : c_argc;
 
 	e->refs = 1;
 	e->time = now_ms() / 1000;
@@ -112,12 +116,12 @@ static struct slowlog_entry *entry_new(struct client *c, const struct command *c
 	e->argc = argc;
 	e->argv = xcalloc((size_t)argc, sizeof(*e->argv));
 	for (int i = 0; i < argc; i++) {
-		const struct arg *a = &c->argv[i];
+		const struct arg *a = &c_argv[i];
 
-		if (argc != c->argc && i == argc - 1) {
+		if (argc != c_argc && i == argc - 1) {
 			set_argf(&e->argv[i], "... (%llu more arguments)",
-				 (unsigned long long)(c->argc - argc + 1));
-		} else if (redacted(cmd, c, i)) {
+				 (unsigned long long)(c_argc - argc + 1));
+		} else if (redacted(cmd, c, c_argc, c_argv, i)) {
 			set_arg(&e->argv[i], "(redacted)", strlen("(redacted)"));
 		} else if (a->len > max_len) {
 			char tail_text[64];
@@ -140,16 +144,31 @@ static struct slowlog_entry *entry_new(struct client *c, const struct command *c
 	return e;
 }
 
-void slowlog_push_if_needed(struct client *c, const struct command *cmd, uint64_t duration_us)
+static void stats_add(struct slowlog_stats *s, uint64_t duration_us)
+{
+	s->count++;
+	s->sum_us += duration_us;
+	if (duration_us > s->max_us)
+		s->max_us = duration_us;
+}
+
+void slowlog_push_if_needed(struct client *c, const struct command *cmd, int argc,
+			    const struct arg *argv, uint64_t duration_us)
 {
 	long long threshold = __atomic_load_n(&config.slowlog_log_slower_than, __ATOMIC_RELAXED);
 	long long max_len = __atomic_load_n(&config.slowlog_max_len, __ATOMIC_RELAXED);
 	struct slowlog_entry *e;
 
-	if (threshold < 0 || duration_us < (uint64_t)threshold || (cmd->flags & CMD_SKIP_SLOWLOG))
+	/* A log of no entries logs nothing and counts nothing, as Redis. */
+	if (threshold < 0 || max_len == 0 || duration_us < (uint64_t)threshold ||
+	    (cmd->flags & CMD_SKIP_SLOWLOG))
 		return;
-	e = entry_new(c, cmd, duration_us);
+	e = entry_new(c, cmd, argc, argv, duration_us);
 	pthread_mutex_lock(&slowlog_lock);
+	if (!per_cmd)
+		per_cmd = xcalloc(command_rows(), sizeof(*per_cmd));
+	stats_add(&total, duration_us);
+	stats_add(&per_cmd[cmd->index], duration_us);
 	e->id = next_id++;
 	e->next = head;
 	if (head)
@@ -217,7 +236,32 @@ void slowlog_reset(void)
 	pthread_mutex_unlock(&slowlog_lock);
 }
 
+void slowlog_stats(const struct command *cmd, struct slowlog_stats *out)
+{
+	pthread_mutex_lock(&slowlog_lock);
+	if (!cmd)
+		*out = total;
+	else if (per_cmd)
+		*out = per_cmd[cmd->index];
+	else
+		memset(out, 0, sizeof(*out));
+	pthread_mutex_unlock(&slowlog_lock);
+}
+
+void slowlog_reset_stats(void)
+{
+	pthread_mutex_lock(&slowlog_lock);
+	memset(&total, 0, sizeof(total));
+	if (per_cmd)
+		memset(per_cmd, 0, sizeof(*per_cmd) * command_rows());
+	pthread_mutex_unlock(&slowlog_lock);
+}
+
 void slowlog_free(void)
 {
 	slowlog_reset();
+	pthread_mutex_lock(&slowlog_lock);
+	xfree(per_cmd);
+	per_cmd = NULL;
+	pthread_mutex_unlock(&slowlog_lock);
 }

@@ -348,11 +348,24 @@ static void signal_change_fields(int db, int other_db, struct entry *e, enum db_
 				.fields = fields };
 
 	if (e) {
-		/* Under the key's shard lock, on a line the change wrote anyway;
-		 * INFO reads it without the lock. */
 		struct shard *sh = store_shard(db, e->shard);
 
-		__atomic_store_n(&sh->changes, sh->changes + 1, __ATOMIC_RELAXED);
+		/* One change per key changed, for a command that gives no count
+		 * of its own; expiry and eviction count none, as in Redis. A
+		 * key written twice in a row (created, then set: HINCRBY) is one
+		 * change, and a deadline set after a write (SET EX, RESTORE) is
+		 * part of it. After a removal the entry's address may come back
+		 * for another key: it is not remembered. */
+		struct exec_ctx *x = exec_ctx_top;
+
+		if (why == DB_CHANGE_EXPIRE || why == DB_CHANGE_EVICT) {
+			;
+		} else if (!x) {
+			store_count_changes(1);
+		} else if (e != x->last_changed && (why != DB_CHANGE_TTL || !x->keys_changed)) {
+			x->keys_changed++;
+			x->last_changed = why == DB_CHANGE_WRITE || why == DB_CHANGE_TTL ? e : NULL;
+		}
 		if (why != DB_CHANGE_TTL)
 			keysizes_update(sh, e, why != DB_CHANGE_WRITE);
 	}
@@ -370,20 +383,6 @@ static void signal_change_as(int db, int other_db, struct entry *e, enum db_chan
 static void signal_change(int db, int other_db, struct entry *e, enum db_change_reason why)
 {
 	signal_change_as(db, other_db, e, why, 0);
-}
-
-void db_dirty(int db, struct entry *e, unsigned n)
-{
-	struct shard *sh = store_shard(db, e->shard);
-
-	__atomic_store_n(&sh->changes, sh->changes + n, __ATOMIC_RELAXED);
-}
-
-void db_uncount_change(int db, struct entry *e)
-{
-	struct shard *sh = store_shard(db, e->shard);
-
-	__atomic_store_n(&sh->changes, sh->changes - 1, __ATOMIC_RELAXED);
 }
 
 /* shard.field_ttls: none seen; seen in the last full scan; set since. */
@@ -868,13 +867,37 @@ struct entry *db_set_expire(int db, struct entry *e, int64_t when_ms)
 	return e;
 }
 
+/* The change count, one line per thread that counts (its one writer, a
+ * relaxed load and store), the last shared by any threads past those. */
+#define CHANGE_SLOTS 64
+
+static struct {
+	uint64_t n;
+} __attribute__((aligned(64))) change_slots[CHANGE_SLOTS];
+static unsigned change_slots_taken;
+static __thread int my_change_slot = -1;
+
+void store_count_changes(uint64_t n)
+{
+	if (!n)
+		return;
+	if (my_change_slot < 0) {
+		unsigned i = __atomic_fetch_add(&change_slots_taken, 1, __ATOMIC_RELAXED);
+
+		my_change_slot = i < CHANGE_SLOTS - 1 ? (int)i : CHANGE_SLOTS - 1;
+	}
+	if (my_change_slot == CHANGE_SLOTS - 1)
+		__atomic_fetch_add(&change_slots[my_change_slot].n, n, __ATOMIC_RELAXED);
+	else
+		stat_add(&change_slots[my_change_slot].n, n);
+}
+
 uint64_t store_changes(void)
 {
 	uint64_t n = 0;
 
-	for (int db = 0; db < store.ndbs; db++)
-		for (unsigned i = 0; i < STORE_SHARDS; i++)
-			n += __atomic_load_n(&store_shard(db, i)->changes, __ATOMIC_RELAXED);
+	for (unsigned i = 0; i < CHANGE_SLOTS; i++)
+		n += __atomic_load_n(&change_slots[i].n, __ATOMIC_RELAXED);
 	return n;
 }
 

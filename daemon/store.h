@@ -124,8 +124,7 @@ struct shard {
 	uint64_t expired_active;  /* of them, by active expiry */
 	uint64_t expired_subkeys; /* hash fields reclaimed past their deadline */
 	uint64_t expired_subkeys_active;
-	uint64_t avg_ttl; /* ms, a running estimate from active expiry samples */
-	uint64_t changes; /* keys changed, one per change (INFO's rdb_changes_since_last_save) */
+	uint64_t avg_ttl;	 /* ms, a running estimate from active expiry samples */
 	keysizes_hist *keysizes; /* the shard's keys by size; allocated at its first key */
 	/* Cluster mode's per-slot key index (NULL when off, or before the
 	 * shard's first key): see db_slot_* below. */
@@ -311,14 +310,12 @@ void db_changed(int db, struct entry *e);
  * copies of the value (the kernel cache) and INFO keysizes hear of it; WATCH,
  * tracking, propagation and the change count do not. */
 void db_changed_unsignalled(int db, struct entry *e);
-/* Counts n changes to e (the RDB's "changes since the last save") without
- * signalling any: a stream's consumer groups edited (Redis's dirty++ with
- * no keyModified signal). Under e's shard lock. */
-void db_dirty(int db, struct entry *e, unsigned n);
-/* Takes back the change count of e's last signal, keeping the signal: a
- * list move's push side, which Redis leaves out of its dirty count (a move
- * is one change, its pop). Under e's shard lock, right after the signal. */
-void db_uncount_change(int db, struct entry *e);
+/* Adds n to the count of changes (Redis's server.dirty: INFO
+ * rdb_changes_since_last_save, the save points), from any thread. A
+ * command's count is added at its end (commands.h, command_dirty); the store
+ * counts one per key changed outside commands (expiry and eviction count
+ * none, as in Redis). */
+void store_count_changes(uint64_t n);
 /* The access clock: ticks of 10 ms since the store started (idle times, LRU
  * and LFU decay); 32 bits last 497 days. */
 #define STORE_CLOCK_HZ 100
@@ -332,7 +329,7 @@ bool entry_expired(const struct entry *e, int64_t now);
 
 /* Keys and keys with deadlines in db (a racy sum over shards; exact when
  * the caller holds all of db's shards). */
-/* Keys changed since start, summed over every shard (each counts its own). */
+/* Changes counted since start (store_count_changes), summed over threads. */
 uint64_t store_changes(void);
 uint64_t db_size(int db);
 /* Counts n hash fields of e reclaimed past their deadline by a command (INFO's

@@ -459,6 +459,7 @@ void worker_cron(struct worker *w)
 	if (w->nblocked)
 		blocking_timeouts(w);
 	sample_cpu(w);
+	latency_worker_cron(w);
 	if (w->id == 0) {
 		persist_cron();
 		hotkeys_cron(now_ms());

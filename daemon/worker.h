@@ -145,6 +145,7 @@ struct worker {
 	 * command first runs here. Allocated before the worker starts. */
 	struct command_stats *cmd_stats;
 	struct histogram **cmd_hists;
+	uint64_t cmd_hists_gen; /* the reset its cron last swept after (latency.c) */
 	/* This thread's CPU time, from its cron (relaxed; read by INFO). */
 	uint64_t cpu_sys_us, cpu_user_us;
 

@@ -744,9 +744,9 @@ static void bitfield_get(struct client *c, const struct bitfield_op *op, const u
 	reply_int(c, (long long)u);
 }
 
-/* Runs one SET or INCRBY on p, which holds the field. */
-/* Returns true if the field's bits changed. */
-static bool bitfield_write(struct client *c, const struct bitfield_op *op, unsigned char *p)
+/* Runs one SET or INCRBY on p, which holds the field. Returns 1 if the
+ * field's bits changed, 0 if written unchanged, -1 if OVERFLOW FAIL refused. */
+static int bitfield_write(struct client *c, const struct bitfield_op *op, unsigned char *p)
 {
 	uint64_t raw = bitops_get(p, SIZE_MAX, op->offset, op->bits), old = raw;
 	int64_t result;
@@ -757,14 +757,14 @@ static bool bitfield_write(struct client *c, const struct bitfield_op *op, unsig
 		if (!bitops_field_add(op->is_signed, op->bits, old, op->value, op->overflow,
 				      &result)) {
 			reply_null(c);
-			return false;
+			return -1;
 		}
 		reply_int(c, result);
 	} else {
 		if (!bitops_field_add(op->is_signed, op->bits, (uint64_t)op->value, 0, op->overflow,
 				      &result)) {
 			reply_null(c);
-			return false;
+			return -1;
 		}
 		/* SET answers the value it replaced. */
 		reply_int(c, (long long)old);
@@ -858,19 +858,29 @@ static void bitfield_generic(struct client *c, bool ro)
 	}
 	{
 		unsigned char *p;
-		bool dirty, created;
+		bool dirty, created, grew;
+		uint64_t changes = 0;
 
 		e = string_for_bits(c, maxbit, &dirty, &created);
 		if (!e)
 			goto out;
+		grew = dirty;
 		p = (unsigned char *)e->val.bytes;
 		reply_array(c, nops);
 		for (int i = 0; i < nops; i++) {
-			if (ops[i].opcode == BF_GET)
+			int r;
+
+			if (ops[i].opcode == BF_GET) {
 				bitfield_get(c, &ops[i], p, e->val.len);
-			else if (bitfield_write(c, &ops[i], p))
-				dirty = true;
+				continue;
+			}
+			r = bitfield_write(c, &ops[i], p);
+			dirty |= r > 0;
+			/* As Redis: each write done once the string grew, or
+			 * that changed bits, is a change. */
+			changes += r > 0 || (r == 0 && grew);
 		}
+		command_dirty(changes);
 		/* Like Redis 8.8, only a write that grew the string or changed
 		 * bits is a change (and its event). */
 		if (dirty && !created)

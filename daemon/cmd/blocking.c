@@ -162,8 +162,7 @@ static bool move_one(struct client *c, enum list_where from, enum list_where to,
 		list_push(&o, to, copy, len);
 		dst = db_add(c->db, c->argv[2].p, c->argv[2].len, o);
 	}
-	/* Redis counts a move as one change: the pop below. */
-	db_uncount_change(c->db, dst);
+	command_dirty(1); /* a move is one change, as in Redis */
 	notify_arg(c, NOTIFY_LIST, to == LIST_HEAD ? "lpush" : "rpush", 2);
 	reply_bulk(c, copy, len);
 	xfree(copy);
@@ -273,6 +272,7 @@ static void lmpop_locked(struct client *c, const struct mpop_args *a)
 		reply_bulk(c, c->argv[j].p, c->argv[j].len);
 		reply_array(c, (long)n);
 		list_pop(&e->val, a->max ? LIST_TAIL : LIST_HEAD, n, reply_list_elem, c);
+		command_dirty(n);
 		shrunk(c, e, list_len(&e->val), NOTIFY_LIST, a->max ? "rpop" : "lpop", j);
 		propagate_pop(a->max ? "RPOP" : "LPOP", &c->argv[j], (long long)n);
 		return;
@@ -304,6 +304,7 @@ static void zpop_members(struct client *c, struct entry *e, int i, bool max, siz
 		reply_double(c, el.score);
 	}
 	zset_del_ranks(&e->val, max ? n - k : 0, max ? n : k);
+	command_dirty(k);
 	shrunk(c, e, zset_len(&e->val), NOTIFY_ZSET, max ? "zpopmax" : "zpopmin", i);
 }
 

@@ -536,6 +536,9 @@ void cmd_function_load(struct client *c)
 		return;
 	}
 	li = library_add(c->argv[i].p, c->argv[i].len, replace, err);
+	/* The functions are data, counted as Redis counts them: one change. */
+	if (li)
+		command_dirty(1);
 	if (li)
 		reply_bulk_cstr(c, li->name);
 	else
@@ -560,10 +563,12 @@ void cmd_function_delete(struct client *c)
 	}
 	script_lock_release();
 	xfree(name);
-	if (li)
+	if (li) {
+		command_dirty(1);
 		reply_ok(c);
-	else
+	} else {
 		reply_error(c, "Library not found");
+	}
 }
 
 static void functions_flush(void)
@@ -640,6 +645,7 @@ void cmd_function_flush(struct client *c)
 		functions_flush();
 	}
 	script_lock_release();
+	command_dirty(1);
 	reply_ok(c);
 }
 
@@ -1031,10 +1037,12 @@ void cmd_function_restore(struct client *c)
 	if (ok)
 		ok = restore_join(parsed, policy == REPLACE, err);
 	script_lock_release();
-	if (ok)
+	if (ok) {
+		command_dirty(1);
 		reply_ok(c);
-	else
+	} else {
 		reply_error(c, err);
+	}
 }
 
 /* ---- FCALL ------------------------------------------------------------------------- */

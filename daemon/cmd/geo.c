@@ -181,6 +181,7 @@ void cmd_geoadd(struct client *c)
 		}
 	}
 	/* GEOADD is ZADD to Redis, events included. */
+	command_dirty((uint64_t)(added + updated)); /* as the ZADD Redis runs */
 	if (added || updated) {
 		db_changed(c->db, e);
 		notify_arg(c, NOTIFY_ZSET, "zadd", 1);

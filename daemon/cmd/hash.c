@@ -310,6 +310,7 @@ static void hset_generic(struct client *c, bool hmset)
 		created += hash_set(&e->val, f->p, f->len, v->p, v->len, 0);
 		note(&fl, want, f);
 	}
+	command_dirty((uint64_t)(c->argc - 2) / 2); /* each pair, set or new */
 	db_changed(c->db, e);
 	notify_hash(c, "hset", &fl);
 	if (hmset)
@@ -386,6 +387,7 @@ void cmd_hdel(struct client *c)
 			deleted++;
 			note(&fl, want, &c->argv[i]);
 		}
+		command_dirty((uint64_t)deleted);
 		if (deleted)
 			changed(c, e, "hdel", &fl, NULL, NULL);
 	}
@@ -969,7 +971,7 @@ static void hexpire_generic(struct client *c, bool relative, bool seconds, const
 	int64_t now = store_now(), when;
 	bool want = config_notify_subkeys(NOTIFY_HASH);
 	struct field_list fl = { 0 };
-	bool dirty = false;
+	uint64_t dirty = 0;
 	struct entry *e;
 	int first, n;
 
@@ -992,16 +994,17 @@ static void hexpire_generic(struct client *c, bool relative, bool seconds, const
 		} else if (when <= now) {
 			/* A deadline already reached deletes the field. */
 			hash_delete(&e->val, f->p, f->len);
-			dirty = true;
+			dirty++;
 			note(&fl, want, f);
 			reply_int(c, HFE_DELETED);
 		} else {
 			hash_set_expire(&e->val, f->p, f->len, when);
-			dirty = true;
+			dirty++;
 			note(&fl, want, f);
 			reply_int(c, HFE_SET);
 		}
 	}
+	command_dirty(dirty); /* each field deleted or set, as Redis */
 	if (dirty) {
 		/* One deadline for every field: all deleted or all set. */
 		changed(c, e, when <= now ? "hdel" : "hexpire", &fl, NULL, NULL);
@@ -1111,7 +1114,7 @@ void cmd_hgetdel(struct client *c)
 {
 	bool want = config_notify_subkeys(NOTIFY_HASH);
 	struct field_list fl = { 0 };
-	bool dirty = false;
+	uint64_t deleted = 0;
 	struct entry *e;
 
 	if (!lookup_named(c, false, fields_named(c, 2, 1), &e) ||
@@ -1128,10 +1131,11 @@ void cmd_hgetdel(struct client *c)
 		}
 		reply_bulk(c, hf.v, hf.vlen);
 		hash_delete(&e->val, f->p, f->len);
-		dirty = true;
+		deleted++;
 		note(&fl, want, f);
 	}
-	if (dirty) {
+	command_dirty(deleted);
+	if (deleted) {
 		/* Redis propagates HDEL key field... (every field named). */
 		propagate_renamed_from(c->argc, c->argv, "HDEL", 4);
 		changed(c, e, "hdel", &fl, NULL, NULL);
@@ -1274,7 +1278,7 @@ void cmd_hgetex(struct client *c)
 {
 	bool want = config_notify_subkeys(NOTIFY_HASH);
 	struct field_list fl = { 0 };
-	bool dirty = false;
+	uint64_t dirty = 0;
 	int64_t when = 0;
 	struct entry *e;
 	int first, n, when_at = 0;
@@ -1298,14 +1302,15 @@ void cmd_hgetex(struct client *c)
 		reply_bulk(c, hf.v, hf.vlen);
 		if (opt == OPT_PERSIST && hf.expire != HASH_NO_EXPIRE) {
 			hash_set_expire(&e->val, f->p, f->len, HASH_NO_EXPIRE);
-			dirty = true;
+			dirty++;
 			note(&fl, want, f);
 		} else if (opt & OPT_DEADLINE) {
 			field_deadline(e, f, when);
-			dirty = true;
+			dirty++;
 			note(&fl, want, f);
 		}
 	}
+	command_dirty(dirty); /* each field whose deadline changed, as Redis */
 	if (dirty) {
 		changed(c, e,
 			opt == OPT_PERSIST    ? "hpersist"
@@ -1361,6 +1366,7 @@ void cmd_hsetex(struct client *c)
 		}
 	}
 	reply_int(c, 1);
+	command_dirty((uint64_t)n); /* each field set, as Redis */
 	changed(c, e, "hset", &set,
 		!(opts & OPT_DEADLINE) ? NULL
 		: when <= store_now()  ? "hdel"

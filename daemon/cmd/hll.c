@@ -111,6 +111,8 @@ void cmd_pfadd(struct client *c)
 		}
 		updated += r;
 	}
+	/* Its creation and each element that raised a register, as Redis. */
+	command_dirty((uint64_t)updated);
 	if (updated) {
 		hll_cache_invalidate((uint8_t *)e->val.bytes);
 		db_changed(c->db, e);
@@ -210,6 +212,7 @@ void cmd_pfmerge(struct client *c)
 				hll_set(&e->val, i, max[i]);
 	}
 	hll_cache_invalidate((uint8_t *)e->val.bytes);
+	command_dirty(1); /* the target, created or not */
 	db_changed(c->db, e);
 	/* Redis's event for a merge is PFADD's: a mass add. */
 	notify_arg(c, NOTIFY_STRING, "pfadd", 1);

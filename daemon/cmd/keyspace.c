@@ -666,6 +666,7 @@ static void rename_generic(struct client *c, bool nx)
 		db_delete(c->db, d);
 	}
 	stype = e->val.type;
+	command_dirty(1); /* one change, the target's deletion included */
 	move_entry(c->db, e, c->db, c->argv[2].p, c->argv[2].len);
 	notify_arg(c, NOTIFY_GENERIC, "rename_from", 1);
 	notify_arg(c, NOTIFY_GENERIC, "rename_to", 2);
@@ -757,6 +758,7 @@ void cmd_move(struct client *c)
 
 	e = key_find(c, 1);
 	if (e && !db_find(ddb, key->p, key->len)) {
+		command_dirty(1);
 		move_entry(c->db, e, ddb, key->p, key->len);
 		notify_keyspace_event(NOTIFY_GENERIC, "move_from", key->p, key->len, c->db);
 		notify_keyspace_event(NOTIFY_GENERIC, "move_to", key->p, key->len, ddb);
@@ -804,8 +806,9 @@ static void flush_generic(struct client *c, bool all)
 		return;
 	if (!lazy && blocking_jobs_allowed(c))
 		lazy = wait = true;
+	/* Each key removed counts as a change, as in Redis. */
 	for (int db = all ? 0 : c->db; db < (all ? store.ndbs : c->db + 1); db++)
-		db_flush_lazy(db, lazy);
+		command_dirty(db_flush_lazy(db, lazy));
 	if (wait)
 		blocking_wait_jobs(c);
 	else
@@ -848,6 +851,7 @@ void cmd_swapdb(struct client *c)
 	}
 	if (a != b)
 		db_swap(a, b);
+	command_dirty(1); /* even a database with itself, as Redis */
 	reply_ok(c);
 }
 

@@ -125,6 +125,7 @@ static void push_generic(struct client *c, enum list_where where, bool only_exis
 		push_args(c, &o, where);
 		e = db_add(c->db, c->argv[1].p, c->argv[1].len, o);
 	}
+	command_dirty((uint64_t)(c->argc - 2)); /* one per element, as Redis */
 	notify_arg(c, NOTIFY_LIST, push_event(where), 1);
 	reply_int(c, (long long)list_len(&e->val));
 }
@@ -183,6 +184,7 @@ static void pop_generic(struct client *c, enum list_where where)
 	if (!n)
 		return;
 	list_pop(&e->val, where, n, reply_elem, c);
+	command_dirty(n);
 	list_shrunk(c, e, pop_event(where), 1);
 }
 
@@ -429,6 +431,7 @@ void cmd_lrem(struct client *c)
 		return;
 	limit = count < 0 ? 0ULL - (unsigned long long)count : (unsigned long long)count;
 	removed = list_remove(&e->val, c->argv[3].p, c->argv[3].len, (size_t)limit, count < 0);
+	command_dirty(removed);
 	if (removed)
 		list_shrunk(c, e, "lrem", 1);
 	reply_int(c, (long long)removed);
@@ -459,6 +462,7 @@ void cmd_ltrim(struct client *c)
 	}
 	list_delete_range(&e->val, len - rtrim, rtrim);
 	list_delete_range(&e->val, 0, ltrim);
+	command_dirty(ltrim + rtrim);
 	/* Redis signals the key even when nothing was trimmed. */
 	list_shrunk(c, e, "ltrim", 1);
 	reply_ok(c);
@@ -502,8 +506,7 @@ static void move_generic(struct client *c, enum list_where from, enum list_where
 		list_push(&o, to, copy, len);
 		dst = db_add(c->db, c->argv[2].p, c->argv[2].len, o);
 	}
-	/* Redis counts a move as one change: the pop below. */
-	db_uncount_change(c->db, dst);
+	command_dirty(1); /* a move is one change, as in Redis */
 	notify_arg(c, NOTIFY_LIST, push_event(to), 2);
 	reply_bulk(c, copy, len);
 	if (copy != small)
@@ -571,6 +574,7 @@ void cmd_lmpop(struct client *c)
 		reply_bulk(c, c->argv[j].p, c->argv[j].len);
 		reply_array(c, (long)n);
 		list_pop(&e->val, where, n, reply_elem, c);
+		command_dirty(n);
 		list_shrunk(c, e, pop_event(where), j);
 		propagate_pop(where == LIST_HEAD ? "LPOP" : "RPOP", &c->argv[j], (long long)n);
 		return;

@@ -43,6 +43,7 @@
 #include "text.h"
 #include "tracking.h"
 #include "script.h"
+#include "slowlog.h"
 #include "util.h"
 #include "worker.h"
 
@@ -851,6 +852,7 @@ static void info_stats(struct text *t)
 {
 	uint64_t expired = 0, expired_active = 0, subkeys = 0, subkeys_active = 0, syncs[3];
 	struct defrag_info d;
+	struct slowlog_stats sl;
 
 	defrag_info_get(&d);
 	repl_sync_stats(syncs);
@@ -943,6 +945,12 @@ static void info_stats(struct text *t)
 		    (unsigned long long)STAT(qbuf_limit_closes),
 		    (unsigned long long)STAT(obuf_limit_closes),
 		    (unsigned long long)STAT(rbuf_shrinks), (unsigned long long)STAT(rbuf_expands));
+	slowlog_stats(NULL, &sl);
+	text_printf(t,
+		    "slowlog_commands_count:%llu\r\n"
+		    "slowlog_commands_time_ms_max:%.2f\r\n"
+		    "slowlog_commands_time_ms_sum:%.2f\r\n",
+		    sl.count, (double)sl.max_us / 1000, (double)sl.sum_us / 1000);
 	acl_info(t);
 }
 
@@ -1057,16 +1065,24 @@ static void info_fastpath(struct text *t)
 static void info_command_stats(struct text *t, const struct command *cmd)
 {
 	struct command_stats st;
+	struct slowlog_stats sl;
 
 	command_stats(cmd, &st);
 	if (!st.calls && !st.rejected && !st.failed)
 		return;
 	text_printf(t,
 		    "cmdstat_%s:calls=%llu,usec=%llu,usec_per_call=%.2f,rejected_calls=%llu,"
-		    "failed_calls=%llu\r\n",
+		    "failed_calls=%llu",
 		    command_shown_name(cmd), (unsigned long long)st.calls,
 		    (unsigned long long)st.usec, st.calls ? (double)st.usec / (double)st.calls : 0,
 		    (unsigned long long)st.rejected, (unsigned long long)st.failed);
+	/* Only a command that was ever logged shows its slowlog metrics. */
+	slowlog_stats(cmd, &sl);
+	if (sl.count)
+		text_printf(t,
+			    ",slowlog_count=%llu,slowlog_time_ms_sum=%.2f,slowlog_time_ms_max=%.2f",
+			    sl.count, (double)sl.sum_us / 1000, (double)sl.max_us / 1000);
+	text_printf(t, "\r\n");
 }
 
 static void info_commandstats(struct text *t)
@@ -1274,6 +1290,7 @@ void cmd_config_resetstat(struct client *c)
 	errorstats_reset();
 	acl_stats_reset();
 	latency_reset_histograms();
+	slowlog_reset_stats();
 	lazyfree_reset_stats();
 	defrag_reset_stats();
 	reply_ok(c);

@@ -82,6 +82,7 @@ void cmd_sadd(struct client *c)
 		if (added)
 			db_changed(c->db, e);
 	}
+	command_dirty((uint64_t)added);
 	if (added)
 		notify_arg(c, NOTIFY_SET, "sadd", 1);
 	reply_int(c, added);
@@ -100,6 +101,7 @@ void cmd_srem(struct client *c)
 		return;
 	for (int i = 2; i < c->argc && set_size(&e->val); i++)
 		removed += set_remove(&e->val, c->argv[i].p, c->argv[i].len);
+	command_dirty((uint64_t)removed);
 	if (removed)
 		set_shrunk(c, e, "srem", 1);
 	reply_int(c, removed);
@@ -447,6 +449,7 @@ static void pop_members(struct client *c, struct entry *e, uint64_t n, bool whol
 {
 	struct popped pp = { .c = c };
 
+	command_dirty(n);
 	if (whole && propagate_enabled()) {
 		struct arg del[2] = { PROP_STR("DEL"), c->argv[1] };
 

@@ -551,6 +551,9 @@ static void store_items(struct client *c, struct sort_run *r, const struct sort_
 		}
 	}
 	len = list_len(&list);
+	/* Each element stored, as Redis (a deletion counts one). */
+	if (len)
+		command_dirty(len);
 	if (len) {
 		db_set(c->db, dst->p, dst->len, list, false);
 		notify_keyspace_event(NOTIFY_LIST, "sortstore", dst->p, dst->len, c->db);

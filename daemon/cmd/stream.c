@@ -547,6 +547,7 @@ void cmd_xtrim(struct client *c)
 	if (!entry_is(c, e, OBJ_STREAM))
 		return;
 	n = do_trim(&e->val, &a);
+	command_dirty((uint64_t)n);
 	if (n) {
 		db_changed(c->db, e);
 		notify_arg(c, NOTIFY_STREAM, "xtrim", 1);

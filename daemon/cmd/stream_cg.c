@@ -125,12 +125,12 @@ void stream_cmd_prop_end(struct stream_cmd_prop *p, struct entry *e, bool per_it
 	unsigned n = p->made + (per_item ? (unsigned)p->n : p->n > 0);
 
 	if (n)
-		db_dirty(p->c->db, e, n);
+		command_dirty(n);
 }
 
 void stream_cmd_prop_self(struct client *c, struct entry *e, unsigned n)
 {
-	db_dirty(c->db, e, n);
+	command_dirty(n);
 	if (propagate_enabled())
 		propagate_rewrite(c->argc, c->argv);
 }

@@ -314,6 +314,7 @@ reply:
 	else
 		reply_null(c);
 changed:
+	command_dirty((uint64_t)(added + updated));
 	if (added || updated) {
 		db_changed(c->db, e);
 		notify_arg(c, NOTIFY_ZSET, (flags & ZADD_INCR) ? "zincr" : "zadd", 1);
@@ -347,6 +348,7 @@ void cmd_zrem(struct client *c)
 		if (!zset_len(&e->val))
 			break;
 	}
+	command_dirty((uint64_t)n);
 	if (n)
 		zset_changed(c, e, "zrem", 1);
 	reply_int(c, n);
@@ -681,6 +683,7 @@ static void zremrange_generic(struct client *c, enum zrange_by by)
 		zset_lex_span(&e->val, &s.lex, &first, &end);
 	}
 	removed = zset_del_ranks(&e->val, first, end);
+	command_dirty(removed);
 	if (removed)
 		zset_changed(c, e,
 			     by == BY_RANK    ? "zremrangebyrank"
@@ -734,6 +737,7 @@ static void zpop_reply(struct client *c, struct entry *e, int key, bool max, siz
 		reply_double(c, el.score);
 	}
 	zset_del_ranks(&e->val, max ? n - k : 0, max ? n : k);
+	command_dirty(k);
 	zset_changed(c, e, max ? "zpopmax" : "zpopmin", key);
 }
 

@@ -4,7 +4,7 @@
 import threading
 import time
 
-from harness import Unordered, test, xkv_only
+from harness import Unordered, encode, info_fields, test, wait_until, xkv_only
 
 def same(pair, fn, what='result'):
     """fn(server) must give equal results on a spawned pair; returns it."""
@@ -178,10 +178,18 @@ def slowlog_max_len(t):
             c.call('CONFIG', 'SET', 'slowlog-max-len', 0)
             c.call('PING')
             n0 = c.call('SLOWLOG', 'LEN')
-            return n, log, n0
-    pair = t.spawn_pair()
-    n, log, n0 = same(pair, run)
-    assert n == 5 and len(log) == 5 and n0 == 0, (n, log, n0)
+            c.call('CONFIG', 'SET', 'slowlog-max-len', 2)
+            c.call('PING')
+            n2 = c.call('SLOWLOG', 'LEN')
+            return n, log, n0, n2
+    ref, sut = t.spawn_pair()
+    a, b = run(ref), run(sut)
+    # With slowlog-max-len 0 Redis 8.8 logs nothing and trims nothing (the
+    # entries stay until the next one logged); 7.0 trimmed them all.
+    assert a[2] == 0 and b[2] == 5, (a, b)
+    assert a[:2] + a[3:] == b[:2] + b[3:], (a, b)
+    n, log, _, n2 = b
+    assert n == 5 and len(log) == 5 and n2 == 2, b
     assert [e[0] for e in log] == list(range(log[0][0], log[0][0] - 5, -1)), log
 
 
@@ -221,3 +229,122 @@ def slowlog_many_clients(t):
         names = {e[5] for e in log}
         assert names <= {b'w%d' % n for n in range(8)} | {b''}, names
         assert log[0][0] >= 8 * 300, log[0][0]
+
+
+def blocked(srv):
+    """INFO's blocked_clients, on a connection of its own."""
+    return int(info_fields(srv.call('INFO', 'clients'))['clients']['blocked_clients'])
+
+
+def cmdstat(c, name):
+    """INFO commandstats' counters of name, without its times."""
+    line = info_fields(c.call('INFO', 'commandstats'))['commandstats'].get('cmdstat_' + name)
+    if line is None:
+        return None
+    fields = dict(kv.split('=') for kv in line.split(','))
+    return {k: fields[k] for k in ('calls', 'rejected_calls', 'failed_calls')}
+
+
+@test
+def slowlog_blocked_command(t):
+    """A blocked command is logged (and counted) once answered, served or
+    timed out, after the command that served it, with the time it ran and
+    not the time it waited."""
+    def run(srv):
+        out = []
+        with srv.client(timeout=10) as w, srv.client() as c:
+            c.call('CONFIG', 'SET', 'slowlog-log-slower-than', 0)
+            c.call('CONFIG', 'RESETSTAT')
+            w.send_raw(encode(('BLPOP', 'bl', '0')))
+            assert wait_until(lambda: blocked(srv) == 1, timeout=5)
+            c.call('SLOWLOG', 'RESET')
+            out.append(argvs(c, -1))            # not logged while it waits
+            out.append(cmdstat(c, 'blpop'))     # nor counted
+            time.sleep(0.3)
+            c.call('LPUSH', 'bl', 'x')
+            out.append(w.call())
+            assert wait_until(lambda: blocked(srv) == 0, timeout=5)
+            # Newest first, the polls of blocked_clients left out.
+            log = [e for e in entries(c, -1) if e[3][0] != b'INFO']
+            out.append([e[3] for e in log])
+            assert log[0][2] < 200000, log[0]   # its wait is not its time
+            out.append(cmdstat(c, 'blpop'))
+            # A timeout is logged and counted too.
+            c.call('SLOWLOG', 'RESET')
+            out.append(w.call('BLPOP', 'bl', '0.1'))
+            out.append(argvs(c, 1))
+            out.append(cmdstat(c, 'blpop'))
+            # Served inside a transaction: logged after EXEC's commands.
+            w.send_raw(encode(('BLPOP', 'bl', '0')))
+            assert wait_until(lambda: blocked(srv) == 1, timeout=5)
+            c.call('MULTI')
+            c.call('LPUSH', 'bl', 'y')
+            c.call('SLOWLOG', 'RESET')
+            c.call('EXEC')
+            out.append(w.call())
+            assert wait_until(lambda: blocked(srv) == 0, timeout=5)
+            out.append([a for a in argvs(c, -1) if a[0] != b'INFO'])
+        return out
+    ref, sut = t.spawn_pair()
+    a, b = run(ref), run(sut)
+    # Redis 8.8 (checked by hand against redis-server 8.8.0) counts a
+    # blocked call when it is answered, and logs a timed-out one; 7.0 did
+    # neither. The rest agrees.
+    assert b[1] is None and b[6] == [[b'BLPOP', b'bl', b'0.1']], b
+    for i in (1, 6):
+        a[i] = b[i] = None
+    assert a == b, 'result differs\n  redis: %r\n  xkvd:  %r' % (a, b)
+    assert b[3][:2] == [[b'BLPOP', b'bl', b'0'], [b'LPUSH', b'bl', b'x']], b[3]
+
+
+@test
+def commandstats_failed_call_in_exec(t):
+    """A queued command that fails counts one failed call, as in Redis."""
+    def run(srv):
+        with srv.client() as c:
+            c.call('CONFIG', 'RESETSTAT')
+            c.call('SET', 's', 'abc')
+            c.call('MULTI')
+            c.call('INCR', 's')
+            c.call('EXEC')
+            return cmdstat(c, 'incr'), cmdstat(c, 'exec')
+    got = same(t.spawn_pair(), run)
+    assert got[0] == {'calls': '1', 'rejected_calls': '0', 'failed_calls': '1'}, got
+
+
+@test
+@xkv_only
+def slowlog_metrics(t):
+    """Redis 8.8's slowlog metrics (7.0 has none; checked by hand against
+    redis-server 8.8.0): INFO stats slowlog_commands_* and the commandstats
+    slowlog_* of the commands that were logged; SLOWLOG RESET keeps them,
+    CONFIG RESETSTAT clears them."""
+    srv = t.spawn('sut', **{'slowlog-log-slower-than': 10000})
+    with srv.client() as c:
+        stats = lambda: info_fields(c.call('INFO', 'stats'))['stats']
+        line = lambda name: info_fields(c.call('INFO', 'commandstats'))['commandstats'][
+            'cmdstat_' + name]
+        s = stats()
+        assert (s['slowlog_commands_count'], s['slowlog_commands_time_ms_max'],
+                s['slowlog_commands_time_ms_sum']) == ('0', '0.00', '0.00'), s
+        c.call('SET', 'a', 1)
+        c.call('DEBUG', 'SLEEP', '0.02')
+        c.call('DEBUG', 'SLEEP', '0.03')
+        s = stats()
+        assert s['slowlog_commands_count'] == '2', s
+        assert float(s['slowlog_commands_time_ms_max']) >= 30, s
+        assert float(s['slowlog_commands_time_ms_sum']) >= 50, s
+        assert 'slowlog' not in line('set'), line('set')
+        fields = dict(kv.split('=') for kv in line('debug').split(','))
+        assert list(fields)[-3:] == ['slowlog_count', 'slowlog_time_ms_sum',
+                                     'slowlog_time_ms_max'], fields
+        assert fields['slowlog_count'] == '2' and float(fields['slowlog_time_ms_sum']) >= 50
+        c.call('SLOWLOG', 'RESET')
+        assert stats()['slowlog_commands_count'] == '2'
+        c.call('CONFIG', 'SET', 'slowlog-max-len', 0)
+        c.call('DEBUG', 'SLEEP', '0.02')        # no log: not counted, as Redis
+        assert stats()['slowlog_commands_count'] == '2'
+        c.call('CONFIG', 'RESETSTAT')
+        s = stats()
+        assert (s['slowlog_commands_count'], s['slowlog_commands_time_ms_max'],
+                s['slowlog_commands_time_ms_sum']) == ('0', '0.00', '0.00'), s
