@@ -638,6 +638,10 @@ static inline size_t entry_good_size(size_t need)
  * value (voff bytes in, or 0) and its slot's list follow it. */
 static void entry_moved(struct shard *s, struct entry *e, struct entry *ne, size_t voff)
 {
+	/* The running command's last counted change follows it: e's old
+	 * address may come back for another key (signal_change_fields). */
+	if (exec_ctx_top && exec_ctx_top->last_changed == e)
+		exec_ctx_top->last_changed = ne;
 	dict_replace(&s->keys, &e->node, &ne->node);
 	if (voff)
 		ne->val.bytes = (char *)ne + voff;
