@@ -46,6 +46,7 @@ struct exec_ctx {
 	struct exec_ctx *unit;
 	bool dirty;	      /* it changed the keyspace */
 	bool rewritten;	      /* its handler gave its effect (propagate_rewrite) */
+	bool verbatim;	      /* a unit whose one command is its client's argv, uncopied */
 	struct prop_ops *ops; /* a unit's commands still to emit; owned by it */
 };
 
