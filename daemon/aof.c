@@ -1292,12 +1292,13 @@ static int do_rewrite_start(void)
 	/* The libraries go into an RDB base; the child may not take the
 	 * script lock. */
 	rdbfile_functions_snapshot();
-	pid = fork();
+	pid = rdbfile_fork();
 	if (pid == 0) {
 		char tmp[512];
 
 		int rc;
 
+		rdbfile_child_start();
 		temp_base_path(tmp, sizeof(tmp), getpid());
 		rc = write_base(tmp);
 		rdbfile_child_cow(RDBFILE_COW_AOF);
