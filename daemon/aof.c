@@ -718,7 +718,8 @@ static void do_flush(bool sync)
 				log_warning("Error writing to the AOF file: %s", strerror(-rc));
 			__atomic_store_n(&write_err, -rc, __ATOMIC_RELAXED);
 			pthread_mutex_lock(&buf_lock);
-			text_append(&out, buf.p, buf.len);
+			if (buf.len)
+				text_append(&out, buf.p, buf.len);
 			xfree(buf.p);
 			buf = out;
 			pthread_mutex_unlock(&buf_lock);
