@@ -20,10 +20,12 @@
  * the file before its reply is sent (aof_before_replies, once a worker's
  * turn, for every command of the turn on any worker, as Redis writes once
  * per event-loop iteration); with `always` they are also fsynced first, one
- * fsync for all of them (group commit); with `everysec` a thread fsyncs once
- * a second; with `no` the kernel decides. Since a worker writes out every
- * worker's records before its own replies, no reply (a read on the other
- * worker included) shows a write the file does not have yet.
+ * fsync for all of them (group commit: the AOF threads write and sync while
+ * the workers go on, holding each turn's replies until the sync that covers
+ * it, see aof_turn_target); with `everysec` a thread fsyncs once a second;
+ * with `no` the kernel decides. Since every worker's records up to a turn's
+ * end are written (and synced) before that turn's replies leave, no reply (a
+ * read on the other worker included) shows a write the file does not have.
  */
 #ifndef XKV_AOF_H
 #define XKV_AOF_H
@@ -45,6 +47,22 @@ void aof_stop(void);
  * writes every record appended so far, by any worker, and fsyncs them under
  * appendfsync always. Two atomic loads when nothing is pending. */
 void aof_before_replies(void);
+
+/*
+ * Group commit (appendfsync always, the io_uring engine): a worker does not
+ * wait for the disk. At the end of its turn aof_turn_target gives the AOF
+ * position the turn's replies wait for (0: they may leave now; under
+ * everysec and no it writes the records first, as aof_before_replies), and
+ * the AOF thread writes and fdatasyncs every worker's records up to there
+ * and beyond in one go. The worker keeps the turn's replies, goes on, and
+ * sends them once aof_target_done: aof_target_wait has the AOF thread wake
+ * it (worker_wake) when that happens; true if it is so already.
+ */
+bool aof_holds(void);
+uint64_t aof_turn_target(void);
+bool aof_target_done(uint64_t target);
+struct worker;
+bool aof_target_wait(struct worker *w, uint64_t target);
 
 /* BGREWRITEAOF. 0 started, 1 scheduled (another child runs), -EBUSY (a
  * rewrite runs), or -errno (logged). The caller holds no shard lock. */

@@ -398,7 +398,7 @@ bool client_process_input(struct client *c)
 	return !(c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP));
 }
 
-int client_reply_iov(struct client *c, struct iovec *iov, int max)
+int client_reply_iov(struct client *c, struct iovec *iov, int max, size_t limit)
 {
 	int n = 0;
 
@@ -410,11 +410,15 @@ int client_reply_iov(struct client *c, struct iovec *iov, int max)
 			c->rbuf_peak = (uint32_t)used;
 	}
 
-	for (struct reply_block *b = c->reply_head; b && n < max; b = b->next) {
-		if (b->used == b->sent)
+	for (struct reply_block *b = c->reply_head; b && n < max && limit; b = b->next) {
+		size_t len = b->used - b->sent;
+
+		if (!len)
 			continue;
+		len = len < limit ? len : limit;
 		iov[n].iov_base = b->data + b->sent;
-		iov[n].iov_len = b->used - b->sent;
+		iov[n].iov_len = len;
+		limit -= len;
 		n++;
 	}
 	return n;

@@ -204,8 +204,9 @@ void client_thread_exit(void);
  * when the client must be closed once its replies are flushed. */
 bool client_process_input(struct client *c);
 
-/* Fills iov with the pending reply bytes; returns the count of entries. */
-int client_reply_iov(struct client *c, struct iovec *iov, int max);
+/* Fills iov with the pending reply bytes, at most limit of them (SIZE_MAX:
+ * all); returns the count of entries. */
+int client_reply_iov(struct client *c, struct iovec *iov, int max, size_t limit);
 /* Marks n reply bytes as sent and frees finished blocks. */
 void client_reply_sent(struct client *c, size_t n);
 

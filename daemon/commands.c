@@ -894,8 +894,7 @@ void command_call(struct client *c, struct command *cmd)
 	 * feeds. */
 	if (propagate_enabled()) {
 		propagate_done(&x, cmd->flags & CMD_WRITE);
-		if (x.ops) {
-			propagate_flush(&x);
+		if (propagate_flush(&x)) {
 			/* WAIT waits for replicas to have this much. */
 			c->repl_woff = repl_offset();
 			c->aof_woff = aof_appended();

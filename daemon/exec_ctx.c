@@ -16,7 +16,7 @@ void exec_ctx_push(struct exec_ctx *x, struct client *c, const struct command *c
 	x->cmd = cmd;
 	x->db = db;
 	x->unit = (flags & EXEC_IN_EXEC) && outer ? outer->unit : x;
-	x->dirty = x->rewritten = false;
+	x->dirty = x->rewritten = x->verbatim = false;
 	x->given = -1;
 	x->keys_changed = 0;
 	x->last_changed = NULL;

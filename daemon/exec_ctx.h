@@ -53,6 +53,7 @@ struct exec_ctx {
 	uint64_t keys_changed;
 	const void *last_changed; /* the entry counted last, or NULL */
 	bool rewritten;		  /* its handler gave its effect (propagate_rewrite) */
+	bool verbatim;		  /* a unit whose one command is its client's argv, uncopied */
 	struct prop_ops *ops;	  /* a unit's commands still to emit; owned by it */
 };
 

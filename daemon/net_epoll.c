@@ -5,6 +5,7 @@
  * for EPOLLOUT when the socket is full.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -95,7 +96,7 @@ static void flush(struct client *c)
 	if (client_has_replies(c))
 		aof_before_replies();
 	while (client_has_replies(c)) {
-		int n = client_reply_iov(c, iov, MAX_IOV);
+		int n = client_reply_iov(c, iov, MAX_IOV, SIZE_MAX);
 		ssize_t sent = writev(c->fd, iov, n);
 
 		if (sent < 0) {

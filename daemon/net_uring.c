@@ -65,6 +65,18 @@ struct uring_conn {
 	bool dirty;	   /* on the worker's list to flush this turn */
 	unsigned deferred; /* its completions kept aside by a busy script's turns */
 	struct client *next_dirty;
+	/* Group commit (aof.h): reply bytes, counted from the connection's
+	 * first (net_out + reply_bytes), up to which it may send; the rest
+	 * wait in the worker's held list for their AOF sync. */
+	uint64_t allowed;
+};
+
+/* A turn's replies of one client waiting for the AOF sync that covers the
+ * turn (target): then its bytes up to mark may leave. Each one counts as
+ * an operation in flight, so a closed client outlives it. */
+struct held_reply {
+	struct client *c;
+	uint64_t mark, target;
 };
 
 struct uring_worker {
@@ -82,6 +94,9 @@ struct uring_worker {
 	bool nested;
 	struct io_uring_cqe *deferred;
 	size_t ndeferred, deferred_cap;
+	/* Held replies, oldest first (targets never decrease): v[head..n). */
+	struct held_reply *held;
+	size_t held_head, nheld, held_cap;
 };
 
 static inline struct uring_conn *conn_of(struct client *c)
@@ -259,6 +274,12 @@ static void uring_close_client(struct client *c)
 	uw->closing = c;
 }
 
+/* Every reply byte c was ever given, sent or not. */
+static uint64_t reply_produced(const struct client *c)
+{
+	return c->net_out + c->reply_bytes;
+}
+
 static void start_send(struct client *c)
 {
 	struct uring_worker *uw = c->worker->engine_data;
@@ -266,7 +287,8 @@ static void start_send(struct client *c)
 	struct io_uring_sqe *sqe;
 
 	conn->msg.msg_iov = conn->iov;
-	conn->msg.msg_iovlen = (size_t)client_reply_iov(c, conn->iov, MAX_IOV);
+	conn->msg.msg_iovlen = (size_t)client_reply_iov(c, conn->iov, MAX_IOV,
+							(size_t)(conn->allowed - c->net_out));
 	sqe = get_sqe(uw);
 	io_uring_prep_sendmsg(sqe, c->fd, &conn->msg, MSG_NOSIGNAL);
 	io_uring_sqe_set_data64(sqe, (uint64_t)(uintptr_t)c | OP_SEND);
@@ -274,26 +296,80 @@ static void start_send(struct client *c)
 	conn->inflight++;
 }
 
-/* Sends replies or closes, for every client touched this turn; the AOF
- * has the turn's writes first (and the disk, under appendfsync always). */
-static void flush_dirty(struct uring_worker *uw)
+static void hold_reply(struct uring_worker *uw, struct client *c, uint64_t target)
 {
-	aof_before_replies();
+	if (uw->nheld == uw->held_cap) {
+		if (uw->held_head) {
+			/* Reuse the released front before growing. */
+			uw->nheld -= uw->held_head;
+			memmove(uw->held, uw->held + uw->held_head, uw->nheld * sizeof(*uw->held));
+			uw->held_head = 0;
+		} else {
+			uw->held_cap = uw->held_cap ? 2 * uw->held_cap : 64;
+			uw->held = xrealloc(uw->held, uw->held_cap * sizeof(*uw->held));
+		}
+	}
+	uw->held[uw->nheld++] = (struct held_reply){ c, reply_produced(c), target };
+	conn_of(c)->inflight++;
+}
+
+/* The held replies whose sync is done may go: their clients are dirty. */
+static void release_held(struct uring_worker *uw)
+{
+	while (uw->held_head < uw->nheld && aof_target_done(uw->held[uw->held_head].target)) {
+		struct held_reply *h = &uw->held[uw->held_head++];
+		struct uring_conn *conn = conn_of(h->c);
+
+		conn->inflight--;
+		if (h->mark > conn->allowed)
+			conn->allowed = h->mark;
+		if (!h->c->closing)
+			mark_dirty(h->c);
+	}
+	if (uw->held_head == uw->nheld)
+		uw->held_head = uw->nheld = 0;
+}
+
+/* Sends replies or closes, for every client touched this turn. The AOF has
+ * the turn's writes first; under appendfsync always the replies wait for
+ * their sync in the held list while the worker goes on (aof.h). */
+static void flush_dirty(struct worker *w)
+{
+	struct uring_worker *uw = w->engine_data;
+	uint64_t target;
+
+again:
+	release_held(uw);
+	target = aof_turn_target();
 	while (uw->dirty) {
 		struct client *c = uw->dirty;
 		struct uring_conn *conn = conn_of(c);
 
 		uw->dirty = conn->next_dirty;
 		conn->dirty = false;
-		if (c->closing || conn->sending)
+		if (c->closing)
 			continue;
-		if (c->flags & CLIENT_CLOSE_ASAP)
+		if (c->flags & CLIENT_CLOSE_ASAP) {
 			uring_close_client(c);
-		else if (client_has_replies(c))
-			start_send(c);
-		else if (c->flags & CLIENT_CLOSE_AFTER_REPLY)
+			continue;
+		}
+		if (!target)
+			conn->allowed = reply_produced(c);
+		else if (reply_produced(c) > conn->allowed)
+			hold_reply(uw, c, target);
+		if (conn->sending)
+			continue;
+		if (client_has_replies(c)) {
+			if (conn->allowed > c->net_out)
+				start_send(c);
+		} else if (c->flags & CLIENT_CLOSE_AFTER_REPLY) {
 			uring_close_client(c);
+		}
 	}
+	/* Woken by the AOF thread once the oldest held turn is durable; if
+	 * it is already, its replies go at once. */
+	if (uw->held_head < uw->nheld && aof_target_wait(w, uw->held[uw->held_head].target))
+		goto again;
 }
 
 static void on_accept(struct worker *w, struct io_uring_cqe *cqe)
@@ -494,7 +570,7 @@ static void uring_poll_nested(struct worker *w)
 	/* DEFER_TASKRUN: completions are posted only when this task asks. */
 	io_uring_submit_and_get_events(&uw->ring);
 	process_completions(w);
-	flush_dirty(uw);
+	flush_dirty(w);
 	io_uring_submit(&uw->ring);
 	uw->nested = outer;
 }
@@ -516,7 +592,7 @@ static void uring_run(struct worker *w)
 		/* Before the flush: what the cron answers (timeouts, clients a
 		 * pause held) goes out this turn. */
 		worker_cron(w);
-		flush_dirty(uw);
+		flush_dirty(w);
 		reap_closed(uw);
 	}
 	/* Shutdown: close everyone, then wait (bounded) for the cancellations. */
@@ -548,6 +624,7 @@ static void uring_destroy(struct worker *w)
 	}
 	munmap(uw->bufring, BUF_COUNT * sizeof(struct io_uring_buf));
 	xfree(uw->deferred);
+	xfree(uw->held);
 	for (unsigned i = 0; i < uw->nchunks; i++)
 		xfree(uw->chunks[i]);
 	__atomic_fetch_sub(&pool_bytes, uw->nchunks * BUF_CHUNK_BYTES, __ATOMIC_RELAXED);

@@ -213,17 +213,32 @@ void propagate_rewrite(int argc, const struct arg *argv)
 
 void propagate_done(struct exec_ctx *x, bool write_cmd)
 {
-	if (x->dirty && !x->rewritten && write_cmd)
-		op_add(x->unit, x->client->db, x->client->argc, x->client->argv);
+	if (!x->dirty || x->rewritten || !write_cmd)
+		return;
+	/* The common case, a unit of one verbatim command: propagate_flush,
+	 * which follows at once, emits it from the client's own arguments,
+	 * without the copies a longer unit needs. */
+	if (x->unit == x && !x->ops) {
+		x->verbatim = true;
+		return;
+	}
+	op_add(x->unit, x->client->db, x->client->argc, x->client->argv);
 }
 
-void propagate_flush(struct exec_ctx *x)
+bool propagate_flush(struct exec_ctx *x)
 {
 	struct prop_ops *ops = x->ops;
 	static const struct arg multi = PROP_STR("MULTI"), exec = PROP_STR("EXEC");
 
+	if (x->verbatim) {
+		x->verbatim = false;
+		pthread_mutex_lock(&lock);
+		emit_in(x->client->db, x->client->argc, x->client->argv, false);
+		pthread_mutex_unlock(&lock);
+		return true;
+	}
 	if (!ops)
-		return;
+		return false;
 	/* More than one command: one transaction, as Redis propagates it, so
 	 * a consumer never applies half of it; but the lazy expiry of SCAN or
 	 * RANDOMKEY run directly goes as plain DELs, as Redis's active expiry. */
@@ -245,6 +260,7 @@ void propagate_flush(struct exec_ctx *x)
 	xfree(ops->v);
 	xfree(ops);
 	x->ops = NULL;
+	return true;
 }
 
 void propagate_deadline(int argc, const struct arg *argv, const char *name, int at, bool word,

@@ -70,9 +70,9 @@ void propagate_rewrite(int argc, const struct arg *argv);
  * or nested) notes its verbatim form if it wrote, was not rewritten and is a
  * write command (write_cmd: CMD_WRITE);
  * propagate_flush emits a unit's commands (a top-level call's, or a served
- * waiter's), with its locks still held. */
+ * waiter's), with its locks still held, and says whether there were any. */
 void propagate_done(struct exec_ctx *x, bool write_cmd);
-void propagate_flush(struct exec_ctx *x);
+bool propagate_flush(struct exec_ctx *x);
 
 /* Propagates argv with the deadline at argv[at] made absolute (when, Unix
  * ms): argv[at - 1], the option naming its unit, becomes PXAT if word, and

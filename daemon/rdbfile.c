@@ -70,10 +70,13 @@ struct rdb_out {
 	int err; /* first write error, -errno */
 };
 
+static void cow_sample(void);
+
 static void out_flush(struct rdb_out *o)
 {
 	size_t off = 0;
 
+	cow_sample();
 	o->crc = crc64_update(o->crc, o->b.p, o->b.len);
 	while (!o->err && off < o->b.len) {
 		ssize_t n = write(o->fd, o->b.p + off, o->b.len - off);
@@ -228,6 +231,59 @@ uint64_t rdbfile_cow_of(pid_t pid)
 	}
 	fclose(f);
 	return kb * 1024;
+}
+
+/* The slot of the running child's sampled copy-on-write in cow_page. */
+#define COW_CURRENT 8
+/* In a child: when it samples next (0 in the parent: never). */
+static int64_t cow_next_us;
+
+void rdbfile_child_start(void)
+{
+	if (!cow_page)
+		return;
+	__atomic_store_n(&cow_page[COW_CURRENT], 0, __ATOMIC_RELAXED);
+	cow_next_us = mono_us() + 1000000;
+}
+
+static void cow_sample(void)
+{
+	int64_t now, cost;
+
+	if (!cow_next_us || (now = mono_us()) < cow_next_us)
+		return;
+	__atomic_store_n(&cow_page[COW_CURRENT], rdbfile_cow_of(0), __ATOMIC_RELAXED);
+	cost = mono_us() - now;
+	cow_next_us = now + (cost * 100 > 1000000 ? cost * 100 : 1000000);
+}
+
+static uint64_t fork_latest_us, forks; /* written by forking threads (atomic) */
+
+pid_t rdbfile_fork(void)
+{
+	int64_t start = mono_us();
+	pid_t pid = fork();
+
+	if (pid > 0) {
+		__atomic_store_n(&fork_latest_us, (uint64_t)(mono_us() - start), __ATOMIC_RELAXED);
+		__atomic_fetch_add(&forks, 1, __ATOMIC_RELAXED);
+	}
+	return pid;
+}
+
+uint64_t rdbfile_fork_latest_us(void)
+{
+	return __atomic_load_n(&fork_latest_us, __ATOMIC_RELAXED);
+}
+
+uint64_t rdbfile_forks(void)
+{
+	return __atomic_load_n(&forks, __ATOMIC_RELAXED);
+}
+
+uint64_t rdbfile_current_cow(void)
+{
+	return cow_page ? __atomic_load_n(&cow_page[COW_CURRENT], __ATOMIC_RELAXED) : 0;
 }
 
 void rdbfile_child_cow(int kind)
@@ -486,10 +542,11 @@ int rdbfile_bgsave(void)
 		store_unlock_all();
 		return -EBUSY;
 	}
-	pid = fork();
+	pid = rdbfile_fork();
 	if (pid == 0) {
 		/* The child: only this thread exists; it writes and exits without
 		 * running atexit handlers or touching the parent's rings and maps. */
+		rdbfile_child_start();
 		int rc = rdbfile_write_path(getpid());
 
 		rdbfile_child_cow(RDBFILE_COW_RDB);
@@ -589,9 +646,10 @@ int rdbfile_bgsave_repl(const struct rdbfile_repl_sink *sink, void *arg)
 	}
 	store_lock_all();
 	rdbfile_functions_snapshot();
-	pid = fork();
+	pid = rdbfile_fork();
 	if (pid == 0) {
 		close(pfd[0]);
+		rdbfile_child_start();
 		int rc = rdbfile_write(pfd[1], false, true);
 
 		rdbfile_child_cow(RDBFILE_COW_RDB);
@@ -893,12 +951,41 @@ char *rdbfile_read_all(const char *path, size_t *len)
 	return buf;
 }
 
+/* Files at least this large in memory have their checksum computed by a
+ * second thread while the first parses them. */
+#define CRC_THREAD_MIN (1 << 20)
+
+/* The CRC-64 of p[0..len), computed on its own thread (crc_main). */
+struct crc_job {
+	pthread_t tid;
+	bool running;
+	const uint8_t *p;
+	size_t len;
+	uint64_t crc;
+};
+
+static void *crc_main(void *arg)
+{
+	struct crc_job *j = arg;
+
+	j->crc = crc64_update(0, j->p, j->len);
+	return NULL;
+}
+
+static void crc_job_join(struct crc_job *j)
+{
+	if (j->running)
+		pthread_join(j->tid, NULL);
+	j->running = false;
+}
+
 /* A whole file from r's cursor: signature, body, checksum. crc_base: the
  * CRC-64 of the bytes a streamed reader moved out before r->p (0 for a
  * buffer). */
 static int load_reader(struct rdb_reader *r, const uint64_t *crc_base)
 {
 	struct load_stats st = { 0 };
+	struct crc_job crc = { 0 };
 	int ver = 0, rc;
 
 	if (rdb_need(r, 9) || memcmp(r->p + r->off, "REDIS", 5)) {
@@ -918,19 +1005,36 @@ static int load_reader(struct rdb_reader *r, const uint64_t *crc_base)
 	}
 	r->off += 9;
 	loaded_repl = (struct rdbfile_repl_info){ .stream_db = -1 };
+	/* A file in memory: the checksum of everything but its last 8 bytes
+	 * (where a whole file keeps it) is summed meanwhile, on another core;
+	 * a buffer with more after the file is summed again below. */
+	if (ver >= 5 && config.rdbchecksum && !crc_base && !r->fill && r->len >= CRC_THREAD_MIN) {
+		crc.p = r->p;
+		crc.len = r->len - 8;
+		crc.running = !pthread_create(&crc.tid, NULL, crc_main, &crc);
+	}
 	rc = load_body(r, &st);
-	if (rc)
+	if (rc) {
+		crc_job_join(&crc);
 		goto bad;
+	}
 	/* Version 5 and later end with a CRC-64 of the rest; 0 means none. */
 	if (ver >= 5) {
-		uint64_t want;
+		uint64_t want, got;
+		bool ran = crc.running;
 
+		crc_job_join(&crc);
 		if (read_le(r, 8, &want))
 			goto bad;
-		if (want && config.rdbchecksum &&
-		    want != crc64_update(crc_base ? *crc_base : 0, r->p, r->off - 8)) {
-			log_warning("Wrong RDB checksum. Aborting now.");
-			return -EINVAL;
+		if (want && config.rdbchecksum) {
+			if (ran && r->off == r->len)
+				got = crc.crc;
+			else
+				got = crc64_update(crc_base ? *crc_base : 0, r->p, r->off - 8);
+			if (want != got) {
+				log_warning("Wrong RDB checksum. Aborting now.");
+				return -EINVAL;
+			}
 		}
 	}
 	log_notice("Done loading RDB, keys loaded: %llu, keys expired: %llu.",

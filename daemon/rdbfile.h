@@ -124,8 +124,19 @@ extern void (*rdbfile_repl_info_hook)(struct rdbfile_repl_info *out);
  * Private_Dirty bytes of the child's /proc/<pid>/smaps_rollup. A child
  * records its own right before it exits (rdbfile_child_cow) in a page shared
  * with the parent; rdbfile_last_cow gives the last child's of that kind (0
- * before any), rdbfile_cow_of a running child's now (INFO's current_*). */
+ * before any), rdbfile_cow_of any process's now. A running child also
+ * samples its own as it writes (rdbfile_child_start, then at most once a
+ * second and at most 1% of its time, as Redis's child reports), which
+ * rdbfile_current_cow gives (INFO's current_*): reading a child's smaps
+ * walks its page tables, tens of milliseconds at a million keys, far too
+ * long for a worker answering INFO. */
 enum { RDBFILE_COW_RDB, RDBFILE_COW_AOF };
+void rdbfile_child_start(void);
+/* fork(), timed: INFO stats' latest_fork_usec and total_forks. */
+pid_t rdbfile_fork(void);
+uint64_t rdbfile_fork_latest_us(void);
+uint64_t rdbfile_forks(void);
+uint64_t rdbfile_current_cow(void);
 void rdbfile_child_cow(int kind);
 uint64_t rdbfile_last_cow(int kind);
 uint64_t rdbfile_cow_of(pid_t pid);

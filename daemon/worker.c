@@ -121,6 +121,14 @@ void worker_post_payload(struct worker *w, const struct mail_ops *ops, uint64_t 
 		log_warning("Cannot wake worker %u: %s", w->id, strerror(errno));
 }
 
+void worker_wake(struct worker *w)
+{
+	uint64_t one = 1;
+
+	if (write(w->wake_fd, &one, sizeof(one)) < 0)
+		log_warning("Cannot wake worker %u: %s", w->id, strerror(errno));
+}
+
 void worker_drain_mail(struct worker *w)
 {
 	struct mail *m;

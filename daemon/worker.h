@@ -138,6 +138,9 @@ struct worker {
 	struct mail *mail_head, *mail_tail;
 
 	int64_t next_cron_ms;
+	/* The AOF position its held replies wait for (aof_target_wait), 0 for
+	 * none: stored by this worker, cleared by the AOF thread as it wakes it. */
+	uint64_t aof_wait;
 
 	/* Per command, by struct command.index, written by this worker only
 	 * (stat_add) and read by INFO from any thread: INFO commandstats'
@@ -225,6 +228,8 @@ void worker_cron(struct worker *w);
 int worker_wait_ms(struct worker *w);
 /* Handles every message in w's mailbox (after its eventfd fired). */
 void worker_drain_mail(struct worker *w);
+/* Makes w's engine run a turn soon (any thread). */
+void worker_wake(struct worker *w);
 /* The client of w with this id, or NULL (on w's own thread only). */
 struct client *worker_find_client(struct worker *w, uint64_t id);
 /* Posts a message to w and wakes it. */

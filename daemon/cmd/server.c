@@ -759,12 +759,12 @@ static void info_persistence(struct text *t)
 	rdbfile_stats(&rs);
 	aof_stats(&as);
 	repl_loading_info(&ld);
-	/* A running child's copy-on-write, read from its smaps now. */
+	/* A running child's copy-on-write, as it last sampled it. */
 	child = rdbfile_child_pid();
 	if (!child)
 		child = as.child_pid;
 	if (child) {
-		cow = rdbfile_cow_of(child);
+		cow = rdbfile_current_cow();
 		if (cow > __atomic_load_n(&cow_peak, __ATOMIC_RELAXED))
 			__atomic_store_n(&cow_peak, cow, __ATOMIC_RELAXED);
 	} else {
@@ -898,8 +898,8 @@ static void info_stats(struct text *t)
 		    "pubsub_channels:%ld\r\n"
 		    "pubsub_patterns:%ld\r\n"
 		    "pubsubshard_channels:%ld\r\n"
-		    "latest_fork_usec:0\r\n"
-		    "total_forks:0\r\n"
+		    "latest_fork_usec:%llu\r\n"
+		    "total_forks:%llu\r\n"
 		    "migrate_cached_sockets:0\r\n"
 		    "slave_expires_tracked_keys:0\r\n"
 		    "active_defrag_hits:%llu\r\n"
@@ -935,10 +935,11 @@ static void info_stats(struct text *t)
 		    (unsigned long long)store_expire_cycle_ms(), (unsigned long long)evict_count(),
 		    (unsigned long long)STAT(reads.hits), (unsigned long long)STAT(reads.misses),
 		    pubsub_active(PUBSUB_CHANNEL), pubsub_numpat(), pubsub_active(PUBSUB_SHARD),
-		    (unsigned long long)d.hits, (unsigned long long)d.misses,
-		    (unsigned long long)d.key_hits, (unsigned long long)d.key_misses,
-		    (unsigned long long)d.total_ms, (unsigned long long)d.current_ms,
-		    (unsigned long long)tracking_total_keys(),
+		    (unsigned long long)rdbfile_fork_latest_us(),
+		    (unsigned long long)rdbfile_forks(), (unsigned long long)d.hits,
+		    (unsigned long long)d.misses, (unsigned long long)d.key_hits,
+		    (unsigned long long)d.key_misses, (unsigned long long)d.total_ms,
+		    (unsigned long long)d.current_ms, (unsigned long long)tracking_total_keys(),
 		    (unsigned long long)tracking_total_items(),
 		    (unsigned long long)tracking_total_prefixes(), (unsigned long long)STAT(errors),
 		    (unsigned long long)STAT(read_calls), (unsigned long long)STAT(write_calls),

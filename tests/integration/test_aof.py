@@ -9,9 +9,11 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 
-from harness import Server, encode, info_fields, test, wait_until, xkv_only
+from harness import (Client, ConnectionClosed, Server, decode, encode, info_fields, test,
+                     wait_until, xkv_only)
 
 REDIS_88 = os.environ.get('XKV_REDIS_88', '/work/peers/redis-8.8.0/src/redis-server')
 
@@ -257,6 +259,72 @@ def kill_9_after_acknowledged_writes_with_always_loses_nothing(t):
         a.dir = None
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _acked_writer(port, name, pipeline, acked, stop):
+    """INCRs its own counter until the server dies, pipeline at a time;
+    acked[name] is the highest value a reply acknowledged."""
+    try:
+        with Client(port) as c:
+            while not stop.is_set():
+                c.send_raw(b''.join(encode(('INCR', name)) for _ in range(pipeline)))
+                for _ in range(pipeline):
+                    acked[name] = decode(c.read_reply())
+    except (OSError, ConnectionClosed, ValueError):
+        pass
+
+
+def _acked_reader(port, names, seen, stop):
+    """GETs the writers' counters: a value a reply showed must survive too,
+    though another connection wrote it."""
+    try:
+        with Client(port) as c:
+            while not stop.is_set():
+                for n in names:
+                    v = c.call('GET', n)
+                    if v is not None:
+                        seen[n] = max(seen.get(n, 0), int(v))
+    except (OSError, ConnectionClosed, ValueError):
+        pass
+
+
+@test
+@xkv_only
+def kill_9_during_a_write_load_with_always_loses_no_acknowledged_write(t):
+    # Group commit: replies are held until their sync while the workers go
+    # on. Four writers (two pipelined) and a reader on both workers; every
+    # value a reply showed, to its writer or the reader, is there after a
+    # kill -9 in the middle of the load.
+    names = ['w%d' % i for i in range(4)]
+    for trial in range(3):
+        tmp = tempfile.mkdtemp(prefix='xkv-it-aof-kill-load-')
+        try:
+            a = xkvd(t, tmp, appendonly='yes', appendfsync='always', save='')
+            acked, seen, stop = {}, {}, threading.Event()
+            threads = [threading.Thread(target=_acked_writer,
+                                        args=(a.port, n, 16 if i % 2 else 1, acked, stop))
+                       for i, n in enumerate(names)]
+            threads.append(threading.Thread(target=_acked_reader,
+                                            args=(a.port, names, seen, stop)))
+            for th in threads:
+                th.start()
+            assert wait_until(lambda: len(acked) == len(names), 10)
+            time.sleep(0.2 + 0.1 * trial)
+            os.kill(a.proc.pid, signal.SIGKILL)
+            a.proc.wait(10)
+            stop.set()
+            for th in threads:
+                th.join(10)
+            a.dir = None
+            b = xkvd(t, tmp, appendonly='yes', save='')
+            with b.client() as c:
+                for n in names:
+                    got = int(c.call('GET', n) or 0)
+                    assert got >= acked.get(n, 0), (trial, n, got, acked)
+                    assert got >= seen.get(n, 0), (trial, n, got, seen)
+            finish(b)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 @test
