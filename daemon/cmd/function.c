@@ -20,10 +20,12 @@
 #include <lua.h>
 #include <string.h>
 #include <strings.h>
+#include <xxhash.h>
 
 #include "commands.h"
 #include "config.h"
 #include "crc64.h"
+#include "dict.h"
 #include "lazyfree.h"
 #include "log.h"
 #include "mem.h"
@@ -35,15 +37,17 @@
 #include "util.h"
 
 struct function {
-	char *name, *desc;   /* desc may be NULL */
-	unsigned flags;	     /* SF_* */
-	unsigned whole_runs; /* runs left with every shard (SCRIPT_WHOLE_RUNS) */
-	int ref;	     /* the callback, in the registry */
+	struct dict_node node; /* in function_index, by its name in lower case */
+	char *name, *desc;     /* desc may be NULL */
+	unsigned flags;	       /* SF_* */
+	unsigned whole_runs;   /* runs left with every shard (SCRIPT_WHOLE_RUNS) */
+	int ref;	       /* the callback, in the registry */
 	struct library *lib;
 	struct function *next; /* in its library, in registration order */
 };
 
 struct library {
+	struct dict_node node; /* in library_index, by name */
 	char *name, *code;
 	struct function *funcs;
 	unsigned nfuncs;
@@ -56,6 +60,51 @@ static struct library *libraries; /* newest first */
 static struct library *loading;	  /* the library FUNCTION LOAD is filling */
 static unsigned long nlibs, nfuncs;
 static size_t code_bytes;
+
+/* The linked libraries and their functions by name (FCALL's lookup, and
+ * FUNCTION LOAD's checks, stay O(1) with 50,000 libraries). Function names
+ * are case-insensitive, hashed in lower case. */
+static bool library_name_equal(const struct dict_node *n, const void *key, size_t len)
+{
+	const struct library *li = (const struct library *)n;
+
+	return strlen(li->name) == len && !memcmp(li->name, key, len);
+}
+
+static bool function_name_equal(const struct dict_node *n, const void *key, size_t len)
+{
+	const struct function *f = (const struct function *)n;
+
+	return strlen(f->name) == len && !strncasecmp(f->name, key, len);
+}
+
+static const struct dict_type library_index_type = { .key_equal = library_name_equal };
+static const struct dict_type function_index_type = { .key_equal = function_name_equal };
+static struct dict library_index = { .type = &library_index_type };
+static struct dict function_index = { .type = &function_index_type };
+
+/* FNV-1a over the name in lower case. */
+static uint32_t function_name_hash(const char *name, size_t len)
+{
+	uint32_t h = 2166136261u;
+
+	for (size_t i = 0; i < len; i++) {
+		unsigned char ch = (unsigned char)name[i];
+
+		h = (h ^ (ch >= 'A' && ch <= 'Z' ? ch + 32 : ch)) * 16777619u;
+	}
+	return h;
+}
+
+/* Empties both indexes, whose nodes stay their libraries' (a set of
+ * libraries taken away whole: FLUSH ASYNC, RESTORE's parse). */
+static void indexes_reset(void)
+{
+	dict_destroy(&library_index);
+	dict_destroy(&function_index);
+	dict_init(&library_index, &library_index_type);
+	dict_init(&function_index, &function_index_type);
+}
 
 static bool name_ok(const char *s, size_t len)
 {
@@ -70,19 +119,16 @@ static bool name_ok(const char *s, size_t len)
 
 static struct library *library_find(const char *name)
 {
-	for (struct library *li = libraries; li; li = li->next)
-		if (!strcmp(li->name, name))
-			return li;
-	return NULL;
+	size_t len = strlen(name);
+
+	return (struct library *)dict_find(&library_index, name, len,
+					   (uint32_t)XXH3_64bits(name, len));
 }
 
 static struct function *function_find(const char *name, size_t len)
 {
-	for (struct library *li = libraries; li; li = li->next)
-		for (struct function *f = li->funcs; f; f = f->next)
-			if (strlen(f->name) == len && !strncasecmp(f->name, name, len))
-				return f;
-	return NULL;
+	return (struct function *)dict_find(&function_index, name, len,
+					    function_name_hash(name, len));
 }
 
 /* Frees li; its functions' references are dropped from l's registry (NULL:
@@ -113,6 +159,12 @@ static void library_link(struct library *li)
 {
 	li->next = libraries;
 	libraries = li;
+	li->node.hash = (uint32_t)XXH3_64bits(li->name, strlen(li->name));
+	dict_insert(&library_index, &li->node);
+	for (struct function *f = li->funcs; f; f = f->next) {
+		f->node.hash = function_name_hash(f->name, strlen(f->name));
+		dict_insert(&function_index, &f->node);
+	}
 	nlibs++;
 	nfuncs += li->nfuncs;
 	code_bytes += strlen(li->code);
@@ -125,6 +177,11 @@ static void library_unlink(struct library *li)
 			*p = li->next;
 			break;
 		}
+	dict_remove(&library_index, &li->node);
+	for (struct function *f = li->funcs; f; f = f->next)
+		dict_remove(&function_index, &f->node);
+	dict_maybe_shrink(&library_index);
+	dict_maybe_shrink(&function_index);
 	nlibs--;
 	nfuncs -= li->nfuncs;
 	code_bytes -= strlen(li->code);
@@ -637,6 +694,7 @@ void cmd_function_flush(struct client *c)
 		ff->libraries = libraries;
 		ff->lua = flua;
 		libraries = NULL;
+		indexes_reset();
 		flua = NULL;
 		nlibs = nfuncs = 0;
 		code_bytes = 0;
@@ -900,10 +958,13 @@ static struct library *restore_parse(const struct arg *pl, char *err, bool *ok)
 	struct library *saved = libraries, *parsed;
 	unsigned long saved_nlibs = nlibs, saved_nfuncs = nfuncs;
 	size_t saved_bytes = code_bytes;
+	struct dict saved_libs = library_index, saved_funcs = function_index;
 	struct rdb_reader r = { .p = (const uint8_t *)pl->p, .len = pl->len - 10 };
 
 	*ok = false;
 	libraries = NULL;
+	dict_init(&library_index, &library_index_type);
+	dict_init(&function_index, &function_index_type);
 	nlibs = nfuncs = 0;
 	code_bytes = 0;
 	while (r.off < r.len) {
@@ -937,6 +998,11 @@ static struct library *restore_parse(const struct arg *pl, char *err, bool *ok)
 fail:
 	parsed = libraries;
 	libraries = saved;
+	/* The parsed libraries' nodes are linked again when they join. */
+	dict_destroy(&library_index);
+	dict_destroy(&function_index);
+	library_index = saved_libs;
+	function_index = saved_funcs;
 	nlibs = saved_nlibs;
 	nfuncs = saved_nfuncs;
 	code_bytes = saved_bytes;
