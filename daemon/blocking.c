@@ -47,6 +47,7 @@ struct blocked_state {
 	/* Microseconds its runs took (its first, and each run again): what
 	 * its answer is counted with, as Redis's c->duration. */
 	uint64_t duration_us;
+	bool rejected;	  /* its ACL refused it when it was served: NOPERM */
 	int64_t deadline; /* mono ms, 0: none */
 	bool null_bulk;
 	bool on_nokey;		     /* a key's removal wakes it too (XREADGROUP) */
@@ -379,6 +380,8 @@ static bool run_for(struct blocked_state *st, struct command *cmd)
 	if (!acl_client_restricted(&proxy) ||
 	    acl_check_slow(&proxy, cmd, st->argc, st->argv, ACL_CTX_TOPLEVEL, true))
 		command_call_as(&proxy, cmd, st->argc, st->argv, EXEC_RETRY);
+	else
+		st->rejected = true;
 	end = mono_us();
 	__atomic_fetch_add(&st->duration_us, end > start ? (uint64_t)(end - start) : 0,
 			   __ATOMIC_RELAXED);
@@ -521,7 +524,10 @@ void blocking_deliver(struct worker *w, void *payload)
 	}
 	/* Counted before it leaves the blocked count (INFO blocked_clients):
 	 * whoever sees it unblocked sees its SLOWLOG entry too. */
-	count_answered(c, st, st->reply_len && st->reply[0] == '-');
+	if (st->rejected)
+		command_count_rejected(c, st->cmd);
+	else
+		count_answered(c, st, st->reply_len && st->reply[0] == '-');
 	c->blocked = NULL;
 	w->nblocked--;
 	reply_raw(c, st->reply, st->reply_len);

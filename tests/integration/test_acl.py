@@ -370,7 +370,12 @@ def blocked_commands_are_checked_again_when_served(t):
                 adm.call('DEL', 'l')
             log = [{k: v for k, v in pairs(e).items() if k in (b'reason', b'context', b'object')}
                    for e in decode(adm.cmd('ACL', 'LOG'))]
-        return out, log
-    (replies, log) = same(ref, sut, run, 'blocked BLPOP after its rules changed')
+            # Refused, not run: rejected_calls, as Redis counts a refusal.
+            stats = info_fields(decode(adm.cmd('INFO', 'commandstats')))['commandstats']
+            blpop = dict(kv.split('=') for kv in stats['cmdstat_blpop'].split(','))
+            counts = {k: blpop[k] for k in ('calls', 'rejected_calls', 'failed_calls')}
+        return out, log, counts
+    (replies, log, counts) = same(ref, sut, run, 'blocked BLPOP after its rules changed')
+    assert counts['rejected_calls'] == '2', counts
     assert replies[0].startswith(b'-NOPERM') and replies[2].startswith(b'-NOPERM'), replies
     assert len(log) == 2, log
