@@ -395,6 +395,7 @@ bool client_process_input(struct client *c)
 		}
 	}
 	qbuf_give_back(c);
+	resp_args_give_back(c);
 	return !(c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP));
 }
 

@@ -217,6 +217,24 @@ int resp_parse_request(struct client *c, const char **err)
 	return c->req_type == '*' ? parse_multibulk(c, err) : parse_inline(c, err);
 }
 
+/* Argument arrays past this many slots (a request of thousands of
+ * arguments: SADD of 100k members) are not kept between requests: Redis
+ * allocates a command's argv for it alone, and used_memory should come back
+ * after it (the 8.8.0 suite's "UNLINK can reclaim memory"). */
+#define ARGS_KEEP 1024
+
+void resp_args_give_back(struct client *c)
+{
+	if (c->argv_cap <= ARGS_KEEP || c->req_type || c->argc || c->blocked ||
+	    (c->flags & CLIENT_WAITING))
+		return;
+	xfree(c->argv);
+	xfree(c->arg_off);
+	c->argv = NULL;
+	c->arg_off = NULL;
+	c->argv_cap = 0;
+}
+
 void resp_request_done(struct client *c)
 {
 	c->req_type = 0;

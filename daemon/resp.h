@@ -30,6 +30,9 @@ enum resp_result {
 int resp_parse_request(struct client *c, const char **err);
 /* Forgets the current request's arguments; the next parse starts anew. */
 void resp_request_done(struct client *c);
+/* After a client's input is run: frees argument arrays grown past a few
+ * thousand slots, when no request holds them. */
+void resp_args_give_back(struct client *c);
 /* Bytes the request being parsed still needs beyond what is buffered (a
  * large bulk's remainder), so the reader can make room for it at once. */
 size_t resp_bytes_wanted(const struct client *c);
