@@ -304,6 +304,12 @@ static void deliver_here(struct worker *w, struct trk_send *s)
 {
 	struct client *c = worker_find_client(w, s->to);
 
+	/* A redirection that is closing (QUIT answered, killed) is gone too:
+	 * what it would be sent is dropped, and Redis, which frees it before
+	 * its next event, reports the break. */
+	if (c && s->redirect && s->kind != SEND_BROKEN &&
+	    (c->closing || (c->flags & (CLIENT_CLOSE_ASAP | CLIENT_CLOSE_AFTER_REPLY))))
+		c = NULL;
 	if (!c) {
 		if (s->redirect && s->kind != SEND_BROKEN) {
 			/* Tell the tracking client its redirection is gone. */
