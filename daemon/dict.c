@@ -186,7 +186,10 @@ struct dict_node *dict_random_fair(const struct dict *d, uint64_t (*rnd)(void))
 		return NULL;
 	for (int tries = 0; tries < 1000; tries++) {
 		uint64_t r = rnd();
-		struct dict_node *n = d->table[r & d->mask];
+		/* The bucket from the middle bits: the low bits of a multiplying
+		 * generator (xorshift64*, hash_rand) are its weakest, and biased
+		 * HRANDFIELD -count (test_hashes' chi-square) on small tables. */
+		struct dict_node *n = d->table[(r >> 20) & d->mask];
 		uint64_t len = 0, slot = r >> 62; /* high bits: independent of the bucket's */
 
 		for (struct dict_node *m = n; m; m = m->next)
