@@ -186,6 +186,42 @@ TEST(key_slot_before_store_init)
 	}
 }
 
+/* The bit-at-a-time CRC16/XMODEM of the spec, to check the sliced one
+ * against at every length and alignment. */
+static unsigned slot_bitwise(const unsigned char *p, size_t len)
+{
+	uint16_t crc = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		crc ^= (uint16_t)(p[i] << 8);
+		for (int b = 0; b < 8; b++)
+			crc = crc & 0x8000 ? (uint16_t)((crc << 1) ^ 0x1021) : (uint16_t)(crc << 1);
+	}
+	return crc % CLUSTER_SLOTS;
+}
+
+TEST(key_slot_matches_bitwise_crc16)
+{
+	unsigned char buf[80];
+	uint32_t x = 12345;
+
+	for (int round = 0; round < 200; round++) {
+		for (size_t i = 0; i < sizeof(buf); i++) {
+			x = x * 1103515245u + 12345u;
+			buf[i] = (unsigned char)(x >> 16);
+			if (buf[i] == '{') /* no hash tags: the whole key is hashed */
+				buf[i] = 0;
+		}
+		for (size_t off = 0; off < 8; off++) {
+			for (size_t len = 0; len + off <= sizeof(buf); len++) {
+				ASSERT_EQ(slot_bitwise(buf + off, len),
+					  key_slot((const char *)buf + off, len))
+				TH_LOG("round %d offset %zu length %zu", round, off, len);
+			}
+		}
+	}
+}
+
 TEST_F(store, key_slot_range)
 {
 	char key[32];
