@@ -212,8 +212,10 @@ ROWS = {
                    'ASC', 'COUNT', '10'], 'geo'),
 }
 
-# Entries XREADGROUP consumes ('>') in a step: enough that no step runs dry.
-STREAM_ENTRIES = 3000000
+# XREADGROUP consumes ('>') what it reads: the stream is refilled before
+# each step with this many entries a second of the step, more than any
+# server here reads on one core, so that no step runs dry.
+STREAM_ENTRIES_PER_SECOND = 2000000
 GEO_POINTS = 1000000
 
 
@@ -259,9 +261,9 @@ def prefill_geo(srv):
         send_all(srv, cmds)
 
 
-def prefill(srv, what):
-    """Loads what a row reads; False when the server lacks the row's
-    command (a Redis before 8.8 has no arrays)."""
+def prefill(srv, what, seconds):
+    """Loads what a row reads (for a step of seconds); False when the
+    server lacks the row's command (a Redis before 8.8 has no arrays)."""
     if what is None:
         return True
     if what.startswith('needs:'):
@@ -282,16 +284,17 @@ def prefill(srv, what):
     elif what == 'zset':
         run_rb(srv, ['-t', 'zadd', '-r', '1000', '-n', '20000', '-P', '64'], None)
     elif what == 'stream':
-        run_rb(srv, ['XADD', 'mystream', '*', 'field', '__rand_int__', '-n',
-                     str(STREAM_ENTRIES), '-P', '64'], None)
+        srv.cli('DEL', 'mystream')
+        run_rb(srv, ['-n', str(int(STREAM_ENTRIES_PER_SECOND * seconds)), '-P', '64',
+                     'XADD', 'mystream', '*', 'field', '__rand_int__'], None)
         srv.cli('XGROUP', 'CREATE', 'mystream', 'g', '0')
     elif what == 'hll':
         for key in ('hll', 'hll2'):
-            run_rb(srv, ['PFADD', key, 'e:__rand_int__', '-n', str(KEYS * 2), '-P', '64'], None)
+            run_rb(srv, ['-n', str(KEYS * 2), '-P', '64', 'PFADD', key, 'e:__rand_int__'], None)
     elif what == 'array':
         if not has_command(srv, 'ARSET'):
             return False
-        run_rb(srv, ['ARSET', 'arr', '__rand_int__', 'value', '-n', str(KEYS * 2), '-P', '64'],
+        run_rb(srv, ['-n', str(KEYS * 2), '-P', '64', 'ARSET', 'arr', '__rand_int__', 'value'],
                None)
     elif what == 'geo':
         prefill_geo(srv)
@@ -299,7 +302,8 @@ def prefill(srv, what):
 
 
 def run_rb(srv, args, pin, seconds=None, pipeline=1, clients=50, threads=1):
-    """redis-benchmark against srv; requests per second (the last rate line)."""
+    """redis-benchmark against srv; requests per second (the last rate line).
+    Options go before a command: after it they are the command's arguments."""
     argv = ['redis-benchmark', '-p', str(srv.port), '-q', '-c', str(clients), '-P',
             str(pipeline), '--threads', str(threads)]
     argv += [] if '-r' in args else ['-r', str(KEYS)]
@@ -326,6 +330,12 @@ def run_rb(srv, args, pin, seconds=None, pipeline=1, clients=50, threads=1):
     if not rates:
         raise RuntimeError('redis-benchmark gave no rate: %r' % out[-300:])
     return float(rates[-1][1])
+
+
+def ran_dry(srv):
+    """The group has read every entry: the step measured empty reads."""
+    pending = (srv.cli('XPENDING', 'mystream', 'g').split() or ['0'])[0]
+    return int(srv.cli('XLEN', 'mystream') or 0) <= int(pending)
 
 
 def measure(srv, row, pipeline, pin, seconds):
@@ -377,15 +387,17 @@ def main():
                 for name, argv, kind in order:
                     srv = Server(name, argv, kind).start(server_pin)
                     try:
-                        has = prefill(srv, ROWS[row][1])
+                        has = prefill(srv, ROWS[row][1], a.seconds)
                         for p in (1, 16):
-                            results.setdefault((row, p, name), []).append(
-                                measure(srv, row, p, client_pin, a.seconds) if has else None)
-                        if row == 'xreadgroup' and has and int(
-                                srv.cli('XLEN', 'mystream') or 0) <= int(
-                                    (srv.cli('XPENDING', 'mystream', 'g').split() or ['0'])[0]):
-                            print('peers.py: %s ran out of stream entries: raise '
-                                  'STREAM_ENTRIES' % name, file=sys.stderr)
+                            if p > 1 and has and ROWS[row][1] == 'stream':
+                                prefill(srv, 'stream', a.seconds)
+                            r = measure(srv, row, p, client_pin, a.seconds) if has else None
+                            if row == 'xreadgroup' and has and ran_dry(srv):
+                                print('peers.py: %s read the whole stream at P%d: not '
+                                      'counted; raise STREAM_ENTRIES_PER_SECOND' % (name, p),
+                                      file=sys.stderr)
+                                r = None
+                            results.setdefault((row, p, name), []).append(r)
                     finally:
                         srv.stop()
         lines.append('\n%s (redis-benchmark --threads 1%s, 50 connections, %g s a step, %d '
@@ -406,9 +418,9 @@ def main():
                     cells.append('%.0fk / %.0f ns' % (rps / 1000, ns))
                     if name != 'xkvd':
                         best = max(best, rps)
-                xk = sorted(results[(row, p, 'xkvd')])[len(results[(row, p, 'xkvd')]) // 2][0]
-                lines.append('| %s | %d | %s | %.2f |' % (row, p, ' | '.join(cells),
-                                                          xk / best if best else 0))
+                mine = sorted(r for r in results[(row, p, 'xkvd')] if r is not None)
+                ratio = '%.2f' % (mine[len(mine) // 2][0] / best) if mine and best else 'n/a'
+                lines.append('| %s | %d | %s | %s |' % (row, p, ' | '.join(cells), ratio))
     head = 'Machine: %d CPUs (%s), Linux %s, load %.2f at start. Command: PEERS="%s" %s' % (
         os.cpu_count(), open('/proc/cpuinfo').read().split('model name')[1].split(':')[1]
         .split('\n')[0].strip(), os.uname().release, load, os.environ.get('PEERS', ''),
