@@ -19,12 +19,13 @@ XKV_OWN = {b'threads', b'io-engine', b'udp-port', b'fastpath', b'fastpath-interf
            b'fastpath-mode', b'fastpath-slots', b'fastpath-allow', b'fastpath-token',
            b'fastpath-admit-threshold'}
 # Values that are the environment's, not defaults (the harness passes --port,
-# --dir, and --enable-debug-command yes to redis-server only).
+# --dir, and --enable-debug-command yes to both servers).
 # save: the harness starts redis-server with --save '' (xkvd keeps 8.8's default).
 LIVE_SKIP = {b'port', b'dir', b'enable-debug-command', b'save'}
 # The checked-in list has redis-server's own defaults: xkv's bind is the one of
-# redis.conf, and xkv's save is "" because it takes no snapshots.
-LIST_SKIP = {b'port', b'dir', b'bind', b'save'}
+# redis.conf, and xkv's save is "" because it takes no snapshots;
+# enable-debug-command is the harness's, as above.
+LIST_SKIP = {b'port', b'dir', b'bind', b'save', b'enable-debug-command'}
 
 
 def checked_in_list():
