@@ -516,7 +516,8 @@ static struct command *resolve(struct client *c)
 		stat_add(&own_stats(c, cmd)->rejected, 1);
 		return NULL;
 	}
-	if (!module_allowed(c, cmd)) {
+	/* MODULE LOAD, LOADEX and UNLOAD are subcommands: one test for the rest. */
+	if (cmd->parent && !module_allowed(c, cmd)) {
 		reply_error(
 			c, "MODULE command not allowed. If the enable-module-command option is set "
 			   "to \"local\", you can run it from a local connection, otherwise you "
